@@ -1,0 +1,275 @@
+"""How a person is reached: the customer and the human operator talk to agents through a ``Channel``.
+
+Agents never call ``input()`` or ``print()``: they await a channel, so a person who takes their time
+stalls only their own session. The console, notebooks (an asyncio queue), a web page and the tests each
+bring their own channel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import sys
+import threading
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, TextIO, runtime_checkable
+
+from .messages import HandoffEvent
+
+Person = Literal["customer", "operator"]
+
+
+@dataclass(frozen=True, slots=True)
+class AgentReply:
+    """An agent's answer, labelled with the agent (its topic type)."""
+
+    agent: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """A line from the runtime itself: a handoff, a session starting or ending, a warning."""
+
+    text: str
+    event: HandoffEvent | None = None
+
+
+Output = AgentReply | Notice
+
+
+@runtime_checkable
+class Channel(Protocol):
+    """The two things the runtime needs from the people in a session."""
+
+    async def ask(self, session_id: str, prompt: str, *, person: Person = "customer") -> str | None:
+        """Wait for the person's next line; ``None`` means they left (end of input, closed window)."""
+        ...
+
+    async def show(self, session_id: str, output: Output) -> None:
+        """Show the customer something (agent replies, handoff lines, notices)."""
+        ...
+
+
+EXIT_WORDS = frozenset({"exit", "quit", "/exit", "/quit"})
+
+
+def is_exit(text: str | None) -> bool:
+    return text is None or text.strip().lower() in EXIT_WORDS
+
+
+# --- scripted: tests ---------------------------------------------------------------------------------
+
+
+@dataclass
+class ScriptedChannel:
+    """Answers from fixed scripts per session, and records everything shown. For tests.
+
+    A session whose script runs out has left (``ask`` returns ``None``).
+    """
+
+    customer: dict[str, list[str]] = field(default_factory=dict)
+    operator: dict[str, list[str]] = field(default_factory=dict)
+    shown: dict[str, list[Output]] = field(default_factory=lambda: defaultdict(list))
+    asked: dict[str, list[tuple[Person, str]]] = field(default_factory=lambda: defaultdict(list))
+
+    @classmethod
+    def for_sessions(cls, scripts: dict[str, Iterable[str]], operator: Iterable[str] = ()) -> ScriptedChannel:
+        ops = list(operator)
+        return cls(
+            customer={s: list(lines) for s, lines in scripts.items()},
+            operator={s: list(ops) for s in scripts},
+        )
+
+    async def ask(self, session_id: str, prompt: str, *, person: Person = "customer") -> str | None:
+        self.asked[session_id].append((person, prompt))
+        lines = (self.customer if person == "customer" else self.operator).get(session_id, [])
+        return lines.pop(0) if lines else None
+
+    async def show(self, session_id: str, output: Output) -> None:
+        self.shown[session_id].append(output)
+
+    def replies(self, session_id: str) -> list[AgentReply]:
+        return [o for o in self.shown[session_id] if isinstance(o, AgentReply)]
+
+    def events(self, session_id: str) -> list[HandoffEvent]:
+        return [o.event for o in self.shown[session_id] if isinstance(o, Notice) and o.event is not None]
+
+
+# --- asyncio queues: notebooks, web pages, tests that type as they go --------------------------------
+
+
+class QueueChannel:
+    """Each session has an inbox per person and one outbox, as asyncio queues.
+
+    ``await channel.say(session, "hi")`` types a line as the customer; ``await channel.next_output(session)``
+    reads what the team shows. ``channel.leave(session)`` ends the session as closing a window would.
+    """
+
+    def __init__(self) -> None:
+        self._inboxes: dict[tuple[str, Person], asyncio.Queue[str | None]] = {}
+        self._outboxes: dict[str, asyncio.Queue[Output]] = {}
+
+    def _inbox(self, session_id: str, person: Person) -> asyncio.Queue[str | None]:
+        return self._inboxes.setdefault((session_id, person), asyncio.Queue())
+
+    def outbox(self, session_id: str) -> asyncio.Queue[Output]:
+        return self._outboxes.setdefault(session_id, asyncio.Queue())
+
+    async def say(self, session_id: str, text: str, *, person: Person = "customer") -> None:
+        await self._inbox(session_id, person).put(text)
+
+    async def leave(self, session_id: str, *, person: Person = "customer") -> None:
+        await self._inbox(session_id, person).put(None)
+
+    async def next_output(self, session_id: str, timeout: float | None = None) -> Output:
+        return await asyncio.wait_for(self.outbox(session_id).get(), timeout)
+
+    async def next_reply(self, session_id: str, timeout: float | None = None) -> AgentReply:
+        """Skip notices and return the next agent reply."""
+        while True:
+            output = await self.next_output(session_id, timeout)
+            if isinstance(output, AgentReply):
+                return output
+
+    async def ask(self, session_id: str, prompt: str, *, person: Person = "customer") -> str | None:
+        return await self._inbox(session_id, person).get()
+
+    async def show(self, session_id: str, output: Output) -> None:
+        await self.outbox(session_id).put(output)
+
+
+# --- console -----------------------------------------------------------------------------------------
+
+
+class _LineReader:
+    """Reads stdin lines on a daemon thread, so waiting for a person never blocks the event loop.
+
+    A daemon thread (not the loop's executor) so that Ctrl-C or ``exit`` can end the program while a
+    read is pending.
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._lines: asyncio.Queue[str | None] | None = None
+        self._wanted = threading.Semaphore(0)
+
+    def _start(self) -> asyncio.Queue[str | None]:
+        if self._lines is None:
+            self._loop = asyncio.get_running_loop()
+            self._lines = asyncio.Queue()
+            threading.Thread(target=self._run, name="handoffs-stdin", daemon=True).start()
+        return self._lines
+
+    def _run(self) -> None:
+        assert self._loop is not None and self._lines is not None
+        while True:
+            self._wanted.acquire()
+            try:
+                line = self._stream.readline()
+            except (OSError, ValueError):
+                line = ""
+            text: str | None = line.rstrip("\r\n") if line else None
+            try:
+                self._loop.call_soon_threadsafe(self._lines.put_nowait, text)
+            except RuntimeError:  # loop closed
+                return
+            if text is None:
+                return
+
+    async def readline(self) -> str | None:
+        lines = self._start()
+        self._wanted.release()
+        return await lines.get()
+
+
+class ConsoleChannel:
+    """One person at a terminal, playing the customer and, when asked, the human operator.
+
+    Colour and a spinner on a terminal; plain text when output is piped. When input is piped, the lines
+    read are echoed so the transcript reads like a conversation.
+    """
+
+    _COLOURS = {"agent": "\033[1;36m", "you": "\033[1;32m", "notice": "\033[2;33m", "operator": "\033[1;35m"}
+    _RESET = "\033[0m"
+
+    def __init__(
+        self,
+        *,
+        stdin: TextIO | None = None,
+        stdout: TextIO | None = None,
+        colour: bool | None = None,
+        echo_input: bool | None = None,
+    ) -> None:
+        self._in = stdin or sys.stdin
+        self._out = stdout or sys.stdout
+        tty = _isatty(self._out)
+        self._colour = tty if colour is None else colour
+        self._echo = (not _isatty(self._in)) if echo_input is None else echo_input
+        self._reader = _LineReader(self._in)
+        self._spinner: asyncio.Task[None] | None = None
+        self._spin = tty
+
+    def _paint(self, role: str, text: str) -> str:
+        return f"{self._COLOURS[role]}{text}{self._RESET}" if self._colour else text
+
+    def write(self, text: str) -> None:
+        self._out.write(text + "\n")
+        self._out.flush()
+
+    async def ask(self, session_id: str, prompt: str, *, person: Person = "customer") -> str | None:
+        await self._stop_spinner()
+        label = "you" if person == "customer" else "operator"
+        shown_prompt = self._paint(label, f"{prompt} › ")
+        self._out.write(shown_prompt)
+        self._out.flush()
+        line = await self._reader.readline()
+        if line is None:
+            self._out.write("\n")
+        elif self._echo:
+            self._out.write(line + "\n")
+        self._out.flush()
+        if line is not None and person == "customer" and not is_exit(line):
+            self._start_spinner()
+        return line
+
+    async def show(self, session_id: str, output: Output) -> None:
+        await self._stop_spinner()
+        if isinstance(output, AgentReply):
+            self.write(f"{self._paint('agent', output.agent)} › {output.text}")
+        else:
+            self.write(self._paint("notice", f"  {output.text}"))
+            if output.event is not None and output.event.outcome == "handoff":
+                self._start_spinner()
+
+    def _start_spinner(self) -> None:
+        if self._spin and self._spinner is None:
+            self._spinner = asyncio.get_running_loop().create_task(self._run_spinner())
+
+    async def _stop_spinner(self) -> None:
+        if self._spinner is not None:
+            self._spinner.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._spinner
+            self._spinner = None
+
+    async def _run_spinner(self) -> None:
+        try:
+            for frame in itertools.cycle("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"):
+                self._out.write(f"\r{frame} thinking…")
+                self._out.flush()
+                await asyncio.sleep(0.1)
+        finally:
+            self._out.write("\r\033[K")
+            self._out.flush()
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False

@@ -1,0 +1,37 @@
+"""Run one conversation with a team in this process: what ``handoffs chat`` does, usable from code."""
+
+from __future__ import annotations
+
+import uuid
+
+from autogen_core import SingleThreadedAgentRuntime
+from autogen_core.models import ChatCompletionClient
+
+from .channels import Channel, Notice
+from .team import TeamSpec, register_team, start_session
+
+
+async def run_chat(
+    team: TeamSpec,
+    *,
+    model: ChatCompletionClient,
+    channel: Channel,
+    session_id: str | None = None,
+    banner: str | None = None,
+) -> str:
+    """Talk to ``team`` through ``channel`` until the person leaves; returns the session id."""
+    session = session_id or uuid.uuid4().hex[:12]
+    runtime = SingleThreadedAgentRuntime()
+    await register_team(runtime, team, model=model, channel=channel)
+    if banner:
+        await channel.show(session, Notice(banner))
+    await channel.show(session, Notice(f"session {session} · type 'exit' to leave"))
+    runtime.start()
+    try:
+        await start_session(runtime, session, user_topic=team.user_topic)
+        await runtime.stop_when_idle()
+    finally:
+        if runtime._run_context is not None:  # stopped early (Ctrl-C, cancellation)
+            await runtime.stop()
+        await model.close()
+    return session

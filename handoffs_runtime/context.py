@@ -1,0 +1,46 @@
+"""What a running tool can know about its session, and how it reaches the person.
+
+While an agent runs a tool, :func:`current_tool_context` tells the tool its session, agent and channel;
+:func:`ask_person` asks the customer (or operator) a question through the session's channel. Only async
+tools see it: autogen runs plain functions on a thread without the caller's context.
+
+Example::
+
+    async def execute_order(product: str, price: int) -> str:
+        answer = await ask_person(f"Confirm order of {product} for ${price}? y/n")
+        return "Success" if answer and answer.strip().lower() in ("y", "yes") else "User cancelled order."
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+from .channels import Channel, Person
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    session_id: str
+    agent: str
+    channel: Channel | None
+
+
+_current: ContextVar[ToolContext | None] = ContextVar("handoffs_tool_context", default=None)
+
+
+def current_tool_context() -> ToolContext | None:
+    return _current.get()
+
+
+def set_tool_context(ctx: ToolContext) -> None:
+    """Set for the current task (each message handler runs in its own task)."""
+    _current.set(ctx)
+
+
+async def ask_person(prompt: str, *, person: Person = "customer") -> str | None:
+    """Ask the session's person a question; ``None`` if there is no channel or they left."""
+    ctx = _current.get()
+    if ctx is None or ctx.channel is None:
+        return None
+    return await ctx.channel.ask(ctx.session_id, prompt, person=person)

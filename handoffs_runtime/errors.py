@@ -1,0 +1,29 @@
+"""The one exception tree of handoffs-runtime.
+
+::
+
+    HandoffsError
+    ├── TeamConfigError      a team, agent or handoff is misconfigured (raised when the team is built)
+    ├── ModelConfigError     the model could not be set up from the given options
+    └── ScriptError          a scripted test model ran out of steps or has steps left
+
+Bad output from a model is never raised: it becomes a tool result or a message to the person.
+"""
+
+from __future__ import annotations
+
+
+class HandoffsError(Exception):
+    """Base class of every error this package raises on purpose."""
+
+
+class TeamConfigError(HandoffsError, ValueError):
+    """A team, agent or handoff is misconfigured; the message says what to change."""
+
+
+class ModelConfigError(HandoffsError, ValueError):
+    """The model options are incomplete or inconsistent; the message says what to set."""
+
+
+class ScriptError(HandoffsError, AssertionError):
+    """A scripted model was called more often than scripted, or not as often."""

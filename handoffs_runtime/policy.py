@@ -1,0 +1,63 @@
+"""Loop protection and other per-team rules of the conversation.
+
+None of the reference frameworks bounds handoff loops. Here a turn (everything between two messages of
+the person) may make at most ``handoff_budget`` handoffs, and a ping-pong (A→B→A→B) is stopped as soon
+as it appears. What happens then is the team's ``on_loop`` choice: a clear message to the person from
+the agent that holds the conversation, or escalation to the team's human agent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from .errors import TeamConfigError
+from .tools.handoff import InputFilter
+
+LoopFallback = Literal["message", "escalate"]
+
+LOOP_MESSAGE = (
+    "Sorry, I could not find the right person for this request. Could you say a little more about what "
+    "you need?"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class TeamPolicy:
+    """Rules every agent of a team follows. All have safe defaults."""
+
+    handoff_budget: int = 4
+    """Handoffs allowed in one turn before the loop guard stops the conversation."""
+    on_loop: LoopFallback = "escalate"
+    """``"escalate"`` hands a stopped loop to the human agent when the team has one, else ``"message"``."""
+    max_tool_rounds: int = 8
+    """Model calls with tool results an agent may make in one turn before it gives up with a message."""
+    input_filter: InputFilter | None = None
+    """The team-wide input filter; a handoff's own ``input_filter`` replaces it."""
+    nest_handoff_history: bool = False
+    """The team-wide default for nesting the history on handoff."""
+    stream: bool = False
+    """Call models with ``create_stream`` instead of ``create``."""
+
+    def __post_init__(self) -> None:
+        if self.handoff_budget < 1:
+            raise TeamConfigError("handoff_budget must be at least 1")
+        if self.max_tool_rounds < 1:
+            raise TeamConfigError("max_tool_rounds must be at least 1")
+        if self.on_loop not in ("message", "escalate"):
+            raise TeamConfigError("on_loop must be 'message' or 'escalate'")
+
+
+def loop_reason(turn_path: Sequence[str], target: str, budget: int) -> str | None:
+    """Why handing the turn to ``target`` would be a loop, or ``None`` when it is fine.
+
+    ``turn_path`` is the agents that held the conversation this turn, the current one last.
+    """
+    hops = len(turn_path) - 1 if turn_path else 0
+    if hops + 1 > budget:
+        return f"handoff budget of {budget} per turn exhausted"
+    path = [*turn_path, target]
+    if len(path) >= 4 and path[-1] == path[-3] and path[-2] == path[-4] and path[-1] != path[-2]:
+        return f"ping-pong between {path[-2]} and {path[-1]}"
+    return None

@@ -1,0 +1,1 @@
+"""Handoff specs, input filters, prompts and the demo teams' business tools."""

@@ -1,0 +1,38 @@
+"""Shared fixtures: no test may reach a real model or a non-loopback host."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+
+def _is_local(host: Any) -> bool:
+    if host in (None, "localhost", "") or not isinstance(host, str):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@pytest.fixture(autouse=True)
+def _no_real_models(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Strip credentials and fail any test that tries to reach a host other than this machine."""
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "HANDOFFS_MODEL", "AZURE_OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    attempts: list[str] = []
+    real_getaddrinfo = socket.getaddrinfo
+
+    def guarded_getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if not _is_local(host):
+            attempts.append(str(host))
+            raise OSError(f"tests may not reach {host}: only loopback servers are allowed")
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", guarded_getaddrinfo)
+    yield
+    assert not attempts, f"a test tried to reach a real host: {attempts}"
