@@ -15,7 +15,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, TextIO, runtime_checkable
+from typing import ClassVar, Literal, Protocol, TextIO, runtime_checkable
 
 from .messages import HandoffEvent
 
@@ -194,7 +194,12 @@ class ConsoleChannel:
     read are echoed so the transcript reads like a conversation.
     """
 
-    _COLOURS = {"agent": "\033[1;36m", "you": "\033[1;32m", "notice": "\033[2;33m", "operator": "\033[1;35m"}
+    _COLOURS: ClassVar[dict[str, str]] = {
+        "agent": "\033[1;36m",
+        "you": "\033[1;32m",
+        "notice": "\033[2;33m",
+        "operator": "\033[1;35m",
+    }
     _RESET = "\033[0m"
 
     def __init__(

@@ -1,4 +1,4 @@
-"""The ``handoffs`` command: ``chat`` with a team, print its ``graph``. Thin: parses options, calls the library."""
+"""The ``handoffs`` command. Thin: it parses options and calls the library."""
 
 from __future__ import annotations
 
@@ -19,7 +19,9 @@ TEAMS = {"acme": acme_team}
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="handoffs", description="A multi-agent handoffs runtime on autogen-core.")
+    parser = argparse.ArgumentParser(
+        prog="handoffs", description="A multi-agent handoffs runtime on autogen-core."
+    )
     parser.add_argument("--version", action="version", version=f"handoffs-runtime {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -32,7 +34,9 @@ def _parser() -> argparse.ArgumentParser:
     chat.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
     chat.add_argument("--session", help="session id (default: a new random id)")
     chat.add_argument("--no-colour", "--no-color", action="store_true", help="plain text even on a terminal")
-    chat.add_argument("-v", "--verbose", action="count", default=0, help="log warnings (-v) or everything (-vv)")
+    chat.add_argument(
+        "-v", "--verbose", action="count", default=0, help="log warnings (-v) or everything (-vv)"
+    )
     return parser
 
 
@@ -53,7 +57,9 @@ def _chat(args: argparse.Namespace) -> int:
     team = TEAMS[args.team]()
     label = model_label(model)
     if label == "offline":
-        model_line = "model: offline (built-in and deterministic, not a language model; use --model for a real one)"
+        model_line = (
+            "model: offline (built-in and deterministic, not a language model; use --model for a real one)"
+        )
     else:
         model_line = f"model: {label}"
     channel = ConsoleChannel(colour=False if args.no_colour else None)

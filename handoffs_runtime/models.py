@@ -53,7 +53,9 @@ Reply = str | list[FunctionCall]
 _ids = itertools.count(1)
 
 
-def tool_call(name: str, arguments: Mapping[str, Any] | str | None = None, *, call_id: str | None = None) -> FunctionCall:
+def tool_call(
+    name: str, arguments: Mapping[str, Any] | str | None = None, *, call_id: str | None = None
+) -> FunctionCall:
     """A ``FunctionCall`` for scripts: ``tool_call("look_up_item", {"search_query": "shoes"})``.
 
     Pass ``arguments`` as a string to script malformed JSON.
@@ -90,7 +92,7 @@ class LocalModel(ChatCompletionClient):
         tools: Sequence[Tool | ToolSchema] = (),
         tool_choice: Any = "auto",
         json_output: Any = None,
-        extra_create_args: Mapping[str, Any] = {},  # noqa: B006 - the autogen signature
+        extra_create_args: Mapping[str, Any] = {},
         cancellation_token: CancellationToken | None = None,
     ) -> CreateResult:
         schemas = [t if isinstance(t, dict) else t.schema for t in tools]
@@ -113,7 +115,7 @@ class LocalModel(ChatCompletionClient):
         tools: Sequence[Tool | ToolSchema] = (),
         tool_choice: Any = "auto",
         json_output: Any = None,
-        extra_create_args: Mapping[str, Any] = {},  # noqa: B006
+        extra_create_args: Mapping[str, Any] = {},
         cancellation_token: CancellationToken | None = None,
     ) -> AsyncGenerator[str | CreateResult, None]:
         result = await self.create(messages, tools=tools, cancellation_token=cancellation_token)
@@ -133,7 +135,9 @@ class LocalModel(ChatCompletionClient):
     def count_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = ()) -> int:
         return sum(len(str(getattr(m, "content", ""))) // 4 for m in messages)
 
-    def remaining_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = ()) -> int:
+    def remaining_tokens(
+        self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = ()
+    ) -> int:
         return 1_000_000 - self.count_tokens(messages)
 
     @property
@@ -292,7 +296,7 @@ def model_label(client: ChatCompletionClient) -> str:
     return str(name or type(client).__name__)
 
 
-class model_call_scope:  # noqa: N801 - used like a function: `with model_call_scope(call): ...`
+class model_call_scope:
     """Marks the model call in progress for :func:`current_model_call` (the agents use this)."""
 
     __slots__ = ("_call", "_token")

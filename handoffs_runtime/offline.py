@@ -33,24 +33,155 @@ from .models import LocalModel, Reply, current_model_call, tool_call
 ASK_CONFIRMATION = "Shall I go ahead? (yes/no)"
 
 _STOPWORDS = frozenset(
-    """a about after all also am an and any anything are as asked at be been being but by call calls can
-    could did do does doing don for from get got had has have having hello hey hi how i if in including
-    into is it its just let like me might more must my need no not now of off ok okay on only or our
-    please related should so some something than thank thanks that the their them then there these they
-    this to too use used very wanna want was we were what when where which who why will with would yes
-    you your explicitly brings user up always""".split()
+    [
+        "a",
+        "about",
+        "after",
+        "all",
+        "also",
+        "am",
+        "an",
+        "and",
+        "any",
+        "anything",
+        "are",
+        "as",
+        "asked",
+        "at",
+        "be",
+        "been",
+        "being",
+        "but",
+        "by",
+        "call",
+        "calls",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "don",
+        "for",
+        "from",
+        "get",
+        "got",
+        "had",
+        "has",
+        "have",
+        "having",
+        "hello",
+        "hey",
+        "hi",
+        "how",
+        "i",
+        "if",
+        "in",
+        "including",
+        "into",
+        "is",
+        "it",
+        "its",
+        "just",
+        "let",
+        "like",
+        "me",
+        "might",
+        "more",
+        "must",
+        "my",
+        "need",
+        "no",
+        "not",
+        "now",
+        "of",
+        "off",
+        "ok",
+        "okay",
+        "on",
+        "only",
+        "or",
+        "our",
+        "please",
+        "related",
+        "should",
+        "so",
+        "some",
+        "something",
+        "than",
+        "thank",
+        "thanks",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "too",
+        "use",
+        "used",
+        "very",
+        "wanna",
+        "want",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "will",
+        "with",
+        "would",
+        "yes",
+        "you",
+        "your",
+        "explicitly",
+        "brings",
+        "user",
+        "up",
+        "always",
+    ]
 )
 _SYNONYMS = {
-    "purchase": "buy", "order": "buy", "sale": "buy", "shop": "buy", "shopping": "buy", "bought": "buy",
-    "return": "refund", "reimburse": "refund", "money": "refund",
-    "person": "human", "operator": "human", "someone": "human", "representative": "human",
-    "manager": "human", "people": "human", "somebody": "human", "real": "human",
-    "broken": "repair", "fix": "repair", "damaged": "repair", "issue": "repair", "problem": "repair",
-    "defect": "repair", "faulty": "repair",
-    "search": "find", "look": "find", "lookup": "find",
+    "purchase": "buy",
+    "order": "buy",
+    "sale": "buy",
+    "shop": "buy",
+    "shopping": "buy",
+    "bought": "buy",
+    "return": "refund",
+    "reimburse": "refund",
+    "money": "refund",
+    "person": "human",
+    "operator": "human",
+    "someone": "human",
+    "representative": "human",
+    "manager": "human",
+    "people": "human",
+    "somebody": "human",
+    "real": "human",
+    "broken": "repair",
+    "fix": "repair",
+    "damaged": "repair",
+    "issue": "repair",
+    "problem": "repair",
+    "defect": "repair",
+    "faulty": "repair",
+    "search": "find",
+    "look": "find",
+    "lookup": "find",
 }
 _WAY_BACK = frozenset({"back", "outside", "other", "purview", "else"})
-_YES = frozenset({"y", "yes", "yeah", "yep", "sure", "ok", "okay", "confirm", "go ahead", "please do", "do it"})
+_YES = frozenset(
+    {"y", "yes", "yeah", "yep", "sure", "ok", "okay", "confirm", "go ahead", "please do", "do it"}
+)
 _NO = frozenset({"n", "no", "nope", "cancel", "don't", "do not", "stop"})
 
 
@@ -82,7 +213,7 @@ def _tool_terms(tool: ToolSchema) -> set[str]:
 
 def _is_answer(text: str, answers: frozenset[str]) -> bool:
     cleaned = re.sub(r"[^a-z' ]", "", text.lower()).strip()
-    return cleaned in answers or cleaned.split(" ")[0] in answers and len(cleaned.split()) <= 3
+    return cleaned in answers or (cleaned.split(" ")[0] in answers and len(cleaned.split()) <= 3)
 
 
 def _humanize(name: str) -> str:
@@ -102,7 +233,9 @@ class _Conversation:
 
 def _read(messages: Sequence[LLMMessage], regular: set[str]) -> _Conversation:
     user_texts: list[tuple[int, str]] = [
-        (i, m.content) for i, m in enumerate(messages) if isinstance(m, UserMessage) and isinstance(m.content, str)
+        (i, m.content)
+        for i, m in enumerate(messages)
+        if isinstance(m, UserMessage) and isinstance(m.content, str)
     ]
     last_user = user_texts[-1][0] if user_texts else -1
     latest = user_texts[-1][1] if user_texts else ""
@@ -112,7 +245,9 @@ def _read(messages: Sequence[LLMMessage], regular: set[str]) -> _Conversation:
             request = text
             break
     proposed = any(
-        isinstance(m, AssistantMessage) and isinstance(m.content, str) and m.content.endswith(ASK_CONFIRMATION)
+        isinstance(m, AssistantMessage)
+        and isinstance(m.content, str)
+        and m.content.endswith(ASK_CONFIRMATION)
         for m in messages[max(last_user - 1, 0) : last_user]
     )
     results: dict[str, FunctionExecutionResult] = {}
@@ -135,8 +270,10 @@ class OfflineModel(LocalModel):
     def respond(self, messages: Sequence[LLMMessage], tools: Sequence[ToolSchema]) -> Reply:
         call = current_model_call()
         agent = call.agent if call else "assistant"
-        handoff_names = call.handoff_tools if call else frozenset(
-            t["name"] for t in tools if t["name"].startswith(("transfer_", "escalate_"))
+        handoff_names = (
+            call.handoff_tools
+            if call
+            else frozenset(t["name"] for t in tools if t["name"].startswith(("transfer_", "escalate_")))
         )
         handoffs = [t for t in tools if t["name"] in handoff_names]
         regular = [t for t in tools if t["name"] not in handoff_names]
@@ -212,14 +349,17 @@ def _best(words: list[tuple[str, str]], tools: Iterable[ToolSchema]) -> ToolSche
     return max(scored, key=lambda s: (s[0], -s[1]))[2] if scored else None
 
 
+def _parameters(tool: ToolSchema) -> dict[str, Any]:
+    return dict(tool.get("parameters") or {})
+
+
 def _properties(tool: ToolSchema) -> dict[str, dict[str, Any]]:
-    params = tool.get("parameters") or {}
-    props = params.get("properties") or {}
+    props = _parameters(tool).get("properties") or {}
     return {k: v for k, v in props.items() if isinstance(v, dict)}
 
 
 def _required_strings(tool: ToolSchema) -> list[str]:
-    required = (tool.get("parameters") or {}).get("required") or []
+    required = _parameters(tool).get("required") or []
     return [p for p in required if _properties(tool).get(p, {}).get("type") == "string"]
 
 
@@ -241,7 +381,7 @@ def _subject(request: str, tool: ToolSchema) -> str:
 
 def _arguments(tool: ToolSchema, request: str, found: dict[str, str]) -> dict[str, Any]:
     props = _properties(tool)
-    required = set((tool.get("parameters") or {}).get("required") or [])
+    required = set(_parameters(tool).get("required") or [])
     numbers = re.findall(r"\d+(?:\.\d+)?", request)
     args: dict[str, Any] = {}
     for name, spec in props.items():
@@ -250,10 +390,16 @@ def _arguments(tool: ToolSchema, request: str, found: dict[str, str]) -> dict[st
         if kind == "string":
             if "enum" in spec:
                 args[name] = spec["enum"][0]
-            elif name in required and provider_result is not None and set(name.split("_")) & {"id", "key", "ref"}:
+            elif (
+                name in required
+                and provider_result is not None
+                and set(name.split("_")) & {"id", "key", "ref"}
+            ):
                 args[name] = provider_result
             elif name in required or name in ("reason", "query", "details", "summary"):
-                args[name] = (_subject(request, tool) if name not in ("reason", "search_query") else request) or request
+                args[name] = (
+                    _subject(request, tool) if name not in ("reason", "search_query") else request
+                ) or request
         elif kind in ("integer", "number") and name in required:
             value = float(numbers[0]) if numbers else 100
             args[name] = int(value) if kind == "integer" else value

@@ -52,7 +52,9 @@ class AgentSpec:
     kind: AgentKind = "ai"
 
 
-def human_agent(name: str, description: str = "A human operator, for what the AI agents cannot handle.") -> AgentSpec:
+def human_agent(
+    name: str, description: str = "A human operator, for what the AI agents cannot handle."
+) -> AgentSpec:
     """A person reached through the channel as the operator."""
     return AgentSpec(name=name, description=description, kind="human")
 
@@ -97,10 +99,14 @@ def build_team(team: TeamSpec) -> dict[str, BuiltAgent]:
     names = team.names
     duplicates = {n for n in names if names.count(n) > 1}
     if duplicates:
-        raise TeamConfigError(f"team {team.name!r}: agent names must be unique; repeated: {sorted(duplicates)}")
+        raise TeamConfigError(
+            f"team {team.name!r}: agent names must be unique; repeated: {sorted(duplicates)}"
+        )
     reserved = {team.user_topic, HANDOFF_EVENTS} & set(names)
     if reserved:
-        raise TeamConfigError(f"team {team.name!r}: {sorted(reserved)} is reserved for the runtime; rename the agent")
+        raise TeamConfigError(
+            f"team {team.name!r}: {sorted(reserved)} is reserved for the runtime; rename the agent"
+        )
     if team.entry not in names:
         raise TeamConfigError(f"team {team.name!r}: entry agent {team.entry!r} is not one of {names}")
     built = {}
@@ -112,15 +118,20 @@ def build_team(team: TeamSpec) -> dict[str, BuiltAgent]:
         for item in spec.handoffs:
             h = handoff(item) if isinstance(item, str) else item
             if not isinstance(h, Handoff):
-                raise TeamConfigError(f"agent {spec.name!r}: a handoff must be an agent name or handoff(...), got {item!r}")
+                raise TeamConfigError(
+                    f"agent {spec.name!r}: a handoff must be an agent name or handoff(...), got {item!r}"
+                )
             if h.target not in names:
                 raise TeamConfigError(
-                    f"agent {spec.name!r} hands off to unknown agent {h.target!r}; the team has {', '.join(names)}"
+                    f"agent {spec.name!r} hands off to unknown agent {h.target!r}; "
+                    f"the team has {', '.join(names)}"
                 )
             if h.target == spec.name:
                 raise TeamConfigError(f"agent {spec.name!r} cannot hand off to itself")
             if h.tool_name in handoffs or h.tool_name in tools:
-                raise TeamConfigError(f"agent {spec.name!r}: two tools are named {h.tool_name!r}; use tool_name_override")
+                raise TeamConfigError(
+                    f"agent {spec.name!r}: two tools are named {h.tool_name!r}; use tool_name_override"
+                )
             handoffs[h.tool_name] = h.resolved(team.agent(h.target).description)
         built[spec.name] = BuiltAgent(spec, tools, handoffs)
     return built
@@ -169,7 +180,9 @@ async def register_team(
         agent = built[name]
         spec = agent.spec
         if spec.kind == "human":
-            human_config = HumanAgentConfig(name, channel, team.user_topic, spec.description or "A human operator.")
+            human_config = HumanAgentConfig(
+                name, channel, team.user_topic, spec.description or "A human operator."
+            )
             await HumanAgent.register(runtime, name, _factory(HumanAgent, human_config))
         else:
             ai_config = AIAgentConfig(
@@ -189,8 +202,12 @@ async def register_team(
     if with_user:
         user_config = UserAgentConfig(team.entry, channel, team.user_topic, on_session_end=on_session_end)
         await UserAgent.register(runtime, team.user_topic, _factory(UserAgent, user_config))
-        await runtime.add_subscription(TypeSubscription(topic_type=team.user_topic, agent_type=team.user_topic))
-        await runtime.add_subscription(TypeSubscription(topic_type=HANDOFF_EVENTS, agent_type=team.user_topic))
+        await runtime.add_subscription(
+            TypeSubscription(topic_type=team.user_topic, agent_type=team.user_topic)
+        )
+        await runtime.add_subscription(
+            TypeSubscription(topic_type=HANDOFF_EVENTS, agent_type=team.user_topic)
+        )
     return built
 
 

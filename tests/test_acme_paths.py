@@ -37,7 +37,10 @@ async def test_refund_path_triage_to_issues_lookup_and_refund() -> None:
     # The refund call saw the looked-up id; the last call saw the refund's result.
     refund_messages, _ = issues.calls[3]
     results = [r for m in refund_messages if isinstance(m, FunctionExecutionResultMessage) for r in m.content]
-    assert [(r.name, r.content) for r in results[-2:]] == [("look_up_item", ITEM_ID), ("execute_refund", "success")]
+    assert [(r.name, r.content) for r in results[-2:]] == [
+        ("look_up_item", ITEM_ID),
+        ("execute_refund", "success"),
+    ]
     # The specialist was offered exactly its tools and the way back.
     _, tools = issues.calls[0]
     assert [t["name"] for t in tools] == ["execute_refund", "look_up_item", "transfer_back_to_triage"]
@@ -92,14 +95,21 @@ async def test_escalation_reaches_the_human_operator_who_answers() -> None:
 
 
 async def test_transfer_back_to_triage_and_on_to_sales() -> None:
-    triage = ScriptedModel([[tool_call("transfer_to_issues_and_repairs")], [tool_call("transfer_to_sales_agent")]])
+    triage = ScriptedModel(
+        [[tool_call("transfer_to_issues_and_repairs")], [tool_call("transfer_to_sales_agent")]]
+    )
     issues = ScriptedModel(["What is wrong with it?", [tool_call("transfer_back_to_triage")]])
     sales = ScriptedModel(["Great choice!"])
     channel = ScriptedChannel.for_sessions({"s1": ["my anvil broke", "actually I want to buy a new one"]})
     await run_sessions(
-        acme_team(), channel, models={"TriageAgent": triage, "IssuesAndRepairsAgent": issues, "SalesAgent": sales}
+        acme_team(),
+        channel,
+        models={"TriageAgent": triage, "IssuesAndRepairsAgent": issues, "SalesAgent": sales},
     )
-    assert texts(channel) == [("IssuesAndRepairsAgent", "What is wrong with it?"), ("SalesAgent", "Great choice!")]
+    assert texts(channel) == [
+        ("IssuesAndRepairsAgent", "What is wrong with it?"),
+        ("SalesAgent", "Great choice!"),
+    ]
     hops = [(e.source, e.target, e.hop) for e in channel.events("s1")]
     assert hops == [
         ("TriageAgent", "IssuesAndRepairsAgent", 1),
@@ -113,14 +123,27 @@ async def test_transfer_back_to_triage_and_on_to_sales() -> None:
 
 async def test_offline_model_refund_then_purchase_then_human() -> None:
     channel = ScriptedChannel.for_sessions(
-        {"s1": ["hi", "I want a refund for my shoes", "yes", "I'd like to buy rocket skates", "yes", "y",
-                "let me talk to a person", "bye"]},
+        {
+            "s1": [
+                "hi",
+                "I want a refund for my shoes",
+                "yes",
+                "I'd like to buy rocket skates",
+                "yes",
+                "y",
+                "let me talk to a person",
+                "bye",
+            ]
+        },
         operator=["This is Sam, a person.", "Bye!"],
     )
     await run_sessions(acme_team(), channel, model=OfflineModel())
     replies = texts(channel)
     assert replies[0][0] == "TriageAgent" and "Hello" in replies[0][1]
-    assert replies[1] == ("IssuesAndRepairsAgent", "I can execute refund for “shoes”. Shall I go ahead? (yes/no)")
+    assert replies[1] == (
+        "IssuesAndRepairsAgent",
+        "I can execute refund for “shoes”. Shall I go ahead? (yes/no)",
+    )
     assert replies[2] == (
         "IssuesAndRepairsAgent",
         f"Done: look up item → {ITEM_ID}; execute refund → success.",

@@ -116,7 +116,9 @@ class AIAgent(RoutedAgent):
             conversation = history + new
             offered, enabled = await self._offer(session, conversation)
             try:
-                result = await self._call_model(session, conversation, offered, enabled, ctx.cancellation_token)
+                result = await self._call_model(
+                    session, conversation, offered, enabled, ctx.cancellation_token
+                )
             except Exception:
                 logger.exception("model call failed for %s in session %s", config.name, session)
                 await self._reply(conversation, MODEL_ERROR_REPLY)
@@ -219,12 +221,16 @@ class AIAgent(RoutedAgent):
                 continue
             step.handoff = (handoff, call, data)
             results[call.id] = FunctionExecutionResult(
-                call_id=call.id, name=call.name, content=f"Transferred to {handoff.target}. Adopt persona immediately."
+                call_id=call.id,
+                name=call.name,
+                content=f"Transferred to {handoff.target}. Adopt persona immediately.",
             )
         step.results = [results[c.id] for c in calls]
         return step
 
-    async def _run_tool(self, call: FunctionCall, cancellation_token: CancellationToken) -> FunctionExecutionResult:
+    async def _run_tool(
+        self, call: FunctionCall, cancellation_token: CancellationToken
+    ) -> FunctionExecutionResult:
         tool = self._config.tools[call.name]
         args = _parse_arguments(call)
         if isinstance(args, str):
@@ -236,7 +242,9 @@ class AIAgent(RoutedAgent):
         except Exception as exc:
             logger.warning("tool %s raised %s: %s", call.name, type(exc).__name__, exc)
             return _error(call, f"tool {call.name} failed: {type(exc).__name__}: {exc}")
-        return FunctionExecutionResult(call_id=call.id, name=call.name, content=tool.return_value_as_string(value))
+        return FunctionExecutionResult(
+            call_id=call.id, name=call.name, content=tool.return_value_as_string(value)
+        )
 
     async def _check_handoff(
         self, call: FunctionCall, session: str, conversation: list[LLMMessage], enabled: frozenset[str]
@@ -279,7 +287,9 @@ class AIAgent(RoutedAgent):
                 await call_maybe_async(handoff.on_handoff, *((hctx,) if data is None else (hctx, data)))
             except Exception as exc:
                 logger.exception("on_handoff of %s failed", handoff.tool_name)
-                await self._publish_event(session, handoff, call, "refused", len(path), f"on_handoff failed: {exc}")
+                await self._publish_event(
+                    session, handoff, call, "refused", len(path), f"on_handoff failed: {exc}"
+                )
                 await self._reply([*message.context, *new], MODEL_ERROR_REPLY)
                 return
         context = self._filtered(message.context, new, handoff, session)
@@ -294,7 +304,11 @@ class AIAgent(RoutedAgent):
     ) -> list[LLMMessage]:
         policy = self._config.policy
         input_filter = handoff.input_filter or policy.input_filter
-        nest = policy.nest_handoff_history if handoff.nest_handoff_history is None else handoff.nest_handoff_history
+        nest = (
+            policy.nest_handoff_history
+            if handoff.nest_handoff_history is None
+            else handoff.nest_handoff_history
+        )
         if input_filter is None and not nest:
             return history + new
         data = HandoffInputData(tuple(history), tuple(new), self._config.name, handoff.target, session)
@@ -314,7 +328,12 @@ class AIAgent(RoutedAgent):
         human = config.human_agent
         escalate = config.policy.on_loop == "escalate" and human is not None and human != config.name
         await self._publish_event(
-            session, handoff, call, "loop_stopped", hop, reason if not escalate else f"{reason}; escalated to {human}"
+            session,
+            handoff,
+            call,
+            "loop_stopped",
+            hop,
+            reason if not escalate else f"{reason}; escalated to {human}",
         )
         if escalate and human is not None:
             await self.publish_message(

@@ -40,7 +40,9 @@ class HumanAgent(RoutedAgent):
         config = self._config
         session = self.id.key
         if len(message.turn_path) > 1:  # handed over just now, not a follow-up message
-            await config.channel.show(session, Notice(f"{config.name} (a person) is joining the conversation"))
+            await config.channel.show(
+                session, Notice(f"{config.name} (a person) is joining the conversation")
+            )
         answer = await config.channel.ask(session, f"{config.name} input", person="operator")
         text = answer.strip() if answer and answer.strip() else OPERATOR_AWAY_REPLY
         context = [*message.context, AssistantMessage(content=text, source=config.name)]

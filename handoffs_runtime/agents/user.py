@@ -71,4 +71,6 @@ class UserAgent(RoutedAgent):
                 config.on_session_end(session)
             return
         context.append(UserMessage(content=text, source=config.name))
-        await self.publish_message(UserTask(context=context, turn_path=[agent]), topic_id=session_topic(agent, session))
+        await self.publish_message(
+            UserTask(context=context, turn_path=[agent]), topic_id=session_topic(agent, session)
+        )

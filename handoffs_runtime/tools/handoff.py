@@ -168,7 +168,7 @@ def _positional_arity(func: Callable[..., Any]) -> int:
         return -1
     if any(p.kind is p.VAR_POSITIONAL for p in parameters):
         return -1
-    positional = (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     return sum(1 for p in parameters if p.kind in positional and p.default is p.empty)
 
 

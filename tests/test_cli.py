@@ -1,0 +1,74 @@
+"""The ``handoffs`` command as a person uses it: a subprocess with piped input on the offline model."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from handoffs_runtime.tools.acme import ITEM_ID
+
+
+def run_cli(*args: str, stdin: str = "", timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "HANDOFFS_"))}
+    return subprocess.run(
+        [sys.executable, "-m", "handoffs_runtime", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
+
+
+def test_chat_with_piped_input_runs_the_refund_path_and_exits_cleanly() -> None:
+    result = run_cli("chat", stdin="I want a refund for my shoes\nyes\nexit\n")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "offline" in out.splitlines()[0]
+    assert "you › I want a refund for my shoes" in out  # piped input is echoed
+    assert "↪ TriageAgent handed the conversation to IssuesAndRepairsAgent" in out
+    assert f"IssuesAndRepairsAgent › Done: look up item → {ITEM_ID}; execute refund → success." in out
+    assert "ended" in out.splitlines()[-1]
+    assert "\033[" not in out  # no colour when piped
+
+
+def test_end_of_input_ends_the_session_with_status_0() -> None:
+    result = run_cli("chat", stdin="I'd like to buy rocket skates\n")
+    assert result.returncode == 0, result.stderr
+    assert "SalesAgent › I can execute order" in result.stdout
+
+
+def test_order_confirmation_is_asked_in_the_chat() -> None:
+    result = run_cli("chat", stdin="buy an anvil for 30 dollars\nyes\ny\n")
+    assert "Confirm order? y/n › y" in result.stdout
+    assert "Done: execute order → Success." in result.stdout
+
+
+def test_unreachable_model_configuration_is_a_clear_error() -> None:
+    result = run_cli("chat", "--model", "gpt-4o-mini")
+    assert result.returncode == 2
+    assert "OPENAI_API_KEY" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_ctrl_c_ends_the_session_cleanly() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "HANDOFFS_"))}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "handoffs_runtime", "chat"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert proc.stdout is not None and proc.stdin is not None
+    for _ in range(2):  # banner and session line: the chat is up and waiting for input
+        proc.stdout.readline()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert "interrupted" in out
