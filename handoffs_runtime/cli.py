@@ -12,6 +12,7 @@ from . import __version__
 from .channels import ConsoleChannel
 from .chat import run_chat
 from .errors import HandoffsError
+from .graph import team_mermaid
 from .models import model_from_options, model_label
 from .tools.acme import acme_team
 
@@ -37,6 +38,10 @@ def _parser() -> argparse.ArgumentParser:
     chat.add_argument(
         "-v", "--verbose", action="count", default=0, help="log warnings (-v) or everything (-vv)"
     )
+
+    graph = sub.add_parser("graph", help="print the team's handoff graph as Mermaid")
+    graph.add_argument("--team", choices=sorted(TEAMS), default="acme", help="which team (default: acme)")
+    graph.set_defaults(verbose=0)
     return parser
 
 
@@ -46,6 +51,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "chat":
             return _chat(args)
+        if args.command == "graph":
+            print(team_mermaid(TEAMS[args.team]()), end="")
+            return 0
     except HandoffsError as exc:
         print(f"handoffs: {exc}", file=sys.stderr)
         return 2

@@ -37,18 +37,18 @@ def remove_all_tools(data: HandoffInputData) -> HandoffInputData:
 
 
 def keep_last_messages(n: int) -> InputFilter:
-    """Keep only the last ``n`` messages of the history (this step's new items always travel).
+    """Forward only the last ``n`` messages of the conversation.
 
-    The cut never starts on a tool result whose call it would drop.
+    The cut never starts on a tool result whose call it would drop, so it may keep fewer than ``n``.
     """
     if n < 0:
         raise ValueError("keep_last_messages(n) needs n >= 0")
 
     def keep_last(data: HandoffInputData) -> HandoffInputData:
-        history = data.history[len(data.history) - n :] if n else ()
-        while history and isinstance(history[0], FunctionExecutionResultMessage):
-            history = history[1:]
-        return data.replace(history=tuple(history))
+        items = data.all_items[-n:] if n else []
+        while items and isinstance(items[0], FunctionExecutionResultMessage):
+            items = items[1:]
+        return data.replace(history=tuple(items), new_items=())
 
     keep_last.__name__ = f"keep_last_messages_{n}"
     return keep_last
