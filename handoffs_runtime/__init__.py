@@ -4,8 +4,19 @@ Specialist agents subscribe to topic types; a handoff tool names the target; the
 republished there, keyed by the session. See README.md for the picture and the quick start.
 """
 
+import logging
+
 from .agents import AIAgent, AIAgentConfig, HumanAgent, HumanAgentConfig, UserAgent, UserAgentConfig
-from .channels import AgentReply, Channel, ConsoleChannel, Notice, Output, QueueChannel, ScriptedChannel
+from .channels import (
+    AgentReply,
+    Channel,
+    ConsoleChannel,
+    Notice,
+    Output,
+    Prompt,
+    QueueChannel,
+    ScriptedChannel,
+)
 from .chat import run_chat
 from .context import ToolContext, ask_person, current_tool_context
 from .errors import HandoffsError, ModelConfigError, ScriptError, TeamConfigError
@@ -31,6 +42,8 @@ from .topics import session_topic
 
 __version__ = "0.1.0"
 
+logging.getLogger(__name__).addHandler(logging.NullHandler())
+
 __all__ = [
     "RECOMMENDED_PROMPT_PREFIX",
     "AIAgent",
@@ -54,6 +67,7 @@ __all__ = [
     "Notice",
     "OfflineModel",
     "Output",
+    "Prompt",
     "QueueChannel",
     "ScriptError",
     "ScriptedChannel",

@@ -38,7 +38,18 @@ class Notice:
     event: HandoffEvent | None = None
 
 
-Output = AgentReply | Notice
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """A question waiting for a person's answer (a confirmation, the operator's turn)."""
+
+    text: str
+    person: Person = "customer"
+
+
+Output = AgentReply | Notice | Prompt
+
+USER_PROMPT = "you"
+"""The prompt of an ordinary turn; channels show other prompts as questions."""
 
 
 @runtime_checkable
@@ -129,13 +140,15 @@ class QueueChannel:
         return await asyncio.wait_for(self.outbox(session_id).get(), timeout)
 
     async def next_reply(self, session_id: str, timeout: float | None = None) -> AgentReply:
-        """Skip notices and return the next agent reply."""
+        """Skip notices and prompts and return the next agent reply."""
         while True:
             output = await self.next_output(session_id, timeout)
             if isinstance(output, AgentReply):
                 return output
 
     async def ask(self, session_id: str, prompt: str, *, person: Person = "customer") -> str | None:
+        if person == "operator" or prompt != USER_PROMPT:
+            await self.outbox(session_id).put(Prompt(prompt, person))
         return await self._inbox(session_id, person).get()
 
     async def show(self, session_id: str, output: Output) -> None:
@@ -246,6 +259,8 @@ class ConsoleChannel:
         await self._stop_spinner()
         if isinstance(output, AgentReply):
             self.write(f"{self._paint('agent', output.agent)} › {output.text}")
+        elif isinstance(output, Prompt):
+            self.write(self._paint("notice", f"  {output.text}"))
         else:
             self.write(self._paint("notice", f"  {output.text}"))
             if output.event is not None and output.event.outcome == "handoff":

@@ -33,121 +33,14 @@ from .models import LocalModel, Reply, current_model_call, tool_call
 ASK_CONFIRMATION = "Shall I go ahead? (yes/no)"
 
 _STOPWORDS = frozenset(
-    [
-        "a",
-        "about",
-        "after",
-        "all",
-        "also",
-        "am",
-        "an",
-        "and",
-        "any",
-        "anything",
-        "are",
-        "as",
-        "asked",
-        "at",
-        "be",
-        "been",
-        "being",
-        "but",
-        "by",
-        "call",
-        "calls",
-        "can",
-        "could",
-        "did",
-        "do",
-        "does",
-        "doing",
-        "don",
-        "for",
-        "from",
-        "get",
-        "got",
-        "had",
-        "has",
-        "have",
-        "having",
-        "hello",
-        "hey",
-        "hi",
-        "how",
-        "i",
-        "if",
-        "in",
-        "including",
-        "into",
-        "is",
-        "it",
-        "its",
-        "just",
-        "let",
-        "like",
-        "me",
-        "might",
-        "more",
-        "must",
-        "my",
-        "need",
-        "no",
-        "not",
-        "now",
-        "of",
-        "off",
-        "ok",
-        "okay",
-        "on",
-        "only",
-        "or",
-        "our",
-        "please",
-        "related",
-        "should",
-        "so",
-        "some",
-        "something",
-        "than",
-        "thank",
-        "thanks",
-        "that",
-        "the",
-        "their",
-        "them",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "to",
-        "too",
-        "use",
-        "used",
-        "very",
-        "wanna",
-        "want",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "why",
-        "will",
-        "with",
-        "would",
-        "yes",
-        "you",
-        "your",
-        "explicitly",
-        "brings",
-        "user",
-        "up",
-        "always",
-    ]
+    """
+    a about after all also am an and any anything are as asked at be been being but by call calls can could
+    did do does doing don for from get got had has have having hello hey hi how i if in including into is
+    it its just let like me might more must my need no not now of off ok okay on only or our please related
+    should so some something than thank thanks that the their them then there these they this to too use
+    used very wanna want was we were what when where which who why will with would yes you your explicitly
+    brings user up always i'd i'm i'll i've let's it's that's
+    """.split()  # noqa: SIM905
 )
 _SYNONYMS = {
     "purchase": "buy",
@@ -301,7 +194,11 @@ class OfflineModel(LocalModel):
             back = next((h for h in handoffs if _tool_terms(h) & _WAY_BACK), None)
             if back is not None:
                 return [self._call(back, talk.latest, {})]
-        return self._introduce(agent, regular, handoffs, unsure=True)
+            return self._introduce(agent, regular, handoffs, unsure=True)
+        return (
+            f"Hello, this is {agent}. You asked: “{talk.latest}”. I am the offline demo model: I can route "
+            "requests and run tools, but a real answer needs a language model (see --model)."
+        )
 
     # --- steps ---------------------------------------------------------------------------------------
 

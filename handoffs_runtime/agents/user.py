@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from autogen_core import MessageContext, RoutedAgent, message_handler
 from autogen_core.models import LLMMessage, UserMessage
 
-from ..channels import AgentReply, Channel, Notice, is_exit
+from ..channels import USER_PROMPT, AgentReply, Channel, Notice, is_exit
 from ..messages import AgentResponse, HandoffEvent, UserLogin, UserTask
 from ..topics import session_topic
 
@@ -62,9 +62,9 @@ class UserAgent(RoutedAgent):
     async def _next_turn(self, context: list[LLMMessage], agent: str) -> None:
         config = self._config
         session = self.id.key
-        text = await config.channel.ask(session, "you")
+        text = await config.channel.ask(session, USER_PROMPT)
         while text is not None and not text.strip():
-            text = await config.channel.ask(session, "you")
+            text = await config.channel.ask(session, USER_PROMPT)
         if is_exit(text) or text is None:
             await config.channel.show(session, Notice(f"session {session} ended"))
             if config.on_session_end is not None:
