@@ -8,7 +8,6 @@ bring their own channel.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import sys
 import threading
@@ -231,6 +230,7 @@ class ConsoleChannel:
         self._reader = _LineReader(self._in)
         self._spinner: asyncio.Task[None] | None = None
         self._spin = tty
+        self._prompt: str | None = None
 
     def _paint(self, role: str, text: str) -> str:
         return f"{self._COLOURS[role]}{text}{self._RESET}" if self._colour else text
@@ -240,12 +240,13 @@ class ConsoleChannel:
         self._out.flush()
 
     async def ask(self, session_id: str, prompt: str, *, person: Person = "customer") -> str | None:
-        await self._stop_spinner()
+        self._stop_spinner()
         label = "you" if person == "customer" else "operator"
-        shown_prompt = self._paint(label, f"{prompt} › ")
-        self._out.write(shown_prompt)
+        self._prompt = self._paint(label, f"{prompt} › ")
+        self._out.write(self._prompt)
         self._out.flush()
         line = await self._reader.readline()
+        self._prompt = None
         if line is None:
             self._out.write("\n")
         elif self._echo:
@@ -256,36 +257,36 @@ class ConsoleChannel:
         return line
 
     async def show(self, session_id: str, output: Output) -> None:
-        await self._stop_spinner()
+        self._stop_spinner()
+        if self._prompt is not None:  # a question is waiting: print above it, then ask again
+            self._out.write("\r\033[K" if self._spin else "\n")
         if isinstance(output, AgentReply):
             self.write(f"{self._paint('agent', output.agent)} › {output.text}")
-        elif isinstance(output, Prompt):
-            self.write(self._paint("notice", f"  {output.text}"))
         else:
             self.write(self._paint("notice", f"  {output.text}"))
-            if output.event is not None and output.event.outcome == "handoff":
-                self._start_spinner()
+        if self._prompt is not None:
+            self._out.write(self._prompt)
+            self._out.flush()
+        elif isinstance(output, Notice) and output.event is not None and output.event.outcome == "handoff":
+            self._start_spinner()
 
     def _start_spinner(self) -> None:
         if self._spin and self._spinner is None:
             self._spinner = asyncio.get_running_loop().create_task(self._run_spinner())
 
-    async def _stop_spinner(self) -> None:
+    def _stop_spinner(self) -> None:
+        """Synchronous, so that stopping the spinner never lets another session's output jump ahead."""
         if self._spinner is not None:
             self._spinner.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._spinner
             self._spinner = None
-
-    async def _run_spinner(self) -> None:
-        try:
-            for frame in itertools.cycle("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"):
-                self._out.write(f"\r{frame} thinking…")
-                self._out.flush()
-                await asyncio.sleep(0.1)
-        finally:
             self._out.write("\r\033[K")
             self._out.flush()
+
+    async def _run_spinner(self) -> None:
+        for frame in itertools.cycle("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"):
+            self._out.write(f"\r{frame} thinking…")
+            self._out.flush()
+            await asyncio.sleep(0.1)
 
 
 def _isatty(stream: TextIO) -> bool:
