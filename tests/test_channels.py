@@ -1,0 +1,39 @@
+"""Channels: the console's output format, and the queue channel's questions."""
+
+from __future__ import annotations
+
+import io
+
+from handoffs_runtime import AgentReply, ConsoleChannel, HandoffEvent, Notice, Prompt, QueueChannel
+
+
+async def test_console_prints_replies_notices_and_echoes_piped_input() -> None:
+    out = io.StringIO()
+    console = ConsoleChannel(stdin=io.StringIO("hello\n"), stdout=out, colour=False, echo_input=True)
+    assert await console.ask("s", "you") == "hello"
+    event = HandoffEvent(session_id="s", source="A", target="B", tool="transfer_to_b")
+    await console.show("s", Notice("↪ A handed the conversation to B", event=event))
+    await console.show("s", AgentReply("B", "hi there"))
+    assert await console.ask("s", "you") is None  # end of input
+    assert out.getvalue() == "you › hello\n  ↪ A handed the conversation to B\nB › hi there\nyou › \n"
+
+
+async def test_console_colour_only_when_asked() -> None:
+    out = io.StringIO()
+    await ConsoleChannel(stdin=io.StringIO(), stdout=out, colour=True).show("s", AgentReply("A", "x"))
+    assert "\033[" in out.getvalue()
+
+
+async def test_queue_channel_surfaces_questions_but_not_ordinary_turns() -> None:
+    channel = QueueChannel()
+    await channel.say("s", "first")
+    assert await channel.ask("s", "you") == "first"
+    assert channel.outbox("s").empty()
+    await channel.say("s", "y")
+    assert await channel.ask("s", "Confirm order? y/n") == "y"
+    assert await channel.next_output("s", timeout=1) == Prompt("Confirm order? y/n", "customer")
+    await channel.say("s", "I can help", person="operator")
+    assert await channel.ask("s", "HumanAgent input", person="operator") == "I can help"
+    assert await channel.next_output("s", timeout=1) == Prompt("HumanAgent input", "operator")
+    await channel.leave("s")
+    assert await channel.ask("s", "you") is None
