@@ -1,4 +1,4 @@
-"""The offline model works for any team: it routes by words, proposes tools, chains look-ups, finds the way back."""
+"""The offline model works for any team: routing by words, proposals, look-up chains, the way back."""
 
 from __future__ import annotations
 
