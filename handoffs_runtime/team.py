@@ -180,9 +180,9 @@ async def register_team(
         agent = built[name]
         spec = agent.spec
         if spec.kind == "human":
-            human_config = HumanAgentConfig(
-                name, channel, team.user_topic, spec.description or "A human operator."
-            )
+            targets = frozenset(n for n, a in built.items() if a.spec.kind == "ai")
+            description = spec.description or "A human operator."
+            human_config = HumanAgentConfig(name, channel, team.user_topic, description, targets)
             await HumanAgent.register(runtime, name, _factory(HumanAgent, human_config))
         else:
             ai_config = AIAgentConfig(

@@ -159,3 +159,20 @@ async def test_offline_model_refund_then_purchase_then_human() -> None:
         ("SalesAgent", "TriageAgent"),
         ("TriageAgent", "HumanAgent"),
     ]
+
+
+async def test_operator_hands_the_conversation_back_to_an_ai_agent() -> None:
+    triage = ScriptedModel([[tool_call("escalate_to_human")], "Triage again: how can I help?"])
+    channel = ScriptedChannel.for_sessions(
+        {"s1": ["a person please", "ok"]},
+        operator=["/handoff Nobody", "Let me pass you back.", "/handoff TriageAgent"],
+    )
+    await run_sessions(acme_team(), channel, models={"TriageAgent": triage})
+    assert texts(channel) == [
+        ("HumanAgent", "Let me pass you back."),
+        ("TriageAgent", "Triage again: how can I help?"),
+    ]
+    assert any("unknown agent 'Nobody'" in prompt for _, prompt in channel.asked["s1"])
+    routes = [(e.source, e.target) for e in channel.events("s1")]
+    assert routes == [("TriageAgent", "HumanAgent"), ("HumanAgent", "TriageAgent")]
+    triage.assert_done()

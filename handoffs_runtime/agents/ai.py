@@ -70,22 +70,18 @@ class AIAgentConfig:
     user_topic: str = USER
     description: str = ""
     tool_schemas: tuple[ToolSchema, ...] = field(init=False)
+    handoff_names: frozenset[str] = field(init=False)
     static_schemas: tuple[ToolSchema, ...] | None = field(init=False)
+    """Every schema, when no handoff is enabled by a function: then nothing is computed per call."""
 
     def __post_init__(self) -> None:
+        set_field = object.__setattr__  # the documented way to derive fields of a frozen dataclass
         tool_schemas = tuple(t.schema for t in self.tools.values())
-        object.__setattr__(self, "tool_schemas", tool_schemas)
+        set_field(self, "tool_schemas", tool_schemas)
+        set_field(self, "handoff_names", frozenset(self.handoffs))
         static = all(h.always_enabled for h in self.handoffs.values())
-        object.__setattr__(
-            self,
-            "static_schemas",
-            tool_schemas + tuple(h.schema for h in self.handoffs.values()) if static else None,
-        )
-        object.__setattr__(self, "_handoff_names", frozenset(self.handoffs))
-
-    @property
-    def handoff_names(self) -> frozenset[str]:
-        return self.__dict__["_handoff_names"]  # type: ignore[no-any-return]
+        handoff_schemas = tuple(h.schema for h in self.handoffs.values())
+        set_field(self, "static_schemas", tool_schemas + handoff_schemas if static else None)
 
 
 @dataclass(slots=True)

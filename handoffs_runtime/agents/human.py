@@ -1,7 +1,8 @@
 """``HumanAgent``: a person (the operator) who takes over a conversation the AI agents cannot handle.
 
 The operator is reached through the team's channel (``person="operator"``), never through ``input()``,
-so a session waiting for the operator holds up nobody else.
+so a session waiting for the operator holds up nobody else. The operator answers the customer by typing,
+or hands the conversation back to an AI agent with ``/handoff AGENT``.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from autogen_core import MessageContext, RoutedAgent, message_handler
 from autogen_core.models import AssistantMessage
 
 from ..channels import Channel, Notice
-from ..messages import AgentResponse, UserTask
-from ..topics import USER, session_topic
+from ..messages import AgentResponse, HandoffEvent, UserTask
+from ..topics import HANDOFF_EVENTS, USER, session_topic
 
 OPERATOR_AWAY_REPLY = (
     "No human operator is available right now. Please leave your message and we will get back to you."
@@ -26,6 +27,11 @@ class HumanAgentConfig:
     channel: Channel
     user_topic: str = USER
     description: str = "A human operator."
+    handoff_targets: frozenset[str] = frozenset()
+    """Agents the operator may hand the conversation to with ``/handoff AGENT``."""
+
+
+HANDOFF_COMMAND = "/handoff"
 
 
 class HumanAgent(RoutedAgent):
@@ -44,9 +50,31 @@ class HumanAgent(RoutedAgent):
                 session, Notice(f"{config.name} (a person) is joining the conversation")
             )
         answer = await config.channel.ask(session, f"{config.name} input", person="operator")
+        while answer is not None and answer.strip().startswith(HANDOFF_COMMAND):
+            target = answer.strip()[len(HANDOFF_COMMAND) :].strip()
+            if target in config.handoff_targets:
+                await self._hand_back(message, target)
+                return
+            choices = ", ".join(sorted(config.handoff_targets)) or "none"
+            answer = await config.channel.ask(
+                session,
+                f"unknown agent {target!r} (choose from: {choices}); {config.name} input",
+                person="operator",
+            )
         text = answer.strip() if answer and answer.strip() else OPERATOR_AWAY_REPLY
         context = [*message.context, AssistantMessage(content=text, source=config.name)]
         await self.publish_message(
             AgentResponse(context=context, reply_to_topic_type=config.name),
             topic_id=session_topic(config.user_topic, session),
+        )
+
+    async def _hand_back(self, message: UserTask, target: str) -> None:
+        session = self.id.key
+        event = HandoffEvent(
+            session_id=session, source=self._config.name, target=target, tool=HANDOFF_COMMAND
+        )
+        await self.publish_message(event, topic_id=session_topic(HANDOFF_EVENTS, session))
+        await self.publish_message(
+            UserTask(context=message.context, turn_path=[self._config.name, target]),
+            topic_id=session_topic(target, session),
         )
