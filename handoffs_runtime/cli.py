@@ -6,7 +6,7 @@ import argparse
 import asyncio
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from . import __version__
 from .channels import ConsoleChannel
@@ -14,8 +14,10 @@ from .chat import run_chat
 from .errors import HandoffsError
 from .models import model_from_options, model_label
 from .tools.acme import acme_team
+from .team import TeamSpec
+from .tools.orchestrator import orchestrator_team
 
-TEAMS = {"acme": acme_team}
+TEAMS: dict[str, Callable[[], TeamSpec]] = {"acme": acme_team, "orchestrator": orchestrator_team}
 
 
 def _parser() -> argparse.ArgumentParser:
