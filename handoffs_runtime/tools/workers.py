@@ -238,7 +238,7 @@ def agent_tool(
     chosen = limits or WorkerLimits()
 
     async def ask_agent(
-        request: Annotated[str, f"what to ask {agent}, with everything it needs to know"],
+        request: Annotated[str, "what to ask, with everything the agent needs to know"],
         cancellation_token: CancellationToken | None = None,
     ) -> str:
         return await ask_worker(target, request, limits=chosen, cancellation_token=cancellation_token)
