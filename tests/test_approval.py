@@ -23,12 +23,18 @@ def _deleter(log: list[str]) -> ApprovalTool:
     return requires_approval(delete_file)
 
 
-async def _run(answers: list[str], log: list[str], *, person: str = "customer") -> tuple[ScriptedChannel, str]:
-    tool = _deleter(log) if person == "customer" else requires_approval(_deleter(log).inner, person="operator")
+async def _run(
+    answers: list[str], log: list[str], *, person: str = "customer"
+) -> tuple[ScriptedChannel, str]:
+    tool = (
+        _deleter(log) if person == "customer" else requires_approval(_deleter(log).inner, person="operator")
+    )
     team = TeamSpec(name="t", entry="Clerk", agents=[AgentSpec("Clerk", tools=[tool])])
     model = ScriptedModel([[tool_call("delete_file", {"path": "a.txt"})], "finished"])
     customer = ["delete a.txt", *answers] if person == "customer" else ["delete a.txt"]
-    channel = ScriptedChannel(customer={"s1": customer}, operator={"s1": answers if person == "operator" else []})
+    channel = ScriptedChannel(
+        customer={"s1": customer}, operator={"s1": answers if person == "operator" else []}
+    )
     await run_sessions(team, channel, model=model)
     last = model.calls[-1][0][-1]
     assert isinstance(last, FunctionExecutionResultMessage)

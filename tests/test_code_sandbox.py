@@ -43,7 +43,8 @@ async def test_cpu_limit_stops_a_busy_loop_before_the_wall_clock() -> None:
 
 
 async def test_memory_limit_makes_a_large_allocation_fail() -> None:
-    code = "try:\n    x = bytearray(400 * 2**20)\nexcept MemoryError:\n    print('refused')\nelse:\n    print('got it')"
+    code = "try:\n    x = bytearray(400 * 2**20)\nexcept MemoryError:\n    print('refused')\n"
+    code += "else:\n    print('got it')"
     limited = await run_python(code, SandboxLimits(memory_bytes=128 * 2**20))
     assert limited.stdout == "refused\n"
     roomy = await run_python(code, SandboxLimits(memory_bytes=1024 * 2**20))
@@ -62,8 +63,10 @@ async def test_no_secrets_reach_the_child(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 async def test_output_is_truncated_and_says_so() -> None:
-    result = await run_python("print('x' * 1_000_000)\nimport sys\nprint('e' * 500, file=sys.stderr)",
-                              SandboxLimits(max_output_chars=100))
+    result = await run_python(
+        "print('x' * 1_000_000)\nimport sys\nprint('e' * 500, file=sys.stderr)",
+        SandboxLimits(max_output_chars=100),
+    )
     assert result.truncated
     assert result.stdout == "x" * 100 + "\n…[output truncated]"
     assert result.stderr.startswith("e" * 100) and result.stderr.endswith("[output truncated]")

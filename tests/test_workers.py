@@ -7,13 +7,24 @@ from collections.abc import Sequence
 
 import pytest
 from autogen_core import CancellationToken
-from autogen_core.models import FunctionExecutionResult, FunctionExecutionResultMessage, LLMMessage, UserMessage
+from autogen_core.models import (
+    FunctionExecutionResult,
+    FunctionExecutionResultMessage,
+    LLMMessage,
+    UserMessage,
+)
 from autogen_core.tools import ToolSchema
 
 from handoffs_runtime import AgentSpec, FunctionModel, ScriptedChannel, ScriptedModel, TeamSpec, build_team
 from handoffs_runtime.errors import TeamConfigError
 from handoffs_runtime.models import Reply, tool_call
-from handoffs_runtime.tools.workers import WorkerError, WorkerLimits, agent_tool_name, ask_worker, worker_tools
+from handoffs_runtime.tools.workers import (
+    WorkerError,
+    WorkerLimits,
+    agent_tool_name,
+    ask_worker,
+    worker_tools,
+)
 
 from .support import run_sessions, texts
 
@@ -75,7 +86,9 @@ async def test_workers_run_in_parallel() -> None:
 
     boss = ScriptedModel([[tool_call("create_workers", {"task_descriptions": ["a", "b", "c"]})], "All done."])
     channel = ScriptedChannel.for_sessions({"s1": ["go"]})
-    await run_sessions(_team(worker_tools_=[meet]), channel, models={"Boss": boss, "Worker": FunctionModel(worker_reply)})
+    await run_sessions(
+        _team(worker_tools_=[meet]), channel, models={"Boss": boss, "Worker": FunctionModel(worker_reply)}
+    )
 
     [result] = _results(boss)
     assert result.content == "worker 1: done a\nworker 2: done b\nworker 3: done c"
@@ -101,7 +114,9 @@ async def test_create_workers_refuses_a_batch_over_the_limit_without_starting_an
     boss = ScriptedModel([[tool_call("create_workers", {"task_descriptions": ["a", "b", "c"]})], "ok"])
     worker = ScriptedModel([])
     channel = ScriptedChannel.for_sessions({"s1": ["go"]})
-    await run_sessions(_team(limits=WorkerLimits(max_workers_per_turn=2)), channel, models={"Boss": boss, "Worker": worker})
+    await run_sessions(
+        _team(limits=WorkerLimits(max_workers_per_turn=2)), channel, models={"Boss": boss, "Worker": worker}
+    )
     [result] = _results(boss)
     assert result.is_error and "2 left" in result.content
     assert worker.calls == []
@@ -216,14 +231,19 @@ async def test_ask_worker_outside_an_agent_says_why_it_cannot_run() -> None:
 
 def test_tools_that_delegate_to_a_missing_worker_are_rejected_when_the_team_is_built() -> None:
     team = TeamSpec(name="t", entry="Boss", agents=[AgentSpec("Boss", tools=worker_tools("Helper"))])
-    with pytest.raises(TeamConfigError, match=r"sends tasks to 'Helper'.*AgentSpec\('Helper', kind='worker'\)"):
+    with pytest.raises(
+        TeamConfigError, match=r"sends tasks to 'Helper'.*AgentSpec\('Helper', kind='worker'\)"
+    ):
         build_team(team)
 
 
 @pytest.mark.parametrize(
     ("agents", "message"),
     [
-        ([AgentSpec("Boss", handoffs=["Worker"]), AgentSpec("Worker", kind="worker")], "offer it with agent_tools"),
+        (
+            [AgentSpec("Boss", handoffs=["Worker"]), AgentSpec("Worker", kind="worker")],
+            "offer it with agent_tools",
+        ),
         ([AgentSpec("Boss"), AgentSpec("Worker", kind="worker", handoffs=["Boss"])], "takes no handoffs"),
         ([AgentSpec("Worker", kind="worker"), AgentSpec("Boss")], "is a worker; choose an ai agent"),
         ([AgentSpec("Boss", agent_tools=["Nobody"])], "agent_tools names 'Nobody'"),
@@ -258,7 +278,12 @@ def _advice_team() -> TeamSpec:
         name="shop",
         entry="Front",
         agents=[
-            AgentSpec("Front", system_message="Talk to the customer.", agent_tools=["PriceExpert"], handoffs=["Desk"]),
+            AgentSpec(
+                "Front",
+                system_message="Talk to the customer.",
+                agent_tools=["PriceExpert"],
+                handoffs=["Desk"],
+            ),
             AgentSpec("PriceExpert", description="Knows every price.", tools=[price_of], handoffs=["Front"]),
             AgentSpec("Desk", description="The help desk."),
         ],
