@@ -16,6 +16,7 @@ from autogen_core.models import (
 from autogen_core.tools import ToolSchema
 
 from handoffs_runtime import AgentSpec, FunctionModel, ScriptedChannel, ScriptedModel, TeamSpec, build_team
+from handoffs_runtime.context import current_tool_context
 from handoffs_runtime.errors import TeamConfigError
 from handoffs_runtime.models import Reply, tool_call
 from handoffs_runtime.tools.workers import (
@@ -320,3 +321,24 @@ def test_agent_tool_names_are_snake_case() -> None:
     assert agent_tool_name("Issues and repairs") == "ask_issues_and_repairs"
     built = build_team(_advice_team())
     assert list(built["Front"].tools) == ["ask_price_expert"]
+
+
+async def test_worker_addresses_are_slots_reused_from_turn_to_turn() -> None:
+    seen: list[str] = []
+
+    async def where_am_i() -> str:
+        """Report this worker's address."""
+        ctx = current_tool_context()
+        assert ctx is not None and ctx.agent_id is not None
+        seen.append(f"{ctx.agent_id.type}/{ctx.agent_id.key} depth {ctx.depth}")
+        return "noted"
+
+    def worker_reply(messages: Sequence[LLMMessage], tools: Sequence[ToolSchema]) -> Reply:
+        return "ok" if isinstance(messages[-1], FunctionExecutionResultMessage) else [tool_call("where_am_i")]
+
+    two = [tool_call("create_worker", {"task_description": t}) for t in ("a", "b")]
+    boss = ScriptedModel([two, "ok", [tool_call("create_worker", {"task_description": "c"})], "ok"])
+    channel = ScriptedChannel.for_sessions({"s1": ["first", "second"]})
+    team = _team(worker_tools_=[where_am_i])
+    await run_sessions(team, channel, models={"Boss": boss, "Worker": FunctionModel(worker_reply)})
+    assert seen == ["Worker/s1.1.1 depth 1", "Worker/s1.1.2 depth 1", "Worker/s1.1.1 depth 1"]

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -82,14 +81,15 @@ async def ask_worker(
     """
     limits = limits or WorkerLimits()
     ctx = _context()
-    _reserve(ctx, 1, limits)
-    return await _run_one(ctx, worker_type, task, limits, cancellation_token)
+    slot = _reserve(ctx, 1, limits)
+    return await _run_one(ctx, worker_type, task, slot, limits, cancellation_token)
 
 
 async def _run_one(
     ctx: ToolContext,
     worker_type: str,
     task: str,
+    slot: int,
     limits: WorkerLimits,
     cancellation_token: CancellationToken | None,
 ) -> str:
@@ -97,7 +97,7 @@ async def _run_one(
     token = CancellationToken()
     if cancellation_token is not None:
         cancellation_token.add_callback(token.cancel)
-    recipient = AgentId(worker_type, f"{ctx.session_id}.{uuid.uuid4().hex[:12]}")
+    recipient = AgentId(worker_type, worker_key(ctx.session_id, ctx.depth + 1, slot))
     message = WorkerTask(
         session_id=ctx.session_id, task=task, caller=ctx.agent, depth=ctx.depth + 1, timeout=limits.timeout
     )
@@ -132,8 +132,18 @@ def _context() -> ToolContext:
     return ctx
 
 
-def _reserve(ctx: ToolContext, count: int, limits: WorkerLimits) -> None:
-    """Check the depth and per-turn limits and count ``count`` more workers for this turn."""
+def worker_key(session_id: str, depth: int, slot: int) -> str:
+    """The ``AgentId`` key of a worker: its session, nesting level and slot in the caller's turn.
+
+    Workers keep no state between tasks, so a slot is reused turn after turn: a long-running runtime
+    then holds at most ``max_depth * max_workers_per_turn`` worker instances per session and type,
+    instead of one more for every task ever delegated.
+    """
+    return f"{session_id}.{depth}.{slot}"
+
+
+def _reserve(ctx: ToolContext, count: int, limits: WorkerLimits) -> int:
+    """Check the depth and per-turn limits, count ``count`` more workers; the first one's slot."""
     if ctx.depth + 1 > limits.max_depth:
         raise WorkerError(
             f"nesting limit reached: workers may be {limits.max_depth} level(s) deep; do this step yourself"
@@ -146,6 +156,7 @@ def _reserve(ctx: ToolContext, count: int, limits: WorkerLimits) -> None:
             "combine tasks or answer with what you have"
         )
     ctx.turn["workers"] = used + count
+    return used + 1
 
 
 async def ask_workers(
@@ -158,9 +169,10 @@ async def ask_workers(
     """Run one worker per task in parallel; each answer, or the ``WorkerError`` of that worker, in order."""
     limits = limits or WorkerLimits()
     ctx = _context()
-    _reserve(ctx, len(tasks), limits)
+    first = _reserve(ctx, len(tasks), limits)
     results = await asyncio.gather(
-        *(_run_one(ctx, worker_type, t, limits, cancellation_token) for t in tasks), return_exceptions=True
+        *(_run_one(ctx, worker_type, t, first + i, limits, cancellation_token) for i, t in enumerate(tasks)),
+        return_exceptions=True,
     )
     out: list[str | WorkerError] = []
     for item in results:
