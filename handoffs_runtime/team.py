@@ -45,8 +45,8 @@ class AgentSpec:
     ``tools`` are autogen ``Tool``s or plain functions (their docstring becomes the description).
     ``agent_tools`` names other agents of the team offered to this one as tools (``ask_<name>``): the
     caller sends a request and gets the answer back, keeping control (a handoff gives control away).
-    ``kind="worker"`` makes an agent that is reached only as a tool (``create_worker``, ``agent_tools``),
-    one fresh instance per task; it takes no handoffs and nobody hands off to it.
+    ``kind="worker"`` makes an agent that is reached only as a tool (``create_worker``, ``agent_tools``):
+    it answers each task on its own, takes no handoffs, and nobody hands off to it.
     """
 
     name: str

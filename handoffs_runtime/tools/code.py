@@ -42,7 +42,11 @@ _READ_CHUNK = 65536
 
 @dataclass(frozen=True, slots=True)
 class SandboxLimits:
-    """How much one run may take. ``timeout`` is wall-clock seconds; ``cpu_seconds`` defaults to it."""
+    """How much one run may take. ``timeout`` is wall-clock seconds; ``cpu_seconds`` defaults to it.
+
+    ``memory_bytes`` limits address space, not resident memory: libraries that reserve a lot of virtual
+    memory up front (numpy with many BLAS threads, for one) may need more than the default.
+    """
 
     timeout: float = 10.0
     cpu_seconds: int | None = None
