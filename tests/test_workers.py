@@ -6,18 +6,21 @@ import asyncio
 from collections.abc import Sequence
 
 import pytest
-from autogen_core import CancellationToken
+from autogen_core import AgentId, CancellationToken, SingleThreadedAgentRuntime
 from autogen_core.models import (
     FunctionExecutionResult,
     FunctionExecutionResultMessage,
     LLMMessage,
+    SystemMessage,
     UserMessage,
 )
-from autogen_core.tools import ToolSchema
+from autogen_core.tools import FunctionTool, Tool, ToolSchema
 
 from handoffs_runtime import AgentSpec, FunctionModel, ScriptedChannel, ScriptedModel, TeamSpec, build_team
+from handoffs_runtime.agents.worker import WorkerAgent, WorkerAgentConfig
 from handoffs_runtime.context import current_tool_context
 from handoffs_runtime.errors import TeamConfigError
+from handoffs_runtime.messages import WorkerResult, WorkerTask
 from handoffs_runtime.models import Reply, tool_call
 from handoffs_runtime.tools.workers import (
     WorkerError,
@@ -342,3 +345,61 @@ async def test_worker_addresses_are_slots_reused_from_turn_to_turn() -> None:
     team = _team(worker_tools_=[where_am_i])
     await run_sessions(team, channel, models={"Boss": boss, "Worker": FunctionModel(worker_reply)})
     assert seen == ["Worker/s1.1.1 depth 1", "Worker/s1.1.2 depth 1", "Worker/s1.1.1 depth 1"]
+
+
+# --- the worker agent on its own ---------------------------------------------------------------------
+
+
+async def _ask_directly(
+    model: ScriptedModel, tools: Sequence[Tool], timeout: float | None = None
+) -> WorkerResult:
+    runtime = SingleThreadedAgentRuntime()
+    config = WorkerAgentConfig(
+        name="Solo",
+        system_message=SystemMessage(content="Work."),
+        model=model,
+        tools={t.name: t for t in tools},
+        max_tool_rounds=2,
+    )
+    await WorkerAgent.register(runtime, "Solo", lambda: WorkerAgent(config))
+    runtime.start()
+    try:
+        task = WorkerTask(session_id="s1", task="do it", caller="test", timeout=timeout)
+        reply = await runtime.send_message(task, AgentId("Solo", "s1.1.1"))
+    finally:
+        await runtime.stop()
+    assert isinstance(reply, WorkerResult)
+    return reply
+
+
+async def test_a_worker_stops_at_the_timeout_that_comes_with_its_task() -> None:
+    cancelled = asyncio.Event()
+
+    async def hang() -> str:
+        """Never finishes on its own."""
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return "never"
+
+    reply = await _ask_directly(
+        ScriptedModel([[tool_call("hang")]]), [FunctionTool(hang, "hang")], timeout=0.2
+    )
+    assert (reply.ok, reply.text) == (False, "Solo ran out of time (0.2 s)")
+    assert cancelled.is_set()
+
+
+async def test_a_worker_answers_unknown_tools_and_gives_up_after_its_tool_rounds() -> None:
+    model = ScriptedModel([[tool_call("nope")], [tool_call("nope")]])
+    reply = await _ask_directly(model, [])
+    assert (reply.ok, reply.text) == (False, "Solo did not finish within 2 tool rounds")
+    last = model.calls[-1][0][-1]
+    assert isinstance(last, FunctionExecutionResultMessage)
+    assert last.content[0].content == "Error: there is no tool named 'nope'; available: none"
+
+
+async def test_a_worker_with_an_empty_answer_reports_it() -> None:
+    reply = await _ask_directly(ScriptedModel(["   "]), [])
+    assert (reply.ok, reply.text) == (False, "empty answer")
