@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
-import pytest
-from autogen_core.models import FunctionExecutionResultMessage
+import asyncio
+from collections.abc import Sequence
 
-from handoffs_runtime import AgentSpec, OfflineModel, ScriptedChannel, ScriptedModel, TeamSpec, tool_call
+import pytest
+from autogen_core.models import FunctionExecutionResultMessage, LLMMessage
+from autogen_core.tools import ToolSchema
+
+from handoffs_runtime import (
+    AgentSpec,
+    FunctionModel,
+    OfflineModel,
+    ScriptedChannel,
+    ScriptedModel,
+    TeamSpec,
+    tool_call,
+    worker_tools,
+)
+from handoffs_runtime.channels import Person
 from handoffs_runtime.errors import TeamConfigError
+from handoffs_runtime.models import Reply
 from handoffs_runtime.tools.approval import ApprovalTool, requires_approval
 from handoffs_runtime.tools.code import SandboxLimits
 from handoffs_runtime.tools.orchestrator import orchestrator_team
@@ -106,3 +121,47 @@ async def test_code_runs_in_a_worker_only_after_the_person_approves() -> None:
     (_, first), (_, second) = texts(channel)
     assert "<stdout>42\n</stdout>" in first
     assert "Refused: the customer did not approve running execute_python_code" in second
+
+
+class _CountingChannel(ScriptedChannel):
+    """Says yes to every approval and records how many questions were open at once."""
+
+    def __init__(self) -> None:
+        super().__init__(customer={"s1": ["go"]})
+        self.open = 0
+        self.most_open = 0
+
+    async def ask(self, session_id: str, prompt: str, *, person: Person = "customer") -> str | None:
+        if not prompt.startswith("Allow"):
+            return await super().ask(session_id, prompt, person=person)
+        self.asked[session_id].append((person, prompt))
+        self.open += 1
+        self.most_open = max(self.most_open, self.open)
+        for _ in range(5):  # let the other worker run while this question is open
+            await asyncio.sleep(0)
+        self.open -= 1
+        return "yes"
+
+
+async def test_parallel_workers_ask_for_approval_one_at_a_time() -> None:
+    log: list[str] = []
+    team = TeamSpec(
+        name="t",
+        entry="Boss",
+        agents=[
+            AgentSpec("Boss", tools=worker_tools("Worker")),
+            AgentSpec("Worker", tools=[_deleter(log)], kind="worker"),
+        ],
+    )
+    boss = ScriptedModel([[tool_call("create_workers", {"task_descriptions": ["a.txt", "b.txt"]})], "done"])
+
+    def worker(messages: Sequence[LLMMessage], tools: Sequence[ToolSchema]) -> Reply:
+        if isinstance(messages[-1], FunctionExecutionResultMessage):
+            return str(messages[-1].content[0].content)
+        return [tool_call("delete_file", {"path": str(messages[1].content)})]  # after the system message
+
+    channel = _CountingChannel()
+    await run_sessions(team, channel, models={"Boss": boss, "Worker": FunctionModel(worker)})
+    assert sorted(log) == ["a.txt", "b.txt"]
+    assert len([p for _, p in channel.asked["s1"] if p.startswith("Allow")]) == 2
+    assert channel.most_open == 1

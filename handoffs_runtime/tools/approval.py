@@ -3,7 +3,8 @@
 ``requires_approval(tool)`` returns a tool with the same name, description and arguments. When a model
 calls it, the person of the session is asked (``Allow execute_python_code(code='...')? y/n``) through the
 channel; only a yes runs the tool. A no, or a person who has left, becomes the tool result
-``Refused: ...`` so the model can tell the person and carry on. Works for agents and workers alike.
+``Refused: ...`` so the model can tell the person and carry on. Works for agents and workers alike;
+parallel workers of one session ask one question at a time, so their questions never interleave.
 
 Example::
 
@@ -12,7 +13,9 @@ Example::
 
 from __future__ import annotations
 
+import asyncio
 import json
+import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -21,11 +24,14 @@ from autogen_core.tools import FunctionTool, Tool, ToolSchema
 from pydantic import BaseModel
 
 from ..channels import Person
-from ..context import ask_person
+from ..context import ask_person, current_tool_context
 from ..errors import TeamConfigError
 
 APPROVE_WORDS = frozenset({"y", "yes", "ok", "okay", "approve", "approved", "allow", "go ahead", "sure"})
 PromptBuilder = Callable[[str, Mapping[str, Any]], str]
+
+_asking: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+"""One lock per session while a question is pending (weak: it goes away when nobody waits on it)."""
 
 
 def default_prompt(name: str, args: Mapping[str, Any], *, limit: int = 400) -> str:
@@ -79,12 +85,21 @@ class ApprovalTool:
         self, args: Mapping[str, Any], cancellation_token: CancellationToken, call_id: str | None = None
     ) -> Any:
         self._tool.args_type().model_validate(args)  # ask only about calls that can run
-        answer = await ask_person(self._prompt(self.name, args), person=self._person)
+        answer = await self._ask(self._prompt(self.name, args))
         if answer is None:
             return f"Refused: {self.name} was not run because nobody could approve it."
         if answer.strip().lower().rstrip(".!") not in APPROVE_WORDS:
             return f"Refused: the {self._person} did not approve running {self.name}."
         return await self._tool.run_json(args, cancellation_token, call_id=call_id)
+
+    async def _ask(self, prompt: str) -> str | None:
+        ctx = current_tool_context()
+        key = ctx.session_id if ctx is not None else ""
+        lock = _asking.get(key)
+        if lock is None:
+            lock = _asking[key] = asyncio.Lock()
+        async with lock:
+            return await ask_person(prompt, person=self._person)
 
     async def save_state_json(self) -> Mapping[str, Any]:
         return await self._tool.save_state_json()
