@@ -16,7 +16,16 @@ from autogen_core.models import (
 )
 from autogen_core.tools import FunctionTool, Tool, ToolSchema
 
-from handoffs_runtime import AgentSpec, FunctionModel, ScriptedChannel, ScriptedModel, TeamSpec, build_team
+from handoffs_runtime import (
+    AgentSpec,
+    FunctionModel,
+    ScriptedChannel,
+    ScriptedModel,
+    TeamSpec,
+    build_team,
+    register_team,
+    start_session,
+)
 from handoffs_runtime.agents.worker import WorkerAgent, WorkerAgentConfig
 from handoffs_runtime.context import current_tool_context
 from handoffs_runtime.errors import TeamConfigError
@@ -403,3 +412,18 @@ async def test_a_worker_answers_unknown_tools_and_gives_up_after_its_tool_rounds
 async def test_a_worker_with_an_empty_answer_reports_it() -> None:
     reply = await _ask_directly(ScriptedModel(["   "]), [])
     assert (reply.ok, reply.text) == (False, "empty answer")
+
+
+async def test_a_worker_type_missing_from_the_runtime_is_an_error_result() -> None:
+    boss = ScriptedModel([[tool_call("create_worker", {"task_description": "x"})], "no workers here"])
+    channel = ScriptedChannel.for_sessions({"s1": ["go"]})
+    runtime = SingleThreadedAgentRuntime()
+    await register_team(
+        runtime, _team(), model=boss, channel=channel, only=["Boss"]
+    )  # Worker lives elsewhere
+    runtime.start()
+    await start_session(runtime, "s1")
+    await runtime.stop_when_idle()
+    [result] = _results(boss)
+    assert result.is_error and "is an agent of type 'Worker' registered" in result.content
+    assert texts(channel) == [("Boss", "no workers here")]

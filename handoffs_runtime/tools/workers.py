@@ -114,10 +114,15 @@ async def _run_one(
     except asyncio.CancelledError:
         token.cancel()
         raise
-    except LookupError as exc:
-        raise WorkerError(f"no worker type {worker_type!r} is registered in this runtime ({exc})") from exc
     except Exception as exc:
-        raise WorkerError(f"worker {worker_type} failed: {type(exc).__name__}: {exc}") from exc
+        # The runtimes say "Recipient not found" (single-threaded) or raise LookupError for an unknown type.
+        missing = isinstance(exc, LookupError) or "not found" in str(exc).lower()
+        hint = (
+            f"; is an agent of type {worker_type!r} registered with this runtime or its host?"
+            if missing
+            else ""
+        )
+        raise WorkerError(f"worker {worker_type} failed: {type(exc).__name__}: {exc}{hint}") from exc
     if not isinstance(reply, WorkerResult):
         raise WorkerError(f"worker {worker_type} answered with {type(reply).__name__}, not WorkerResult")
     if not reply.ok:
