@@ -31,7 +31,7 @@ from .errors import TeamConfigError
 from .messages import UserLogin
 from .policy import TeamPolicy
 from .tools.handoff import Handoff, handoff
-from .tools.workers import agent_tool, tool_agent_type
+from .tools.workers import TOOL_AGENT_SUFFIX, agent_tool, tool_agent_type
 from .topics import HANDOFF_EVENTS, USER, session_topic
 
 AgentKind = Literal["ai", "human", "worker"]
@@ -174,6 +174,21 @@ def tool_served_agents(built: Mapping[str, BuiltAgent]) -> set[str]:
     """The AI agents some other agent calls as a tool: each gets a ``<name>.tool`` worker type."""
     wanted = {getattr(t, "delegates_to", None) for agent in built.values() for t in agent.tools.values()}
     return {n for n, agent in built.items() if agent.spec.kind == "ai" and tool_agent_type(n) in wanted}
+
+
+def delegations(built: Mapping[str, BuiltAgent]) -> list[tuple[str, str, str]]:
+    """``(caller, callee, tool name)`` for every tool that sends tasks to another agent of the team.
+
+    These are the caller-keeps-control edges of the topology, next to the handoff edges.
+    """
+    edges = []
+    for name, agent in built.items():
+        for tool in agent.tools.values():
+            delegate = getattr(tool, "delegates_to", None)
+            if delegate is not None:
+                callee = delegate.removesuffix(TOOL_AGENT_SUFFIX) if delegate not in built else delegate
+                edges.append((name, callee, tool.name))
+    return edges
 
 
 def _wrap_tools(spec: AgentSpec) -> dict[str, Tool]:

@@ -31,6 +31,8 @@ from handoffs_runtime.context import current_tool_context
 from handoffs_runtime.errors import TeamConfigError
 from handoffs_runtime.messages import WorkerResult, WorkerTask
 from handoffs_runtime.models import Reply, tool_call
+from handoffs_runtime.team import delegations
+from handoffs_runtime.tools.orchestrator import orchestrator_team
 from handoffs_runtime.tools.workers import (
     WorkerError,
     WorkerLimits,
@@ -427,3 +429,11 @@ async def test_a_worker_type_missing_from_the_runtime_is_an_error_result() -> No
     [result] = _results(boss)
     assert result.is_error and "is an agent of type 'Worker' registered" in result.content
     assert texts(channel) == [("Boss", "no workers here")]
+
+
+def test_delegations_are_the_caller_keeps_control_edges_of_the_team() -> None:
+    assert delegations(build_team(_advice_team())) == [("Front", "PriceExpert", "ask_price_expert")]
+    assert delegations(build_team(orchestrator_team())) == [
+        ("Orchestrator", "Worker", "create_worker"),
+        ("Orchestrator", "Worker", "create_workers"),
+    ]
