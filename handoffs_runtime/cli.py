@@ -13,8 +13,8 @@ from .channels import ConsoleChannel
 from .chat import run_chat
 from .errors import HandoffsError
 from .models import model_from_options, model_label
-from .tools.acme import acme_team
 from .team import TeamSpec
+from .tools.acme import acme_team
 from .tools.orchestrator import orchestrator_team
 
 TEAMS: dict[str, Callable[[], TeamSpec]] = {"acme": acme_team, "orchestrator": orchestrator_team}

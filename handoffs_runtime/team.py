@@ -111,7 +111,9 @@ def build_team(team: TeamSpec) -> dict[str, BuiltAgent]:
     if team.entry not in names:
         raise TeamConfigError(f"team {team.name!r}: entry agent {team.entry!r} is not one of {names}")
     if team.agent(team.entry).kind == "worker":
-        raise TeamConfigError(f"team {team.name!r}: entry agent {team.entry!r} is a worker; choose an ai agent")
+        raise TeamConfigError(
+            f"team {team.name!r}: entry agent {team.entry!r} is a worker; pick an ai agent"
+        )
     built = {}
     for spec in team.agents:
         if spec.kind == "human" and (spec.tools or spec.handoffs or spec.agent_tools):

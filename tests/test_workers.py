@@ -260,7 +260,7 @@ def test_tools_that_delegate_to_a_missing_worker_are_rejected_when_the_team_is_b
             "offer it with agent_tools",
         ),
         ([AgentSpec("Boss"), AgentSpec("Worker", kind="worker", handoffs=["Boss"])], "takes no handoffs"),
-        ([AgentSpec("Worker", kind="worker"), AgentSpec("Boss")], "is a worker; choose an ai agent"),
+        ([AgentSpec("Worker", kind="worker"), AgentSpec("Boss")], "is a worker; pick an ai agent"),
         ([AgentSpec("Boss", agent_tools=["Nobody"])], "agent_tools names 'Nobody'"),
         ([AgentSpec("Boss", agent_tools=["Boss"])], "agent_tools names 'Boss'"),
         (
