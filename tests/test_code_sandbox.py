@@ -43,7 +43,7 @@ async def test_cpu_limit_stops_a_busy_loop_before_the_wall_clock() -> None:
 
 
 async def test_memory_limit_makes_a_large_allocation_fail() -> None:
-    code = "try:\n    x = bytearray(400 * 2**20)\nexcept MemoryError:\n    print('refused')\n"
+    code = "try:\n    x = bytearray(256 * 2**20)\nexcept MemoryError:\n    print('refused')\n"
     code += "else:\n    print('got it')"
     limited = await run_python(code, SandboxLimits(memory_bytes=128 * 2**20))
     assert limited.stdout == "refused\n"
