@@ -7,6 +7,7 @@ republished there, keyed by the session. See README.md for the picture and the q
 import logging
 
 from .agents import AIAgent, AIAgentConfig, HumanAgent, HumanAgentConfig, UserAgent, UserAgentConfig
+from .agents.worker import WorkerAgent, WorkerAgentConfig
 from .channels import (
     AgentReply,
     Channel,
@@ -20,7 +21,7 @@ from .channels import (
 from .chat import run_chat
 from .context import ToolContext, ask_person, current_tool_context
 from .errors import HandoffsError, ModelConfigError, ScriptError, TeamConfigError
-from .messages import AgentResponse, HandoffEvent, UserLogin, UserTask
+from .messages import AgentResponse, HandoffEvent, UserLogin, UserTask, WorkerResult, WorkerTask
 from .models import (
     FunctionModel,
     LocalModel,
@@ -35,9 +36,13 @@ from .offline import OfflineModel
 from .policy import TeamPolicy
 from .team import AgentSpec, TeamSpec, build_team, human_agent, register_team, start_session
 from .tools.acme import acme_team
+from .tools.approval import requires_approval
+from .tools.code import CodeResult, SandboxLimits, execute_python_code, python_code_tool, run_python
 from .tools.filters import keep_last_messages, nest_history, remove_all_tools
 from .tools.handoff import Handoff, HandoffContext, HandoffInputData, SessionContext, handoff
+from .tools.orchestrator import orchestrator_team
 from .tools.prompts import RECOMMENDED_PROMPT_PREFIX, prompt_with_handoff_instructions
+from .tools.workers import WorkerError, WorkerLimits, agent_tool, ask_worker, ask_workers, worker_tools
 from .topics import session_topic
 
 __version__ = "0.1.0"
@@ -52,6 +57,7 @@ __all__ = [
     "AgentResponse",
     "AgentSpec",
     "Channel",
+    "CodeResult",
     "ConsoleChannel",
     "FunctionModel",
     "Handoff",
@@ -69,6 +75,7 @@ __all__ = [
     "Output",
     "Prompt",
     "QueueChannel",
+    "SandboxLimits",
     "ScriptError",
     "ScriptedChannel",
     "ScriptedModel",
@@ -81,22 +88,37 @@ __all__ = [
     "UserAgentConfig",
     "UserLogin",
     "UserTask",
+    "WorkerAgent",
+    "WorkerAgentConfig",
+    "WorkerError",
+    "WorkerLimits",
+    "WorkerResult",
+    "WorkerTask",
     "acme_team",
+    "agent_tool",
     "ask_person",
+    "ask_worker",
+    "ask_workers",
     "build_team",
     "current_model_call",
     "current_tool_context",
+    "execute_python_code",
     "handoff",
     "human_agent",
     "keep_last_messages",
     "model_from_options",
     "nest_history",
     "openai_model",
+    "orchestrator_team",
     "prompt_with_handoff_instructions",
+    "python_code_tool",
     "register_team",
     "remove_all_tools",
+    "requires_approval",
     "run_chat",
+    "run_python",
     "session_topic",
     "start_session",
     "tool_call",
+    "worker_tools",
 ]

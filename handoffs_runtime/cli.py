@@ -6,7 +6,7 @@ import argparse
 import asyncio
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from . import __version__
 from .channels import ConsoleChannel
@@ -14,9 +14,11 @@ from .chat import run_chat
 from .errors import HandoffsError
 from .graph import team_mermaid
 from .models import model_from_options, model_label
+from .team import TeamSpec
 from .tools.acme import acme_team
+from .tools.orchestrator import orchestrator_team
 
-TEAMS = {"acme": acme_team}
+TEAMS: dict[str, Callable[[], TeamSpec]] = {"acme": acme_team, "orchestrator": orchestrator_team}
 
 
 def _parser() -> argparse.ArgumentParser:

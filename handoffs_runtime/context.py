@@ -14,16 +14,30 @@ Example::
 from __future__ import annotations
 
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
+
+from autogen_core import AgentId, AgentRuntime
 
 from .channels import Channel, Person
 
 
 @dataclass(frozen=True, slots=True)
 class ToolContext:
+    """The session, agent and channel of the running tool.
+
+    ``runtime`` and ``agent_id`` let a tool send messages as its agent (``create_worker`` does);
+    ``depth`` is 0 for a team's agents and grows by one for each level of workers; ``turn`` is scratch
+    state shared by the tools of one turn of one agent (``create_worker`` counts its workers there).
+    """
+
     session_id: str
     agent: str
     channel: Channel | None
+    runtime: AgentRuntime | None = None
+    agent_id: AgentId | None = None
+    depth: int = 0
+    turn: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
 _current: ContextVar[ToolContext | None] = ContextVar("handoffs_tool_context", default=None)

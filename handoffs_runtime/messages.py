@@ -56,5 +56,33 @@ class HandoffEvent(BaseModel):
     reason: str = ""
 
 
-MESSAGE_TYPES: tuple[type[BaseModel], ...] = (UserLogin, UserTask, AgentResponse, HandoffEvent)
+class WorkerTask(BaseModel):
+    """A task sent (RPC, not published) to a worker or an agent offered as a tool; see ``WorkerResult``.
+
+    ``timeout`` travels with the task so the worker stops on its own even where cancellation cannot reach
+    it (across a gRPC host).
+    """
+
+    session_id: str
+    task: str
+    caller: str
+    depth: int = 1
+    timeout: float | None = None
+
+
+class WorkerResult(BaseModel):
+    """A worker's final answer, or why it has none (``ok=False``)."""
+
+    text: str
+    ok: bool = True
+
+
+MESSAGE_TYPES: tuple[type[BaseModel], ...] = (
+    UserLogin,
+    UserTask,
+    AgentResponse,
+    HandoffEvent,
+    WorkerTask,
+    WorkerResult,
+)
 """Every message type of the protocol: a distributed worker registers a serializer for each."""

@@ -6,7 +6,11 @@ It is not a language model. It reads the person's latest words and:
 2. acts: when they match a regular tool, it proposes it and, once the person says yes, calls it, first
    calling any tool whose description says it finds a required argument (``look_up_item`` finds the
    ``item_id`` that ``execute_refund`` needs), then reports the results;
-3. otherwise answers with what this agent can do, or takes a handoff that is marked as the way back
+3. carries out explicit requests at once: in ``<instruction>: <text>`` (``run this python: print(6*7)``)
+   the person spelled the argument out, so when the instruction matches a tool whose required text
+   arguments are all literal (``code``, ``command``...) or descriptive (``task_description``...), it is
+   called without asking, the literal ones getting ``<text>`` and the descriptive ones the whole request;
+4. otherwise answers with what this agent can do, or takes a handoff that is marked as the way back
    (words like "back", "outside" or "other") when the agent was not just handed the conversation.
 """
 
@@ -72,6 +76,8 @@ _SYNONYMS = {
     "lookup": "find",
 }
 _WAY_BACK = frozenset({"back", "outside", "other", "purview", "else"})
+_LITERAL_PARAMS = frozenset({"code", "script", "source", "command", "expression", "program", "snippet"})
+_DESCRIPTIVE_PARAMS = frozenset({"task", "description", "request", "instruction", "prompt"})
 _YES = frozenset(
     {"y", "yes", "yeah", "yep", "sure", "ok", "okay", "confirm", "go ahead", "please do", "do it"}
 )
@@ -181,6 +187,9 @@ class OfflineModel(LocalModel):
         if talk.proposed and _is_answer(talk.latest, _NO):
             return "All right, I won't. Is there anything else I can help with?"
 
+        explicit = _explicit(talk.latest, regular)
+        if explicit is not None:
+            return [tool_call(explicit[0]["name"], _explicit_arguments(*explicit, talk.latest))]
         words = _words(talk.latest)
         if not words:
             return self._introduce(agent, regular, handoffs)
@@ -203,6 +212,9 @@ class OfflineModel(LocalModel):
     # --- steps ---------------------------------------------------------------------------------------
 
     def _plan(self, request: str, regular: list[ToolSchema]) -> list[ToolSchema]:
+        explicit = _explicit(request, regular)
+        if explicit is not None:
+            return [explicit[0]]
         target = _best(_words(request), regular)
         if target is None:
             return []
@@ -219,7 +231,8 @@ class OfflineModel(LocalModel):
             if result.is_error:
                 return f"Sorry, {_humanize(tool['name'])} did not work: {result.content}"
         steps = [f"{_humanize(t['name'])} → {talk.results[t['name']].content}" for t in plan]
-        return "Done: " + "; ".join(steps) + "." if steps else "Done."
+        done = "; ".join(steps)
+        return f"Done: {done}" + ("" if done.endswith((".", "!", "?")) else ".") if steps else "Done."
 
     def _propose(self, tool: ToolSchema, request: str, regular: list[ToolSchema]) -> str:
         subject = _subject(request, tool)
@@ -248,6 +261,28 @@ def _best(words: list[tuple[str, str]], tools: Iterable[ToolSchema]) -> ToolSche
 
 def _parameters(tool: ToolSchema) -> dict[str, Any]:
     return dict(tool.get("parameters") or {})
+
+
+def _explicit(request: str, tools: list[ToolSchema]) -> tuple[ToolSchema, str] | None:
+    """The tool and the spelled-out text of an ``<instruction>: <text>`` request, if it is one."""
+    head, colon, payload = request.partition(":")
+    if not colon or not payload.strip():
+        return None
+    tool = _best(_words(head), tools)
+    if tool is None:
+        return None
+    params = _required_strings(tool)
+    known = _LITERAL_PARAMS | _DESCRIPTIVE_PARAMS
+    if not params or not all(set(p.lower().split("_")) & known for p in params):
+        return None
+    return tool, payload.strip()
+
+
+def _explicit_arguments(tool: ToolSchema, payload: str, request: str) -> dict[str, Any]:
+    args = _arguments(tool, request, {})
+    for param in _required_strings(tool):
+        args[param] = payload if set(param.lower().split("_")) & _LITERAL_PARAMS else request
+    return args
 
 
 def _properties(tool: ToolSchema) -> dict[str, dict[str, Any]]:

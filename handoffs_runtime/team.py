@@ -25,14 +25,16 @@ from autogen_core.tools import FunctionTool, Tool
 
 from .agents import AIAgent, AIAgentConfig, HumanAgent, HumanAgentConfig, UserAgent, UserAgentConfig
 from .agents.user import SessionEndHook
+from .agents.worker import WorkerAgent, WorkerAgentConfig
 from .channels import Channel
 from .errors import TeamConfigError
 from .messages import UserLogin
 from .policy import TeamPolicy
 from .tools.handoff import Handoff, handoff
+from .tools.workers import TOOL_AGENT_SUFFIX, agent_tool, tool_agent_type
 from .topics import HANDOFF_EVENTS, USER, session_topic
 
-AgentKind = Literal["ai", "human"]
+AgentKind = Literal["ai", "human", "worker"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,10 @@ class AgentSpec:
 
     ``description`` is what other agents' handoff tools say about it (its handoff description).
     ``tools`` are autogen ``Tool``s or plain functions (their docstring becomes the description).
+    ``agent_tools`` names other agents of the team offered to this one as tools (``ask_<name>``): the
+    caller sends a request and gets the answer back, keeping control (a handoff gives control away).
+    ``kind="worker"`` makes an agent that is reached only as a tool (``create_worker``, ``agent_tools``):
+    it answers each task on its own, takes no handoffs, and nobody hands off to it.
     """
 
     name: str
@@ -50,6 +56,7 @@ class AgentSpec:
     handoffs: Sequence[str | Handoff] = ()
     model: ChatCompletionClient | None = None
     kind: AgentKind = "ai"
+    agent_tools: Sequence[str] = ()
 
 
 def human_agent(
@@ -109,11 +116,18 @@ def build_team(team: TeamSpec) -> dict[str, BuiltAgent]:
         )
     if team.entry not in names:
         raise TeamConfigError(f"team {team.name!r}: entry agent {team.entry!r} is not one of {names}")
+    if team.agent(team.entry).kind == "worker":
+        raise TeamConfigError(f"team {team.name!r}: entry agent {team.entry!r} is a worker; pick an ai agent")
     built = {}
     for spec in team.agents:
-        if spec.kind == "human" and (spec.tools or spec.handoffs):
+        if spec.kind == "human" and (spec.tools or spec.handoffs or spec.agent_tools):
             raise TeamConfigError(f"agent {spec.name!r} is human: it takes no tools or handoffs")
+        if spec.kind == "worker" and spec.handoffs:
+            raise TeamConfigError(
+                f"agent {spec.name!r} is a worker: it answers its caller and takes no handoffs"
+            )
         tools = _wrap_tools(spec)
+        _add_agent_tools(team, spec, tools)
         handoffs: dict[str, Handoff] = {}
         for item in spec.handoffs:
             h = handoff(item) if isinstance(item, str) else item
@@ -128,6 +142,10 @@ def build_team(team: TeamSpec) -> dict[str, BuiltAgent]:
                 )
             if h.target == spec.name:
                 raise TeamConfigError(f"agent {spec.name!r} cannot hand off to itself")
+            if team.agent(h.target).kind == "worker":
+                raise TeamConfigError(
+                    f"agent {spec.name!r} hands off to worker {h.target!r}; offer it with agent_tools instead"
+                )
             if h.tool_name in handoffs or h.tool_name in tools:
                 raise TeamConfigError(
                     f"agent {spec.name!r}: two tools are named {h.tool_name!r}; use tool_name_override"
@@ -135,6 +153,55 @@ def build_team(team: TeamSpec) -> dict[str, BuiltAgent]:
             handoffs[h.tool_name] = h.resolved(team.agent(h.target).description)
         built[spec.name] = BuiltAgent(spec, tools, handoffs)
     return built
+
+
+def _add_agent_tools(team: TeamSpec, spec: AgentSpec, tools: dict[str, Tool]) -> None:
+    """Resolve ``spec.agent_tools`` into ``ask_<agent>`` tools and check every tool that delegates."""
+    for name in spec.agent_tools:
+        if name not in team.names or name == spec.name:
+            others = [n for n in team.names if n != spec.name]
+            raise TeamConfigError(f"agent {spec.name!r}: agent_tools names {name!r}; choose from {others}")
+        target = team.agent(name)
+        if target.kind == "human":
+            raise TeamConfigError(f"agent {spec.name!r}: {name!r} is human, not a tool; hand off to it")
+        worker_type = name if target.kind == "worker" else tool_agent_type(name)
+        ask = agent_tool(name, target.description, worker_type=worker_type)
+        if ask.name in tools:
+            raise TeamConfigError(f"agent {spec.name!r}: two tools are named {ask.name!r}")
+        tools[ask.name] = ask
+    served = {a.name for a in team.agents if a.kind == "worker"} | {
+        tool_agent_type(a.name) for a in team.agents if a.kind == "ai"
+    }
+    for tool in tools.values():
+        delegate = getattr(tool, "delegates_to", None)
+        if delegate is not None and delegate not in served:
+            workers = sorted(a.name for a in team.agents if a.kind == "worker") or "none"
+            raise TeamConfigError(
+                f"agent {spec.name!r}: tool {tool.name!r} sends tasks to {delegate!r}, which is not a "
+                f"worker of team {team.name!r} (workers: {workers}); "
+                f"add AgentSpec({delegate!r}, kind='worker')"
+            )
+
+
+def tool_served_agents(built: Mapping[str, BuiltAgent]) -> set[str]:
+    """The AI agents some other agent calls as a tool: each gets a ``<name>.tool`` worker type."""
+    wanted = {getattr(t, "delegates_to", None) for agent in built.values() for t in agent.tools.values()}
+    return {n for n, agent in built.items() if agent.spec.kind == "ai" and tool_agent_type(n) in wanted}
+
+
+def delegations(built: Mapping[str, BuiltAgent]) -> list[tuple[str, str, str]]:
+    """``(caller, callee, tool name)`` for every tool that sends tasks to another agent of the team.
+
+    These are the caller-keeps-control edges of the topology, next to the handoff edges.
+    """
+    edges = []
+    for name, agent in built.items():
+        for tool in agent.tools.values():
+            delegate = getattr(tool, "delegates_to", None)
+            if delegate is not None:
+                callee = delegate.removesuffix(TOOL_AGENT_SUFFIX) if delegate not in built else delegate
+                edges.append((name, callee, tool.name))
+    return edges
 
 
 def _wrap_tools(spec: AgentSpec) -> dict[str, Tool]:
@@ -174,11 +241,20 @@ async def register_team(
     if unknown:
         raise TeamConfigError(f"unknown agents {sorted(unknown)}; team {team.name!r} has {', '.join(built)}")
     overrides = models or {}
+    as_tools = tool_served_agents(built)
     for name in built:
         if name not in wanted:
             continue
         agent = built[name]
         spec = agent.spec
+        agent_model = overrides.get(name) or spec.model or model
+        if spec.kind == "worker" or name in as_tools:
+            worker_type = name if spec.kind == "worker" else tool_agent_type(name)
+            await WorkerAgent.register(
+                runtime, worker_type, _factory(WorkerAgent, _worker_config(agent, agent_model, channel, team))
+            )
+            if spec.kind == "worker":
+                continue
         if spec.kind == "human":
             targets = frozenset(n for n, a in built.items() if a.spec.kind == "ai")
             description = spec.description or "A human operator."
@@ -188,7 +264,7 @@ async def register_team(
             ai_config = AIAgentConfig(
                 name=name,
                 system_message=SystemMessage(content=spec.system_message or f"You are {name}."),
-                model=overrides.get(name) or spec.model or model,
+                model=agent_model,
                 tools=agent.tools,
                 handoffs=agent.handoffs,
                 policy=team.policy,
@@ -209,6 +285,22 @@ async def register_team(
             TypeSubscription(topic_type=HANDOFF_EVENTS, agent_type=team.user_topic)
         )
     return built
+
+
+def _worker_config(
+    agent: BuiltAgent, model: ChatCompletionClient, channel: Channel, team: TeamSpec
+) -> WorkerAgentConfig:
+    """How an agent answers when it serves as a tool: its prompt, model and tools, without handoffs."""
+    spec = agent.spec
+    return WorkerAgentConfig(
+        name=spec.name,
+        system_message=SystemMessage(content=spec.system_message or f"You are {spec.name}."),
+        model=model,
+        tools=agent.tools,
+        channel=channel,
+        max_tool_rounds=team.policy.max_tool_rounds,
+        description=spec.description or spec.name,
+    )
 
 
 def _factory(cls: Callable[[Any], Any], config: Any) -> Callable[[], Any]:

@@ -107,7 +107,10 @@ class AIAgent(RoutedAgent):
         history = message.context
         new: list[LLMMessage] = []
         path = message.turn_path or [config.name]
-        set_tool_context(ToolContext(session, config.name, config.channel))
+        tool_context = ToolContext(
+            session, config.name, config.channel, runtime=self.runtime, agent_id=self.id
+        )
+        set_tool_context(tool_context)
         for _ in range(config.policy.max_tool_rounds):
             conversation = history + new
             offered, enabled = await self._offer(session, conversation)
@@ -227,20 +230,7 @@ class AIAgent(RoutedAgent):
     async def _run_tool(
         self, call: FunctionCall, cancellation_token: CancellationToken
     ) -> FunctionExecutionResult:
-        tool = self._config.tools[call.name]
-        args = _parse_arguments(call)
-        if isinstance(args, str):
-            return _error(call, args)
-        try:
-            value = await tool.run_json(args, cancellation_token, call_id=call.id)
-        except ValidationError as exc:
-            return _error(call, f"invalid arguments for {call.name}: {_describe_validation(exc)}")
-        except Exception as exc:
-            logger.warning("tool %s raised %s: %s", call.name, type(exc).__name__, exc)
-            return _error(call, f"tool {call.name} failed: {type(exc).__name__}: {exc}")
-        return FunctionExecutionResult(
-            call_id=call.id, name=call.name, content=tool.return_value_as_string(value)
-        )
+        return await run_tool_call(self._config.tools[call.name], call, cancellation_token)
 
     async def _check_handoff(
         self, call: FunctionCall, session: str, conversation: list[LLMMessage], enabled: frozenset[str]
@@ -368,6 +358,24 @@ class AIAgent(RoutedAgent):
             reason=reason,
         )
         await self.publish_message(event, topic_id=session_topic(HANDOFF_EVENTS, session))
+
+
+async def run_tool_call(
+    tool: Tool, call: FunctionCall, cancellation_token: CancellationToken
+) -> FunctionExecutionResult:
+    """Run one regular tool call; bad arguments and a tool that raises become error results."""
+    args = _parse_arguments(call)
+    if isinstance(args, str):
+        return _error(call, args)
+    try:
+        value = await tool.run_json(args, cancellation_token, call_id=call.id)
+    except ValidationError as exc:
+        return _error(call, f"invalid arguments for {call.name}: {_describe_validation(exc)}")
+    except Exception as exc:
+        logger.warning("tool %s raised %s: %s", call.name, type(exc).__name__, exc)
+        return _error(call, f"tool {call.name} failed: {type(exc).__name__}: {exc}")
+    content = tool.return_value_as_string(value)
+    return FunctionExecutionResult(call_id=call.id, name=call.name, content=content)
 
 
 def _error(call: FunctionCall, text: str) -> FunctionExecutionResult:

@@ -1,0 +1,121 @@
+"""Human approval as an option on any tool: the person confirms through the session's channel first.
+
+``requires_approval(tool)`` returns a tool with the same name, description and arguments. When a model
+calls it, the person of the session is asked (``Allow execute_python_code(code='...')? y/n``) through the
+channel; only a yes runs the tool. A no, or a person who has left, becomes the tool result
+``Refused: ...`` so the model can tell the person and carry on. Works for agents and workers alike;
+parallel workers of one session ask one question at a time, so their questions never interleave.
+
+Example::
+
+    AgentSpec("Worker", tools=[requires_approval(execute_python_code)], kind="worker")
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import weakref
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from autogen_core import CancellationToken
+from autogen_core.tools import FunctionTool, Tool, ToolSchema
+from pydantic import BaseModel
+
+from ..channels import Person
+from ..context import ask_person, current_tool_context
+from ..errors import TeamConfigError
+
+APPROVE_WORDS = frozenset({"y", "yes", "ok", "okay", "approve", "approved", "allow", "go ahead", "sure"})
+PromptBuilder = Callable[[str, Mapping[str, Any]], str]
+
+_asking: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+"""One lock per session while a question is pending (weak: it goes away when nobody waits on it)."""
+
+
+def default_prompt(name: str, args: Mapping[str, Any], *, limit: int = 400) -> str:
+    """``Allow execute_python_code(code='print(1)')? y/n``, arguments cut to ``limit`` characters."""
+    shown = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
+    if len(shown) > limit:
+        shown = shown[:limit] + "…"
+    return f"Allow {name}({shown})? y/n"
+
+
+class ApprovalTool:
+    """A tool that runs only after the person says yes. Build it with :func:`requires_approval`."""
+
+    def __init__(
+        self, tool: Tool, *, prompt: PromptBuilder | None = None, person: Person = "customer"
+    ) -> None:
+        self._tool = tool
+        self._prompt = prompt or default_prompt
+        self._person: Person = person
+        self.delegates_to: str | None = getattr(tool, "delegates_to", None)
+
+    @property
+    def inner(self) -> Tool:
+        return self._tool
+
+    @property
+    def name(self) -> str:
+        return self._tool.name
+
+    @property
+    def description(self) -> str:
+        return self._tool.description
+
+    @property
+    def schema(self) -> ToolSchema:
+        return self._tool.schema
+
+    def args_type(self) -> type[BaseModel]:
+        return self._tool.args_type()
+
+    def return_type(self) -> type[Any]:
+        return self._tool.return_type()
+
+    def state_type(self) -> type[BaseModel] | None:
+        return self._tool.state_type()
+
+    def return_value_as_string(self, value: Any) -> str:
+        return self._tool.return_value_as_string(value)
+
+    async def run_json(
+        self, args: Mapping[str, Any], cancellation_token: CancellationToken, call_id: str | None = None
+    ) -> Any:
+        self._tool.args_type().model_validate(args)  # ask only about calls that can run
+        answer = await self._ask(self._prompt(self.name, args))
+        if answer is None:
+            return f"Refused: {self.name} was not run because nobody could approve it."
+        if answer.strip().lower().rstrip(".!") not in APPROVE_WORDS:
+            return f"Refused: the {self._person} did not approve running {self.name}."
+        return await self._tool.run_json(args, cancellation_token, call_id=call_id)
+
+    async def _ask(self, prompt: str) -> str | None:
+        ctx = current_tool_context()
+        key = ctx.session_id if ctx is not None else ""
+        lock = _asking.get(key)
+        if lock is None:
+            lock = _asking[key] = asyncio.Lock()
+        async with lock:
+            return await ask_person(prompt, person=self._person)
+
+    async def save_state_json(self) -> Mapping[str, Any]:
+        return await self._tool.save_state_json()
+
+    async def load_state_json(self, state: Mapping[str, Any]) -> None:
+        await self._tool.load_state_json(state)
+
+
+def requires_approval(
+    tool: Tool | Callable[..., Any], *, prompt: PromptBuilder | None = None, person: Person = "customer"
+) -> ApprovalTool:
+    """``tool`` (a ``Tool`` or a plain function), run only after ``person`` approves each call."""
+    if isinstance(tool, ApprovalTool):
+        return tool
+    if not isinstance(tool, Tool):
+        if not callable(tool):
+            raise TeamConfigError(f"requires_approval needs a Tool or a function, got {tool!r}")
+        tool = FunctionTool(tool, description=(tool.__doc__ or "").strip())
+    return ApprovalTool(tool, prompt=prompt, person=person)
