@@ -1,14 +1,20 @@
 """The team's topology as a Mermaid flowchart: agents as nodes, handoffs as labelled edges.
 
 Paste the output into any Mermaid renderer (GitHub renders ```` ```mermaid ```` blocks), or show it in a
-notebook. Regular tools are listed inside each agent's node; handoffs disabled by a callable are dashed.
+notebook. Regular tools are listed inside each agent's node. Edge styles tell control apart:
+
+- ``A -->|tool| B``   a handoff: control moves to B;
+- ``A -.->|tool| B``  a handoff enabled by a function (sometimes offered);
+- ``A ==>|tool| B``   a delegation (agent as tool, worker): A keeps control and gets B's answer.
+
+Workers, reached only as tools, are drawn as subroutine nodes.
 """
 
 from __future__ import annotations
 
 import re
 
-from .team import TeamSpec, build_team
+from .team import TeamSpec, build_team, delegations
 
 
 def _node_id(name: str) -> str:
@@ -23,13 +29,20 @@ def team_mermaid(team: TeamSpec) -> str:
     """``flowchart LR`` text for ``team``."""
     built = build_team(team)
     lines = ["flowchart LR", f'    {_node_id(team.user_topic)}(["{_label(team.user_topic)}"])']
+    delegated = delegations(built)
+    delegating_tools = {(caller, tool) for caller, _, tool in delegated}
     for name, agent in built.items():
-        title = f"{name} (human)" if agent.spec.kind == "human" else name
-        body = f"{title}<br/>tools: {', '.join(agent.tools)}" if agent.tools else title
-        lines.append(f'    {_node_id(name)}["{_label(body)}"]')
+        kind = agent.spec.kind
+        title = f"{name} ({kind})" if kind != "ai" else name
+        tools = [t for t in agent.tools if (name, t) not in delegating_tools]
+        body = f"{title}<br/>tools: {', '.join(tools)}" if tools else title
+        shape = '[["{}"]]' if kind == "worker" else '["{}"]'
+        lines.append(f"    {_node_id(name)}{shape.format(_label(body))}")
     lines.append(f"    {_node_id(team.user_topic)} --> {_node_id(team.entry)}")
     for name, agent in built.items():
         for tool_name, h in agent.handoffs.items():
             arrow = "-->" if h.always_enabled else "-.->"
             lines.append(f"    {_node_id(name)} {arrow}|{_label(tool_name)}| {_node_id(h.target)}")
+    for caller, callee, tool_name in delegated:
+        lines.append(f"    {_node_id(caller)} ==>|{_label(tool_name)}| {_node_id(callee)}")
     return "\n".join(lines) + "\n"

@@ -491,3 +491,22 @@ def test_wrong_configurations_are_rejected_when_the_team_is_built(team: TeamSpec
 def test_wrong_policy_is_rejected() -> None:
     with pytest.raises(TeamConfigError, match="handoff_budget"):
         TeamPolicy(handoff_budget=0)
+
+
+def test_delegations_and_workers_are_drawn_apart_from_handoffs() -> None:
+    from handoffs_runtime.tools.orchestrator import orchestrator_team
+
+    text = team_mermaid(orchestrator_team())
+    assert 'Worker[["Worker (worker)<br/>tools: execute_python_code"]]' in text
+    assert "Orchestrator ==>|create_worker| Worker" in text
+    team = TeamSpec(
+        name="t",
+        entry="Front",
+        agents=[
+            AgentSpec("Front", handoffs=["Expert"], agent_tools=["Expert"]),
+            AgentSpec("Expert", description="Knows prices."),
+        ],
+    )
+    text = team_mermaid(team)
+    assert "Front -->|transfer_to_expert| Expert" in text and "Front ==>|ask_expert| Expert" in text
+    assert 'Front["Front"]' in text  # the delegating tool is an edge, not listed as a regular tool
