@@ -1,4 +1,7 @@
-"""The ``handoffs`` command: ``chat`` with a team, print its ``graph``. Thin: parses options, calls the library."""
+"""The ``handoffs`` command: ``chat`` with a team, print its ``graph``, manage stored ``sessions``.
+
+Thin: parses options, calls the library.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from .channels import ConsoleChannel
 from .chat import run_chat
 from .errors import HandoffsError
 from .models import model_from_options, model_label
+from .sessions_cli import add_sessions_parser, add_store_option, open_store, run_sessions_command
 from .tools.acme import acme_team
 
 TEAMS = {"acme": acme_team}
@@ -30,18 +34,22 @@ def _parser() -> argparse.ArgumentParser:
         help="model name on an OpenAI-compatible endpoint (default: $HANDOFFS_MODEL, else the offline model)",
     )
     chat.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
-    chat.add_argument("--session", help="session id (default: a new random id)")
+    chat.add_argument("--session", help="start or resume the session with this id (default: a new random id)")
+    add_store_option(chat)
     chat.add_argument("--no-colour", "--no-color", action="store_true", help="plain text even on a terminal")
     chat.add_argument("-v", "--verbose", action="count", default=0, help="log warnings (-v) or everything (-vv)")
+    add_sessions_parser(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    _configure_logging(args.verbose)
+    _configure_logging(getattr(args, "verbose", 0))
     try:
         if args.command == "chat":
             return _chat(args)
+        if args.command == "sessions":
+            return run_sessions_command(args)
     except HandoffsError as exc:
         print(f"handoffs: {exc}", file=sys.stderr)
         return 2
@@ -58,10 +66,15 @@ def _chat(args: argparse.Namespace) -> int:
         model_line = f"model: {label}"
     channel = ConsoleChannel(colour=False if args.no_colour else None)
     banner = f"handoffs · {team.title or team.name} · {model_line}"
+    store = open_store(args.store)
     try:
-        asyncio.run(run_chat(team, model=model, channel=channel, session_id=args.session, banner=banner))
+        asyncio.run(
+            run_chat(team, model=model, channel=channel, session_id=args.session, banner=banner, store=store)
+        )
     except KeyboardInterrupt:
         channel.write("\nsession ended (interrupted)")
+    finally:
+        store.close_now()
     return 0
 
 
