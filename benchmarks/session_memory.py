@@ -90,12 +90,17 @@ async def measure(checkpoints: list[int], release: bool, batch: int) -> None:
         gc.collect()
         live = len(live_sessions(runtime))
         mode = "release" if release else "keep"
-        print(f"{mode}: {checkpoint:>6} sessions  rss={rss_mib():7.1f} MiB  live agent sessions={live}", flush=True)
+        print(
+            f"{mode}: {checkpoint:>6} sessions  rss={rss_mib():7.1f} MiB  live agent sessions={live}",
+            flush=True,
+        )
     await runtime.stop_when_idle()
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--checkpoints", default="1000,10000,50000")
     parser.add_argument("--mode", choices=("both", "release", "keep"), default="both")
     parser.add_argument("--batch", type=int, default=500, help="sessions running at once")

@@ -44,7 +44,7 @@ def _internals(runtime: SingleThreadedAgentRuntime) -> tuple[dict[AgentId, Any],
 
 
 def release_session(runtime: SingleThreadedAgentRuntime, session_id: str) -> int:
-    """Forget ``session_id``'s agent instances and cached topic routes; returns how many agents were dropped."""
+    """Forget ``session_id``'s agent instances and cached topic routes; returns how many agents went."""
     agents, subscriptions = _internals(runtime)
     released = 0
     for agent_type in list(runtime._known_agent_names):
@@ -100,7 +100,9 @@ class SessionActivity(DefaultInterventionHandler):
         self._last.pop(session_id, None)
 
 
-def release_idle(runtime: SingleThreadedAgentRuntime, activity: SessionActivity, *, idle_for: float) -> list[str]:
+def release_idle(
+    runtime: SingleThreadedAgentRuntime, activity: SessionActivity, *, idle_for: float
+) -> list[str]:
     """Release every session idle for more than ``idle_for`` seconds; returns their ids.
 
     A session waiting on a person stays correct: its pending handler keeps its own instance, and the
