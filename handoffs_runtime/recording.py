@@ -41,8 +41,8 @@ async def resume(
     since its tools may have run already; the person is told and the transcript notes it.
     """
     state, created = await store.open_session(session, agent=entry_agent, team=team)
-    if created:
-        return Resumed([], entry_agent)
+    if created or state.last_seq == 0:  # nothing was said yet: nothing to tell
+        return Resumed(list(state.context), state.active_agent)
     entries = await store.entries(session)
     notices = [f"resuming session {session} with {state.active_agent} ({state.last_seq} messages stored)"]
     notices += [f"  {describe_entry(e)}" for e in last_exchanges(entries, show)]
