@@ -171,5 +171,6 @@ async def test_killed_right_after_typing_keeps_the_store_consistent(tmp_path: Pa
     assert len(replies) >= turns - 1  # at most the turn in flight is missing
 
     chat = await Chat.start(path, "k3", tmp_path)
-    await chat.wait_for("resuming session k3")
-    await chat.finish()
+    await chat.wait_for("you › ")
+    out = await chat.finish()
+    assert ("resuming session k3" in out) == bool(entries)
