@@ -8,7 +8,14 @@ from .agents import AIAgent, AIAgentConfig, HumanAgent, HumanAgentConfig, UserAg
 from .channels import AgentReply, Channel, ConsoleChannel, Notice, Output, QueueChannel, ScriptedChannel
 from .chat import run_chat
 from .context import ToolContext, ask_person, current_tool_context
-from .errors import HandoffsError, ModelConfigError, ScriptError, TeamConfigError
+from .errors import (
+    HandoffsError,
+    ModelConfigError,
+    ScriptError,
+    StoreError,
+    TeamConfigError,
+    UnknownSessionError,
+)
 from .messages import AgentResponse, HandoffEvent, UserLogin, UserTask
 from .models import (
     FunctionModel,
@@ -22,6 +29,8 @@ from .models import (
 )
 from .offline import OfflineModel
 from .policy import TeamPolicy
+from .release import SessionActivity, release_idle, release_session
+from .store import SessionStore, SQLiteSessionStore
 from .team import AgentSpec, TeamSpec, build_team, human_agent, register_team, start_session
 from .tools.acme import acme_team
 from .tools.filters import keep_last_messages, nest_history, remove_all_tools
@@ -55,14 +64,19 @@ __all__ = [
     "OfflineModel",
     "Output",
     "QueueChannel",
+    "SQLiteSessionStore",
     "ScriptError",
     "ScriptedChannel",
     "ScriptedModel",
+    "SessionActivity",
     "SessionContext",
+    "SessionStore",
+    "StoreError",
     "TeamConfigError",
     "TeamPolicy",
     "TeamSpec",
     "ToolContext",
+    "UnknownSessionError",
     "UserAgent",
     "UserAgentConfig",
     "UserLogin",
@@ -80,6 +94,8 @@ __all__ = [
     "openai_model",
     "prompt_with_handoff_instructions",
     "register_team",
+    "release_idle",
+    "release_session",
     "remove_all_tools",
     "run_chat",
     "session_topic",
