@@ -24,7 +24,7 @@ from autogen_core.tools import ToolSchema
 
 from handoffs_runtime import FunctionModel, acme_team, register_team, start_session
 from handoffs_runtime.channels import Output, Person
-from handoffs_runtime.release import live_sessions, release_session
+from handoffs_runtime.release import live_sessions
 
 
 class OneLineChannel:
@@ -67,14 +67,19 @@ async def measure(checkpoints: list[int], release: bool, batch: int) -> None:
     def on_end(session: str) -> None:
         nonlocal ended
         ended += 1
-        if release:
-            release_session(runtime, session)
         if ended >= target:
             done.set()
 
     model = FunctionModel(answer)
     model.record_calls = False
-    await register_team(runtime, acme_team(), model=model, channel=OneLineChannel(), on_session_end=on_end)
+    await register_team(
+        runtime,
+        acme_team(),
+        model=model,
+        channel=OneLineChannel(),
+        on_session_end=on_end,
+        release_ended=release,
+    )
     runtime.start()
     gc.collect()
     print(f"{'release' if release else 'keep'}: start rss={rss_mib():.1f} MiB", flush=True)

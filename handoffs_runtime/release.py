@@ -24,6 +24,7 @@ from typing import Any
 
 from autogen_core import (
     AgentId,
+    AgentRuntime,
     DefaultInterventionHandler,
     DropMessage,
     MessageContext,
@@ -31,6 +32,8 @@ from autogen_core import (
     TopicId,
     TypeSubscription,
 )
+
+from .agents.user import SessionEndHook
 
 
 def _internals(runtime: SingleThreadedAgentRuntime) -> tuple[dict[AgentId, Any], Any]:
@@ -113,3 +116,19 @@ def release_idle(
         release_session(runtime, session)
         activity.forget(session)
     return sessions
+
+
+def release_on_end(runtime: AgentRuntime, hook: SessionEndHook | None) -> SessionEndHook | None:
+    """``hook``, followed by :func:`release_session`, when ``runtime`` is a single-threaded runtime.
+
+    Other runtimes (the gRPC worker) manage their own instances; for them ``hook`` is returned as is.
+    """
+    if not isinstance(runtime, SingleThreadedAgentRuntime):
+        return hook
+
+    def ended(session_id: str) -> None:
+        if hook is not None:
+            hook(session_id)
+        release_session(runtime, session_id)
+
+    return ended

@@ -199,9 +199,8 @@ async def test_a_session_waiting_on_a_person_does_not_hold_up_50_others() -> Non
     ended: list[str] = []
     all_ended = asyncio.Event()
 
-    def on_end(session: str) -> None:
+    def on_end(session: str) -> None:  # the runtime releases the session's agents after this
         ended.append(session)
-        release_session(runtime, session)
         if len(ended) == 50:
             all_ended.set()
 
@@ -269,3 +268,18 @@ async def test_an_idle_session_is_released_and_carries_on_with_fresh_agents() ->
     assert said == ["first", "second"]  # the fresh instance got the whole conversation
     await channel.leave("a")
     await runtime.stop_when_idle()
+
+
+async def test_finished_sessions_are_released_unless_asked_not_to() -> None:
+    for release_ended, expected in ((True, set()), (False, {"a", "b"})):
+        runtime = SingleThreadedAgentRuntime()
+        channel = ScriptedChannel.for_sessions({"a": ["hi"], "b": ["hello"]})
+        model = FunctionModel(_router)
+        await register_team(runtime, acme_team(), model=model, channel=channel, release_ended=release_ended)
+        runtime.start()
+        await start_session(runtime, "a")
+        await start_session(runtime, "b")
+        await runtime.stop_when_idle()
+        assert texts(channel, "b") == [("TriageAgent", "triage heard hello")]
+        assert live_sessions(runtime) == expected
+        assert release_session(runtime, "a") == (0 if release_ended else 2)  # User and TriageAgent
