@@ -1,7 +1,4 @@
-"""The ``handoffs`` command: ``chat`` with a team, print its ``graph``, manage stored ``sessions``.
-
-Thin: parses options, calls the library.
-"""
+"""The ``handoffs`` command: ``chat`` with a team, print its ``graph``. Thin: parses options, calls the library."""
 
 from __future__ import annotations
 
