@@ -13,7 +13,7 @@ from autogen_core.models import (
     UserMessage,
 )
 
-from handoffs_runtime import keep_last_messages, remove_all_tools, tool_call
+from handoffs_runtime import remove_all_tools, tool_call
 from handoffs_runtime.messages import HandoffEvent
 from handoffs_runtime.store import (
     SessionState,
@@ -57,7 +57,10 @@ def test_nested_history_is_not_taken_for_new_messages() -> None:
 
 
 def test_a_filter_that_drops_the_persons_message_falls_back_to_unseen_messages() -> None:
-    assert new_messages([Q1, A1, Q2], _handed_over(keep_last_messages(0))) == [CALL, RESULT, REPLY]
+    def drop_history(data: HandoffInputData) -> HandoffInputData:
+        return data.replace(history=())
+
+    assert new_messages([Q1, A1, Q2], _handed_over(drop_history)) == [CALL, RESULT, REPLY]
 
 
 async def _record(messages: list[LLMMessage]) -> tuple[SessionState, list[StoredEntry]]:
