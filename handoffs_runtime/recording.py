@@ -8,6 +8,10 @@ What is new in a reply: the store keeps the context the last reply came with (``
 and the sequence number it accounts for. The context a turn went out with is that context plus the
 person's messages stored after it; :func:`~handoffs_runtime.transcript.new_messages` compares the two,
 which stays right when an input filter rewrote the history at a handoff.
+
+Order: entries are stored in the order this side learns of them. A handoff event therefore comes before
+the handoff call of the same turn, which only arrives with the reply; a filter that drops tool calls at a
+handoff drops them from the transcript too (the handoff event still records the handoff).
 """
 
 from __future__ import annotations
