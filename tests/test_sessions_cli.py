@@ -130,3 +130,16 @@ def test_a_memory_store_keeps_nothing(
     _chat(monkeypatch, Path(":memory:"), "m1", "hello")
     assert "TriageAgent › Hello" in capsys.readouterr().out
     assert _run(capsys, "sessions", "list", "--store", ":memory:")[1] == "no sessions stored\n"
+
+
+@pytest.mark.parametrize("command", [["sessions", "list"], ["chat"]])
+def test_a_corrupt_store_is_a_clear_error_and_left_untouched(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    path = tmp_path / "corrupt.sqlite3"
+    path.write_bytes(b"\x00garbage" * 512)
+    monkeypatch.setattr("sys.stdin", io.StringIO("hello\n"))
+    code, _, err = _run(capsys, *command, "--store", str(path))
+    assert code == 2
+    assert err.startswith(f"handoffs: session store {path} is not a readable session store")
+    assert path.read_bytes() == b"\x00garbage" * 512
