@@ -20,7 +20,14 @@ from .channels import (
 )
 from .chat import run_chat
 from .context import ToolContext, ask_person, current_tool_context
-from .errors import HandoffsError, ModelConfigError, ScriptError, TeamConfigError
+from .errors import (
+    HandoffsError,
+    ModelConfigError,
+    ScriptError,
+    StoreError,
+    TeamConfigError,
+    UnknownSessionError,
+)
 from .messages import AgentResponse, HandoffEvent, UserLogin, UserTask, WorkerResult, WorkerTask
 from .models import (
     FunctionModel,
@@ -34,6 +41,8 @@ from .models import (
 )
 from .offline import OfflineModel
 from .policy import TeamPolicy
+from .release import SessionActivity, release_idle, release_session
+from .store import SessionStore, SQLiteSessionStore
 from .team import AgentSpec, TeamSpec, build_team, human_agent, register_team, start_session
 from .tools.acme import acme_team
 from .tools.approval import requires_approval
@@ -75,15 +84,20 @@ __all__ = [
     "Output",
     "Prompt",
     "QueueChannel",
+    "SQLiteSessionStore",
     "SandboxLimits",
     "ScriptError",
     "ScriptedChannel",
     "ScriptedModel",
+    "SessionActivity",
     "SessionContext",
+    "SessionStore",
+    "StoreError",
     "TeamConfigError",
     "TeamPolicy",
     "TeamSpec",
     "ToolContext",
+    "UnknownSessionError",
     "UserAgent",
     "UserAgentConfig",
     "UserLogin",
@@ -113,6 +127,8 @@ __all__ = [
     "prompt_with_handoff_instructions",
     "python_code_tool",
     "register_team",
+    "release_idle",
+    "release_session",
     "remove_all_tools",
     "requires_approval",
     "run_chat",

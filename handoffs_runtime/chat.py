@@ -8,6 +8,7 @@ from autogen_core import SingleThreadedAgentRuntime
 from autogen_core.models import ChatCompletionClient
 
 from .channels import Channel, Notice
+from .store import SessionStore
 from .team import TeamSpec, register_team, start_session
 
 
@@ -18,11 +19,15 @@ async def run_chat(
     channel: Channel,
     session_id: str | None = None,
     banner: str | None = None,
+    store: SessionStore | None = None,
 ) -> str:
-    """Talk to ``team`` through ``channel`` until the person leaves; returns the session id."""
+    """Talk to ``team`` through ``channel`` until the person leaves; returns the session id.
+
+    With a ``store``, a stored ``session_id`` is resumed with its active agent and context.
+    """
     session = session_id or uuid.uuid4().hex[:12]
     runtime = SingleThreadedAgentRuntime()
-    await register_team(runtime, team, model=model, channel=channel)
+    await register_team(runtime, team, model=model, channel=channel, store=store)
     if banner:
         await channel.show(session, Notice(banner))
     await channel.show(session, Notice(f"session {session} · type 'exit' to leave"))

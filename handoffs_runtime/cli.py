@@ -14,6 +14,7 @@ from .chat import run_chat
 from .errors import HandoffsError
 from .graph import team_mermaid
 from .models import model_from_options, model_label
+from .sessions_cli import add_sessions_parser, add_store_option, open_store, run_sessions_command
 from .team import TeamSpec
 from .tools.acme import acme_team
 from .tools.orchestrator import orchestrator_team
@@ -35,7 +36,8 @@ def _parser() -> argparse.ArgumentParser:
         help="model name on an OpenAI-compatible endpoint (default: $HANDOFFS_MODEL, else the offline model)",
     )
     chat.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
-    chat.add_argument("--session", help="session id (default: a new random id)")
+    chat.add_argument("--session", help="start or resume the session with this id (default: a new random id)")
+    add_store_option(chat)
     chat.add_argument("--no-colour", "--no-color", action="store_true", help="plain text even on a terminal")
     chat.add_argument(
         "-v", "--verbose", action="count", default=0, help="log warnings (-v) or everything (-vv)"
@@ -44,18 +46,22 @@ def _parser() -> argparse.ArgumentParser:
     graph = sub.add_parser("graph", help="print the team's handoff graph as Mermaid")
     graph.add_argument("--team", choices=sorted(TEAMS), default="acme", help="which team (default: acme)")
     graph.set_defaults(verbose=0)
+    add_sessions_parser(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    _configure_logging(args.verbose)
+    _configure_logging(getattr(args, "verbose", 0))
     try:
         if args.command == "chat":
             return _chat(args)
         if args.command == "graph":
             print(team_mermaid(TEAMS[args.team]()), end="")
             return 0
+
+        if args.command == "sessions":
+            return run_sessions_command(args)
     except HandoffsError as exc:
         print(f"handoffs: {exc}", file=sys.stderr)
         return 2
@@ -74,10 +80,15 @@ def _chat(args: argparse.Namespace) -> int:
         model_line = f"model: {label}"
     channel = ConsoleChannel(colour=False if args.no_colour else None)
     banner = f"handoffs · {team.title or team.name} · {model_line}"
+    store = open_store(args.store)
     try:
-        asyncio.run(run_chat(team, model=model, channel=channel, session_id=args.session, banner=banner))
+        asyncio.run(
+            run_chat(team, model=model, channel=channel, session_id=args.session, banner=banner, store=store)
+        )
     except KeyboardInterrupt:
         channel.write("\nsession ended (interrupted)")
+    finally:
+        store.close_now()
     return 0
 
 

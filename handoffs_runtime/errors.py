@@ -5,7 +5,9 @@
     HandoffsError
     ├── TeamConfigError      a team, agent or handoff is misconfigured (raised when the team is built)
     ├── ModelConfigError     the model could not be set up from the given options
-    └── ScriptError          a scripted test model ran out of steps or has steps left
+    ├── ScriptError          a scripted test model ran out of steps or has steps left
+    └── StoreError           the session store cannot be opened, read or written
+        └── UnknownSessionError   no session with that id in the store
 
 Bad output from a model is never raised: it becomes a tool result or a message to the person.
 """
@@ -27,3 +29,11 @@ class ModelConfigError(HandoffsError, ValueError):
 
 class ScriptError(HandoffsError, AssertionError):
     """A scripted model was called more often than scripted, or not as often."""
+
+
+class StoreError(HandoffsError, RuntimeError):
+    """The session store cannot be used (corrupt, locked, newer schema, disk full); nothing overwritten."""
+
+
+class UnknownSessionError(StoreError, LookupError):
+    """No session with that id in the store; ``handoffs sessions list`` shows the ids it holds."""

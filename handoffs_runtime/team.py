@@ -30,6 +30,8 @@ from .channels import Channel
 from .errors import TeamConfigError
 from .messages import UserLogin
 from .policy import TeamPolicy
+from .release import release_on_end
+from .store import SessionStore
 from .tools.handoff import Handoff, handoff
 from .tools.workers import TOOL_AGENT_SUFFIX, agent_tool, tool_agent_type
 from .topics import HANDOFF_EVENTS, USER, session_topic
@@ -229,11 +231,15 @@ async def register_team(
     only: Iterable[str] | None = None,
     with_user: bool = True,
     on_session_end: SessionEndHook | None = None,
+    store: SessionStore | None = None,
+    release_ended: bool = True,
 ) -> dict[str, BuiltAgent]:
     """Register the team's agents (and the ``UserAgent``) on ``runtime`` with their subscriptions.
 
     ``models`` overrides the model per agent name (after each ``AgentSpec.model``); ``only`` registers a
-    subset, for a distributed worker; ``with_user=False`` leaves the ``UserAgent`` to a front end.
+    subset, for a distributed worker; ``with_user=False`` leaves the ``UserAgent`` to a front end;
+    ``store`` makes sessions durable: the ``UserAgent`` records every message there and resumes from it;
+    ``release_ended`` frees a finished session's agent instances (see :mod:`handoffs_runtime.release`).
     """
     built = build_team(team)
     wanted = set(only) if only is not None else set(built)
@@ -276,7 +282,14 @@ async def register_team(
             await AIAgent.register(runtime, name, _factory(AIAgent, ai_config))
         await runtime.add_subscription(TypeSubscription(topic_type=name, agent_type=name))
     if with_user:
-        user_config = UserAgentConfig(team.entry, channel, team.user_topic, on_session_end=on_session_end)
+        user_config = UserAgentConfig(
+            team.entry,
+            channel,
+            team.user_topic,
+            on_session_end=release_on_end(runtime, on_session_end) if release_ended else on_session_end,
+            store=store,
+            team=team.name,
+        )
         await UserAgent.register(runtime, team.user_topic, _factory(UserAgent, user_config))
         await runtime.add_subscription(
             TypeSubscription(topic_type=team.user_topic, agent_type=team.user_topic)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import socket
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,8 +21,10 @@ def _is_local(host: Any) -> bool:
 
 
 @pytest.fixture(autouse=True)
-def _no_real_models(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Strip credentials and fail any test that tries to reach a host other than this machine."""
+def _no_real_models(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    """Strip credentials, keep session stores out of the user's data, and fail any test that tries to
+    reach a host other than this machine."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "HANDOFFS_MODEL", "AZURE_OPENAI_API_KEY"):
         monkeypatch.delenv(name, raising=False)
     attempts: list[str] = []

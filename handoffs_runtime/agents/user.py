@@ -1,7 +1,8 @@
 """``UserAgent``: the customer's side of a session. Shows replies, asks for the next message, routes it.
 
 The person's next message goes to whichever agent answered last (``reply_to_topic_type``): the active
-agent is state, carried by the messages themselves.
+agent is state, carried by the messages themselves. With a ``store``, everything is written there before
+the person sees it, and a stored session resumes where it stopped (see :mod:`handoffs_runtime.recording`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,10 @@ from autogen_core import MessageContext, RoutedAgent, message_handler
 from autogen_core.models import LLMMessage, UserMessage
 
 from ..channels import USER_PROMPT, AgentReply, Channel, Notice, is_exit
+from ..errors import StoreError
 from ..messages import AgentResponse, HandoffEvent, UserLogin, UserTask
+from ..recording import record_event, record_reply, record_user, resume
+from ..store import SessionStore
 from ..topics import session_topic
 
 SessionEndHook = Callable[[str], None]
@@ -26,6 +30,9 @@ class UserAgentConfig:
     name: str = "User"
     description: str = "The customer."
     on_session_end: SessionEndHook | None = None
+    store: SessionStore | None = None
+    team: str = ""
+    resume_exchanges: int = 3
 
 
 def describe_event(event: HandoffEvent) -> str:
@@ -46,10 +53,33 @@ class UserAgent(RoutedAgent):
 
     @message_handler
     async def handle_login(self, message: UserLogin, ctx: MessageContext) -> None:
-        await self._next_turn([], self._config.entry_agent)
+        config = self._config
+        if config.store is None:
+            await self._next_turn([], config.entry_agent)
+            return
+        try:
+            resumed = await resume(
+                config.store,
+                self.id.key,
+                entry_agent=config.entry_agent,
+                team=config.team,
+                show=config.resume_exchanges,
+            )
+        except StoreError as exc:
+            await self._store_failed(exc)
+            return
+        for line in resumed.notices:
+            await config.channel.show(self.id.key, Notice(line))
+        await self._next_turn(resumed.context, resumed.agent)
 
     @message_handler
     async def handle_response(self, message: AgentResponse, ctx: MessageContext) -> None:
+        if self._config.store is not None:
+            try:
+                await record_reply(self._config.store, self.id.key, message)
+            except StoreError as exc:
+                await self._store_failed(exc)
+                return
         last = message.context[-1] if message.context else None
         text = last.content if last is not None and isinstance(last.content, str) else ""
         await self._config.channel.show(self.id.key, AgentReply(message.reply_to_topic_type, text))
@@ -57,7 +87,23 @@ class UserAgent(RoutedAgent):
 
     @message_handler
     async def handle_event(self, message: HandoffEvent, ctx: MessageContext) -> None:
+        if self._config.store is not None:
+            try:
+                await record_event(self._config.store, message)
+            except StoreError as exc:  # the reply that follows fails too and ends the session
+                await self._config.channel.show(self.id.key, Notice(f"⚠ {exc}"))
+                return
         await self._config.channel.show(self.id.key, Notice(describe_event(message), event=message))
+
+    async def _store_failed(self, exc: StoreError) -> None:
+        """Nothing unsaved is shown or sent: tell the person and end the session."""
+        notice = Notice(f"⚠ the session could not be saved, so it stops: {exc}")
+        await self._config.channel.show(self.id.key, notice)
+        self._ended()
+
+    def _ended(self) -> None:
+        if self._config.on_session_end is not None:
+            self._config.on_session_end(self.id.key)
 
     async def _next_turn(self, context: list[LLMMessage], agent: str) -> None:
         config = self._config
@@ -66,11 +112,22 @@ class UserAgent(RoutedAgent):
         while text is not None and not text.strip():
             text = await config.channel.ask(session, USER_PROMPT)
         if is_exit(text) or text is None:
+            if config.store is not None:
+                try:
+                    await config.store.end_session(session)
+                except StoreError as exc:
+                    await config.channel.show(session, Notice(f"⚠ {exc}"))
             await config.channel.show(session, Notice(f"session {session} ended"))
-            if config.on_session_end is not None:
-                config.on_session_end(session)
+            self._ended()
             return
-        context.append(UserMessage(content=text, source=config.name))
+        said = UserMessage(content=text, source=config.name)
+        if config.store is not None:
+            try:
+                await record_user(config.store, session, said, agent=agent)
+            except StoreError as exc:
+                await self._store_failed(exc)
+                return
+        context.append(said)
         await self.publish_message(
             UserTask(context=context, turn_path=[agent]), topic_id=session_topic(agent, session)
         )

@@ -1,0 +1,84 @@
+"""What the ``UserAgent`` writes to the session store, and what it reads back to resume a session.
+
+Why the ``UserAgent``: it sees the person's words before they are sent, every reply (whose context holds
+the whole turn: tool calls, tool results, the agents' words) before it is shown, and every handoff event.
+So "stored before acknowledged" is one rule in one place, and the agents stay stateless.
+
+What is new in a reply: the store keeps the context the last reply came with (``SessionState.context``)
+and the sequence number it accounts for. The context a turn went out with is that context plus the
+person's messages stored after it; :func:`~handoffs_runtime.transcript.new_messages` compares the two,
+which stays right when an input filter rewrote the history at a handoff.
+
+Order: entries are stored in the order this side learns of them. A handoff event therefore comes before
+the handoff call of the same turn, which only arrives with the reply; a filter that drops tool calls at a
+handoff drops them from the transcript too (the handoff event still records the handoff).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from autogen_core.models import LLMMessage
+
+from .messages import AgentResponse, HandoffEvent
+from .store import SessionStore, entry_for_event, entry_for_message, notice_entry
+from .transcript import describe_entry, last_exchanges, new_messages
+
+UNANSWERED = "not answered: the session stopped before a reply"
+
+
+@dataclass(frozen=True, slots=True)
+class Resumed:
+    """A session as the ``UserAgent`` picks it up: who answers next, with what, what to tell the person."""
+
+    context: list[LLMMessage]
+    agent: str
+    notices: list[str] = field(default_factory=list)
+
+
+async def resume(
+    store: SessionStore, session: str, *, entry_agent: str, team: str = "", show: int = 3
+) -> Resumed:
+    """Open ``session``, new or stored; a stored one continues with its active agent and context.
+
+    A person's message that was stored but never answered (the process stopped mid-turn) is not replayed,
+    since its tools may have run already; the person is told and the transcript notes it.
+    """
+    state, created = await store.open_session(session, agent=entry_agent, team=team)
+    if created or state.last_seq == 0:  # nothing was said yet: nothing to tell
+        return Resumed(list(state.context), state.active_agent)
+    entries = await store.entries(session)
+    notices = [f"resuming session {session} with {state.active_agent} ({state.last_seq} messages stored)"]
+    notices += [f"  {describe_entry(e)}" for e in last_exchanges(entries, show)]
+    unanswered = [e for e in entries if e.seq > state.context_seq and e.kind == "user"]
+    if unanswered:
+        notices.append(
+            f"your last message was not answered before the session stopped: {unanswered[-1].text!r}; "
+            "send it again if you still need an answer"
+        )
+        await store.append(session, [notice_entry(UNANSWERED)], context=state.context)
+    return Resumed(list(state.context), state.active_agent, notices)
+
+
+async def record_user(store: SessionStore, session: str, message: LLMMessage, *, agent: str) -> None:
+    """Store the person's message before it is sent to ``agent``."""
+    await store.append(session, [entry_for_message(message, agent=agent)])
+
+
+async def record_reply(store: SessionStore, session: str, response: AgentResponse) -> None:
+    """Store what is new in ``response``, its context and the new active agent, in one transaction."""
+    state = await store.get_session(session)
+    pending = await store.entries(session, after=state.context_seq)
+    sent = list(state.context)
+    sent += [m for e in pending if e.kind == "user" and (m := e.message()) is not None]
+    fresh = new_messages(sent, response.context)
+    await store.append(
+        session,
+        [entry_for_message(m) for m in fresh],
+        active_agent=response.reply_to_topic_type,
+        context=response.context,
+    )
+
+
+async def record_event(store: SessionStore, event: HandoffEvent) -> None:
+    await store.append(event.session_id, [entry_for_event(event)])

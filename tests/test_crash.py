@@ -1,0 +1,176 @@
+"""``handoffs chat`` killed with SIGKILL at several points, then resumed: at most the turn in flight is lost.
+
+Each case runs the real command in a subprocess on the offline model, with piped stdin, and kills it once
+its stdout shows the point of interest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from handoffs_runtime.store import SQLiteSessionStore, StoredEntry
+
+ROOT = Path(__file__).resolve().parents[1]
+WAIT = 60  # seconds before a missing line fails the test instead of hanging it
+
+
+class Chat:
+    """A ``handoffs chat`` process and everything it has printed so far."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+        self.output = ""
+
+    @classmethod
+    async def start(cls, store: Path, session: str, tmp_path: Path) -> Chat:
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_DATA_HOME": str(tmp_path / "data")}
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "handoffs_runtime", "chat", "--store", str(store), "--session", session,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            env=env,
+        )  # fmt: skip
+        return cls(process)
+
+    async def wait_for(self, text: str, *, occurrence: int = 1) -> None:
+        """Read stdout until ``text`` has appeared ``occurrence`` times."""
+        assert self.process.stdout is not None
+        while self.output.count(text) < occurrence:
+            chunk = await asyncio.wait_for(self.process.stdout.read(4096), WAIT)
+            if not chunk:
+                raise AssertionError(f"chat ended before {text!r} appeared; it printed:\n{self.output}")
+            self.output += chunk.decode()
+
+    async def say(self, line: str) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(line.encode() + b"\n")
+        await self.process.stdin.drain()
+
+    async def kill(self) -> None:
+        self.process.send_signal(signal.SIGKILL)
+        assert await self.process.wait() == -signal.SIGKILL
+
+    async def finish(self) -> str:
+        """Type ``exit`` and wait for the process to end normally."""
+        await self.say("exit")
+        out, err = await asyncio.wait_for(self.process.communicate(), WAIT)
+        assert self.process.returncode == 0, err.decode()
+        return self.output + out.decode()
+
+
+async def _stored(path: Path, session: str) -> tuple[str, list[StoredEntry]]:
+    store = await asyncio.to_thread(SQLiteSessionStore, path)
+    try:
+        state = await store.get_session(session)
+        return state.active_agent, await store.entries(session)
+    finally:
+        await store.close()
+
+
+def _spoken(entries: list[StoredEntry]) -> list[tuple[str, str]]:
+    return [(e.kind, e.text) for e in entries if e.kind in ("user", "reply", "notice")]
+
+
+def _consistent(entries: list[StoredEntry]) -> None:
+    """Sequence numbers run 1..n, and every reply follows a message from the person."""
+    assert [e.seq for e in entries] == list(range(1, len(entries) + 1))
+    users = 0
+    for e in entries:
+        users += e.kind == "user"
+        if e.kind == "reply":
+            assert users, "a reply was stored without the message it answers"
+
+
+REFUND = "I want a refund for my shoes"
+PROPOSAL = "IssuesAndRepairsAgent › I can execute refund"
+
+
+async def test_killed_before_the_first_message_resumes_as_a_fresh_session(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    chat = await Chat.start(path, "k0", tmp_path)
+    await chat.wait_for("you › ")
+    await chat.kill()
+    assert await _stored(path, "k0") == ("TriageAgent", [])
+
+    chat = await Chat.start(path, "k0", tmp_path)
+    await chat.say(REFUND)
+    await chat.wait_for(PROPOSAL)
+    out = await chat.finish()
+    assert "resuming session" not in out
+    agent, entries = await _stored(path, "k0")
+    assert agent == "IssuesAndRepairsAgent" and entries[0].text == REFUND
+
+
+async def test_killed_after_a_reply_resumes_with_the_agent_and_context(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    chat = await Chat.start(path, "k1", tmp_path)
+    await chat.say(REFUND)
+    await chat.wait_for(PROPOSAL)
+    await chat.kill()
+    agent, entries = await _stored(path, "k1")
+    assert agent == "IssuesAndRepairsAgent"
+    assert [e.kind for e in entries] == ["user", "handoff", "tool_calls", "tool_results", "reply"]
+
+    chat = await Chat.start(path, "k1", tmp_path)
+    await chat.wait_for("resuming session k1 with IssuesAndRepairsAgent (5 messages stored)")
+    await chat.say("yes")  # answers the stored proposal: only right if the context came back
+    await chat.wait_for("IssuesAndRepairsAgent › Done: look up item")
+    out = await chat.finish()
+    assert f"    you › {REFUND}" in out
+    _, entries = await _stored(path, "k1")
+    _consistent(entries)
+    assert any(e.kind == "tool_results" and "success" in str(e.body) for e in entries)
+
+
+async def test_killed_while_a_tool_waits_for_the_person_loses_only_that_turn(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    chat = await Chat.start(path, "k2", tmp_path)
+    await chat.say("I'd like to buy rocket skates")
+    await chat.wait_for("Shall I go ahead?")
+    await chat.say("yes")
+    await chat.wait_for("Confirm order? y/n")  # execute_order is running, waiting for the person
+    await chat.kill()
+    agent, entries = await _stored(path, "k2")
+    assert agent == "SalesAgent"
+    assert _spoken(entries)[-1] == ("user", "yes")  # stored before it was sent; the reply never came
+    _consistent(entries)
+
+    chat = await Chat.start(path, "k2", tmp_path)
+    await chat.wait_for("your last message was not answered before the session stopped: 'yes'")
+    await chat.say("yes")
+    await chat.wait_for("Confirm order? y/n")
+    await chat.say("y")
+    await chat.wait_for("SalesAgent › ")
+    await chat.finish()
+    _, entries = await _stored(path, "k2")
+    _consistent(entries)
+    kinds = [kind for kind, _ in _spoken(entries)]
+    assert kinds == ["user", "reply", "user", "notice", "user", "reply"]
+
+
+@pytest.mark.parametrize("turns", [1, 2, 3])
+async def test_killed_right_after_typing_keeps_the_store_consistent(tmp_path: Path, turns: int) -> None:
+    """Killed at an unknown moment of a turn: complete turns are kept, the one in flight may be lost."""
+    path = tmp_path / "s.sqlite3"
+    lines = [REFUND, "no, something else", "hello"]
+    chat = await Chat.start(path, "k3", tmp_path)
+    for n, line in enumerate(lines[:turns], start=1):
+        await chat.wait_for("you › ", occurrence=n)
+        await chat.say(line)
+    await chat.kill()
+    shown = chat.output.count(" › ") - chat.output.count("you › ")  # replies the person saw
+    _, entries = await _stored(path, "k3")
+    _consistent(entries)
+    replies = [e for e in entries if e.kind == "reply"]
+    assert len(replies) >= shown  # everything shown was stored first
+    assert len(replies) >= turns - 1  # at most the turn in flight is missing
+
+    chat = await Chat.start(path, "k3", tmp_path)
+    await chat.wait_for("you › ")
+    out = await chat.finish()
+    assert ("resuming session k3" in out) == bool(entries)
