@@ -1,0 +1,17 @@
+"""One module per framework, each with ``async def create(latency: float) -> Framework``.
+
+Only ``ours`` imports handoffs_runtime; the others are written on their own framework alone.
+"""
+
+FRAMEWORKS: dict[str, str] = {
+    "handoffs-runtime": "ours",
+    "handoffs-runtime (stock autogen-core runtime)": "ours_stock",
+    "autogen-core notebook baseline": "baseline",
+    "openai-agents": "openai_agents",
+    "autogen-agentchat Swarm": "agentchat",
+    "langgraph-swarm": "langgraph_swarm",
+}
+"""Display name -> module in this package."""
+
+OURS = "handoffs-runtime"
+PEERS = ("autogen-core notebook baseline", "openai-agents", "autogen-agentchat Swarm", "langgraph-swarm")
