@@ -44,8 +44,15 @@ MODES: dict[str, TeamPolicy] = {
 
 def look_up_item(search_query: str) -> str:
     """Find an item in the catalogue by name."""
-    return json.dumps({"item_id": "item_132612938", "name": search_query, "price": 500, "stock": 7,
-                       "notes": "ships in two days; forward motion only"})
+    return json.dumps(
+        {
+            "item_id": "item_132612938",
+            "name": search_query,
+            "price": 500,
+            "stock": 7,
+            "notes": "ships in two days; forward motion only",
+        }
+    )
 
 
 def _team(policy: TeamPolicy) -> TeamSpec:
@@ -54,9 +61,13 @@ def _team(policy: TeamPolicy) -> TeamSpec:
         entry=AGENTS[0],
         policy=policy,
         agents=[
-            AgentSpec(name, system_message=f"You are the {name} agent of ACME Inc. Be concise and helpful.",
-                      description=f"The {name} department.", tools=[look_up_item],
-                      handoffs=[other for other in AGENTS if other != name])
+            AgentSpec(
+                name,
+                system_message=f"You are the {name} agent of ACME Inc. Be concise and helpful.",
+                description=f"The {name} department.",
+                tools=[look_up_item],
+                handoffs=[other for other in AGENTS if other != name],
+            )
             for name in AGENTS
         ],
     )
@@ -78,8 +89,10 @@ def _responder(channel: ScriptedChannel, session: str) -> Any:
             return [tool_call(targets[(turn // HANDOFF_EVERY) % len(targets)])]
         if step == 0 and turn % 2 == 1:
             return [tool_call("look_up_item", {"search_query": f"rocket skates, size {turn}"})]
-        return (f"{call.agent} here, answering turn {turn}: the rocket skates are in stock at $500, ship in two "
-                "days, and only go forward. Anything else I can help you with today?")
+        return (
+            f"{call.agent} here, answering turn {turn}: the rocket skates are in stock at $500, ship in two "
+            "days, and only go forward. Anything else I can help you with today?"
+        )
 
     return respond
 
@@ -91,7 +104,9 @@ def _bytes(messages: Sequence[LLMMessage], tools: Sequence[ToolSchema]) -> int:
 
 async def measure_mode(policy: TeamPolicy) -> dict[str, Any]:
     session = "context"
-    lines = [f"Question {i + 1}: tell me more about rocket skates, please, size {i + 1}." for i in range(TURNS)]
+    lines = [
+        f"Question {i + 1}: tell me more about rocket skates, please, size {i + 1}." for i in range(TURNS)
+    ]
     channel = ScriptedChannel.for_sessions({session: lines})
     model = FunctionModel(_responder(channel, session))
     runtime = SingleThreadedAgentRuntime()
@@ -102,8 +117,10 @@ async def measure_mode(policy: TeamPolicy) -> dict[str, Any]:
     handoffs = [e for e in channel.events(session) if e.outcome == "handoff"]
     replies = channel.replies(session)
     if len(handoffs) != TURNS // HANDOFF_EVERY or len(replies) != TURNS:
-        raise BenchmarkError(f"context scenario: {len(handoffs)} handoffs and {len(replies)} replies, expected "
-                             f"{TURNS // HANDOFF_EVERY} and {TURNS}")
+        raise BenchmarkError(
+            f"context scenario: {len(handoffs)} handoffs and {len(replies)} replies, expected "
+            f"{TURNS // HANDOFF_EVERY} and {TURNS}"
+        )
     sizes = [_bytes(messages, tools) for messages, tools in model.calls]
     total = sum(sizes)
     return {"model_calls": len(sizes), "bytes": total, "est_tokens": total // 4, "last_call_bytes": sizes[-1]}

@@ -71,8 +71,12 @@ async def sequential(module: str, sessions: int, warmup: int) -> dict[str, Any]:
     check(module, outcomes, fw.calls)
     await fw.close()
     quartiles = statistics.quantiles(times, n=4)
-    return {"sessions": sessions, "median_us": statistics.median(times), "p25_us": quartiles[0],
-            "p75_us": quartiles[2]}
+    return {
+        "sessions": sessions,
+        "median_us": statistics.median(times),
+        "p25_us": quartiles[0],
+        "p75_us": quartiles[2],
+    }
 
 
 async def main(argv: list[str] | None = None) -> dict[str, Any]:

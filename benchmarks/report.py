@@ -25,8 +25,8 @@ def _cell(value: Any, fmt: str) -> str:
 def markdown(results: dict[str, Any]) -> str:
     c = results["config"]
     lines = [
-        f"| framework | µs per session (median) | {c['concurrent']} sessions at {c['latency_s'] * 1000:.0f} ms: "
-        "wall s | × ideal | peak RSS MiB per 1000 sessions |",
+        f"| framework | µs per session (median) | {c['concurrent']} sessions at "
+        f"{c['latency_s'] * 1000:.0f} ms: wall s | × ideal | peak RSS MiB per 1000 sessions |",
         "|---|---:|---:|---:|---:|",
     ]
     for name, r in results["frameworks"].items():
@@ -42,10 +42,16 @@ def markdown(results: dict[str, Any]) -> str:
     lines += ["", f"ratio to fastest peer: {_cell(ratio, '.2f')}"]
     context = results.get("context")
     if context:
-        lines += ["", "| 20 turns, 5 handoffs | model calls | bytes sent | est. tokens | last call bytes |",
-                  "|---|---:|---:|---:|---:|"]
-        lines += [f"| {mode} | {v['model_calls']} | {v['bytes']:,} | {v['est_tokens']:,} | {v['last_call_bytes']:,} |"
-                  for mode, v in context.items()]
+        lines += [
+            "",
+            "| 20 turns, 5 handoffs | model calls | bytes sent | est. tokens | last call bytes |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        lines += [
+            f"| {mode} | {v['model_calls']} | {v['bytes']:,} | {v['est_tokens']:,} | "
+            f"{v['last_call_bytes']:,} |"
+            for mode, v in context.items()
+        ]
     grpc = results.get("grpc")
     if isinstance(grpc, dict) and grpc.get("runs"):
         lines += ["", "| gRPC workers | sessions per second |", "|---:|---:|"]
@@ -72,11 +78,21 @@ def write_chart(results: dict[str, Any], path: Path) -> None:
     colours = ["tab:green" if n.startswith(OURS) else "tab:grey" for n in names]
     fig, axes = plt.subplots(2, 2, figsize=(13, 8))
     panels = [
-        (axes[0][0], [measured[n]["sequential"]["median_us"] for n in names], "µs per session (median, lower is better)"),
-        (axes[0][1], [measured[n]["concurrent"]["x_ideal"] for n in names],
-         f"{results['config']['concurrent']} concurrent sessions: wall time ÷ ideal"),
-        (axes[1][0], [measured[n]["concurrent"]["peak_rss_mib_per_1000"] for n in names],
-         "peak RSS growth, MiB per 1000 sessions"),
+        (
+            axes[0][0],
+            [measured[n]["sequential"]["median_us"] for n in names],
+            "µs per session (median, lower is better)",
+        ),
+        (
+            axes[0][1],
+            [measured[n]["concurrent"]["x_ideal"] for n in names],
+            f"{results['config']['concurrent']} concurrent sessions: wall time ÷ ideal",
+        ),
+        (
+            axes[1][0],
+            [measured[n]["concurrent"]["peak_rss_mib_per_1000"] for n in names],
+            "peak RSS growth, MiB per 1000 sessions",
+        ),
     ]
     for ax, values, title in panels:
         ax.barh(names, values, color=colours)

@@ -37,9 +37,24 @@ def _measure(module: str, args: argparse.Namespace) -> dict[str, Any]:
     need = NEEDS.get(module)
     if need is not None and importlib.util.find_spec(need) is None:
         return {"error": f"skipped: {need} is not installed (pip install -e '.[bench]')"}
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    command = [sys.executable, "-m", "benchmarks.measure", module, "--sessions", str(args.sessions),
-               "--warmup", str(args.warmup), "--concurrent", str(args.concurrent), "--latency", str(args.latency)]
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "benchmarks.measure",
+        module,
+        "--sessions",
+        str(args.sessions),
+        "--warmup",
+        str(args.warmup),
+        "--concurrent",
+        str(args.concurrent),
+        "--latency",
+        str(args.latency),
+    ]
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
@@ -61,8 +76,15 @@ def _versions() -> dict[str, str]:
     from importlib.metadata import PackageNotFoundError, version
 
     found = {}
-    for package in ("handoffs-runtime", "autogen-core", "autogen-agentchat", "openai-agents", "langgraph",
-                    "langgraph-swarm", "pydantic"):
+    for package in (
+        "handoffs-runtime",
+        "autogen-core",
+        "autogen-agentchat",
+        "openai-agents",
+        "langgraph",
+        "langgraph-swarm",
+        "pydantic",
+    ):
         try:
             found[package] = version(package)
         except PackageNotFoundError:
@@ -71,7 +93,9 @@ def _versions() -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help="fewer sequential sessions; under 3 minutes")
     parser.add_argument("--only", nargs="+", choices=list(FRAMEWORKS), help="run only these frameworks")
     parser.add_argument("--concurrent", type=int, default=1000, help="sessions started at once (figure 2)")
@@ -88,10 +112,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"measuring {name} ...", file=sys.stderr, flush=True)
         frameworks[name] = _measure(module, args)
     results: dict[str, Any] = {
-        "config": {"mode": mode, "sequential_sessions": args.sessions, "concurrent": args.concurrent,
-                   "latency_s": args.latency},
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
-                    "versions": _versions()},
+        "config": {
+            "mode": mode,
+            "sequential_sessions": args.sessions,
+            "concurrent": args.concurrent,
+            "latency_s": args.latency,
+        },
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "versions": _versions(),
+        },
         "frameworks": frameworks,
         "ratio_to_fastest_peer": report.ratio_to_fastest_peer(frameworks),
         "context": asyncio.run(context_size.measure()),

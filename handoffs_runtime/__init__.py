@@ -22,6 +22,7 @@ from .models import (
 )
 from .offline import OfflineModel
 from .policy import TeamPolicy
+from .runtime import HandoffsRuntime
 from .team import AgentSpec, TeamSpec, build_team, human_agent, register_team, start_session
 from .tools.acme import acme_team
 from .tools.filters import keep_last_messages, nest_history, remove_all_tools
@@ -46,6 +47,7 @@ __all__ = [
     "HandoffEvent",
     "HandoffInputData",
     "HandoffsError",
+    "HandoffsRuntime",
     "HumanAgent",
     "HumanAgentConfig",
     "LocalModel",

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import uuid
 
-from autogen_core import SingleThreadedAgentRuntime
 from autogen_core.models import ChatCompletionClient
 
 from .channels import Channel, Notice
+from .runtime import HandoffsRuntime
 from .team import TeamSpec, register_team, start_session
 
 
@@ -21,7 +21,7 @@ async def run_chat(
 ) -> str:
     """Talk to ``team`` through ``channel`` until the person leaves; returns the session id."""
     session = session_id or uuid.uuid4().hex[:12]
-    runtime = SingleThreadedAgentRuntime()
+    runtime = HandoffsRuntime()
     await register_team(runtime, team, model=model, channel=channel)
     if banner:
         await channel.show(session, Notice(banner))

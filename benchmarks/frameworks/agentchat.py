@@ -7,8 +7,18 @@ from autogen_agentchat.conditions import TextMessageTermination
 from autogen_agentchat.messages import HandoffMessage, TextMessage
 from autogen_agentchat.teams import Swarm
 
-from ..scenario import HANDOFF_TOOL, SALES, SALES_DESCRIPTION, SALES_PROMPT, SALES_TEXT, TRIAGE, TRIAGE_PROMPT
-from ..scenario import USER_TEXT, CallCounter, Outcome
+from ..scenario import (
+    HANDOFF_TOOL,
+    SALES,
+    SALES_DESCRIPTION,
+    SALES_PROMPT,
+    SALES_TEXT,
+    TRIAGE,
+    TRIAGE_PROMPT,
+    USER_TEXT,
+    CallCounter,
+    Outcome,
+)
 from .autogen_fake import ScriptedClient
 
 
@@ -25,9 +35,12 @@ class AgentChat:
         self.calls.sales += 1
 
     async def session(self, index: int) -> Outcome:
-        triage = AssistantAgent(TRIAGE, model_client=self._triage_model, handoffs=[SALES], system_message=TRIAGE_PROMPT)
-        sales = AssistantAgent(SALES, model_client=self._sales_model, system_message=SALES_PROMPT,
-                               description=SALES_DESCRIPTION)
+        triage = AssistantAgent(
+            TRIAGE, model_client=self._triage_model, handoffs=[SALES], system_message=TRIAGE_PROMPT
+        )
+        sales = AssistantAgent(
+            SALES, model_client=self._sales_model, system_message=SALES_PROMPT, description=SALES_DESCRIPTION
+        )
         team = Swarm([triage, sales], termination_condition=TextMessageTermination(SALES))
         result = await team.run(task=USER_TEXT)
         handoffs = sum(isinstance(m, HandoffMessage) for m in result.messages)

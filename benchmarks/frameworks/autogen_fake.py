@@ -30,8 +30,14 @@ _ids = itertools.count(1)
 class ScriptedClient(ChatCompletionClient):
     """Answers ``text``, or calls ``tool`` with no arguments when ``tool`` is given."""
 
-    def __init__(self, *, text: str = "", tool: str | None = None, latency: float = 0.0,
-                 on_call: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        text: str = "",
+        tool: str | None = None,
+        latency: float = 0.0,
+        on_call: Callable[[], None] | None = None,
+    ) -> None:
         self._text = text
         self._tool = tool
         self._latency = latency
@@ -44,7 +50,7 @@ class ScriptedClient(ChatCompletionClient):
         tools: Sequence[Tool | ToolSchema] = (),
         tool_choice: Any = "auto",
         json_output: Any = None,
-        extra_create_args: Mapping[str, Any] = {},  # noqa: B006 - the autogen signature
+        extra_create_args: Mapping[str, Any] = {},
         cancellation_token: CancellationToken | None = None,
     ) -> CreateResult:
         if self._on_call is not None:
@@ -63,7 +69,7 @@ class ScriptedClient(ChatCompletionClient):
         tools: Sequence[Tool | ToolSchema] = (),
         tool_choice: Any = "auto",
         json_output: Any = None,
-        extra_create_args: Mapping[str, Any] = {},  # noqa: B006
+        extra_create_args: Mapping[str, Any] = {},
         cancellation_token: CancellationToken | None = None,
     ) -> AsyncGenerator[str | CreateResult, None]:
         yield await self.create(messages, tools=tools, cancellation_token=cancellation_token)
@@ -80,7 +86,9 @@ class ScriptedClient(ChatCompletionClient):
     def count_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = ()) -> int:
         return 0
 
-    def remaining_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = ()) -> int:
+    def remaining_tokens(
+        self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = ()
+    ) -> int:
         return 1_000_000
 
     @property
@@ -89,5 +97,11 @@ class ScriptedClient(ChatCompletionClient):
 
     @property
     def model_info(self) -> ModelInfo:
-        return ModelInfo(vision=False, function_calling=True, json_output=False, family=ModelFamily.UNKNOWN,
-                         structured_output=False, multiple_system_messages=True)
+        return ModelInfo(
+            vision=False,
+            function_calling=True,
+            json_output=False,
+            family=ModelFamily.UNKNOWN,
+            structured_output=False,
+            multiple_system_messages=True,
+        )

@@ -87,7 +87,9 @@ class AIAgent(RoutedAgent):
             tools=self._tool_schema + self._delegate_tool_schema,
             cancellation_token=ctx.cancellation_token,
         )
-        while isinstance(llm_result.content, list) and all(isinstance(m, FunctionCall) for m in llm_result.content):
+        while isinstance(llm_result.content, list) and all(
+            isinstance(m, FunctionCall) for m in llm_result.content
+        ):
             tool_call_results: list[FunctionExecutionResult] = []
             delegate_targets: list[tuple[str, UserTask]] = []
             for call in llm_result.content:
@@ -96,7 +98,9 @@ class AIAgent(RoutedAgent):
                     result = await self._tools[call.name].run_json(arguments, ctx.cancellation_token)
                     result_as_str = self._tools[call.name].return_value_as_string(result)
                     tool_call_results.append(
-                        FunctionExecutionResult(call_id=call.id, content=result_as_str, is_error=False, name=call.name)
+                        FunctionExecutionResult(
+                            call_id=call.id, content=result_as_str, is_error=False, name=call.name
+                        )
                     )
                 elif call.name in self._delegate_tools:
                     result = await self._delegate_tools[call.name].run_json(arguments, ctx.cancellation_token)
@@ -186,7 +190,8 @@ class UserAgent(RoutedAgent):
             return
         message.context.append(UserMessage(content=user_input, source="User"))
         await self.publish_message(
-            UserTask(context=message.context), topic_id=TopicId(message.reply_to_topic_type, source=self.id.key)
+            UserTask(context=message.context),
+            topic_id=TopicId(message.reply_to_topic_type, source=self.id.key),
         )
 
 
@@ -228,13 +233,22 @@ async def create(latency: float) -> Baseline:
     await AIAgent.register(
         runtime,
         TRIAGE,
-        lambda: AIAgent("A triage agent.", SystemMessage(content=TRIAGE_PROMPT), triage_model, [], [delegate],
-                        TRIAGE, USER),
+        lambda: AIAgent(
+            "A triage agent.",
+            SystemMessage(content=TRIAGE_PROMPT),
+            triage_model,
+            [],
+            [delegate],
+            TRIAGE,
+            USER,
+        ),
     )
     await AIAgent.register(
         runtime,
         SALES,
-        lambda: AIAgent("A sales agent.", SystemMessage(content=SALES_PROMPT), sales_model, [], [], SALES, USER),
+        lambda: AIAgent(
+            "A sales agent.", SystemMessage(content=SALES_PROMPT), sales_model, [], [], SALES, USER
+        ),
     )
     await UserAgent.register(runtime, USER, lambda: UserAgent("A user.", USER, TRIAGE, people))
     for topic in (TRIAGE, SALES, USER):

@@ -14,15 +14,27 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langgraph_swarm import create_handoff_tool, create_swarm
 from pydantic import ConfigDict
 
-from ..scenario import HANDOFF_TOOL, SALES, SALES_DESCRIPTION, SALES_PROMPT, SALES_TEXT, TRIAGE, TRIAGE_PROMPT
-from ..scenario import USER_TEXT, CallCounter, Outcome
+from ..scenario import (
+    HANDOFF_TOOL,
+    SALES,
+    SALES_DESCRIPTION,
+    SALES_PROMPT,
+    SALES_TEXT,
+    TRIAGE,
+    TRIAGE_PROMPT,
+    USER_TEXT,
+    CallCounter,
+    Outcome,
+)
 
 _ids = itertools.count(1)
 
 
 def _handoff_call() -> AIMessage:
-    return AIMessage(content="", tool_calls=[
-        {"name": HANDOFF_TOOL, "args": {}, "id": f"call_{next(_ids)}", "type": "tool_call"}])
+    return AIMessage(
+        content="",
+        tool_calls=[{"name": HANDOFF_TOOL, "args": {}, "id": f"call_{next(_ids)}", "type": "tool_call"}],
+    )
 
 
 def _text() -> AIMessage:
@@ -44,13 +56,23 @@ class ScriptedChatModel(BaseChatModel):
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChatModel:  # type: ignore[override]
         return self
 
-    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None,
-                  **kwargs: Any) -> ChatResult:
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
+    ) -> ChatResult:
         self.on_call()
         return ChatResult(generations=[ChatGeneration(message=self.reply())])
 
-    async def _agenerate(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None,
-                         **kwargs: Any) -> ChatResult:
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
+    ) -> ChatResult:
         self.on_call()
         if self.latency:
             await asyncio.sleep(self.latency)

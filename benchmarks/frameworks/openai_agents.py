@@ -7,25 +7,55 @@ import itertools
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from agents import Agent, HandoffOutputItem, Model, ModelResponse, RunConfig, Runner, Usage, set_tracing_disabled
+from agents import (
+    Agent,
+    HandoffOutputItem,
+    Model,
+    ModelResponse,
+    RunConfig,
+    Runner,
+    Usage,
+    set_tracing_disabled,
+)
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
 
-from ..scenario import HANDOFF_TOOL, SALES, SALES_DESCRIPTION, SALES_PROMPT, SALES_TEXT, TRIAGE, TRIAGE_PROMPT
-from ..scenario import USER_TEXT, CallCounter, Outcome
+from ..scenario import (
+    HANDOFF_TOOL,
+    SALES,
+    SALES_DESCRIPTION,
+    SALES_PROMPT,
+    SALES_TEXT,
+    TRIAGE,
+    TRIAGE_PROMPT,
+    USER_TEXT,
+    CallCounter,
+    Outcome,
+)
 
 _ids = itertools.count(1)
 
 
 def _handoff_call() -> list[Any]:
     n = next(_ids)
-    return [ResponseFunctionToolCall(id=f"fc_{n}", call_id=f"call_{n}", type="function_call", name=HANDOFF_TOOL,
-                                     arguments="{}", status="completed")]
+    return [
+        ResponseFunctionToolCall(
+            id=f"fc_{n}",
+            call_id=f"call_{n}",
+            type="function_call",
+            name=HANDOFF_TOOL,
+            arguments="{}",
+            status="completed",
+        )
+    ]
 
 
 def _text() -> list[Any]:
     content = ResponseOutputText(text=SALES_TEXT, type="output_text", annotations=[], logprobs=[])
-    return [ResponseOutputMessage(id=f"msg_{next(_ids)}", type="message", role="assistant", content=[content],
-                                  status="completed")]
+    return [
+        ResponseOutputMessage(
+            id=f"msg_{next(_ids)}", type="message", role="assistant", content=[content], status="completed"
+        )
+    ]
 
 
 class ScriptedModel(Model):
@@ -71,8 +101,16 @@ async def create(latency: float) -> OpenAIAgents:
     def count_sales() -> None:
         calls.sales += 1
 
-    sales = Agent(name=SALES, instructions=SALES_PROMPT, handoff_description=SALES_DESCRIPTION,
-                  model=ScriptedModel(_text, latency, count_sales))
-    triage = Agent(name=TRIAGE, instructions=TRIAGE_PROMPT, handoffs=[sales],
-                   model=ScriptedModel(_handoff_call, latency, count_triage))
+    sales = Agent(
+        name=SALES,
+        instructions=SALES_PROMPT,
+        handoff_description=SALES_DESCRIPTION,
+        model=ScriptedModel(_text, latency, count_sales),
+    )
+    triage = Agent(
+        name=TRIAGE,
+        instructions=TRIAGE_PROMPT,
+        handoffs=[sales],
+        model=ScriptedModel(_handoff_call, latency, count_triage),
+    )
     return OpenAIAgents(triage, calls)

@@ -14,6 +14,7 @@ from handoffs_runtime import (
     AgentReply,
     AgentSpec,
     FunctionModel,
+    HandoffsRuntime,
     Output,
     TeamSpec,
     current_model_call,
@@ -123,13 +124,12 @@ def _models(calls: CallCounter, latency: float) -> dict[str, FunctionModel]:
 
 
 async def create(latency: float, runtime_factory: RuntimeFactory | None = None) -> Ours:
-    from autogen_core import SingleThreadedAgentRuntime
-
-    runtime = (runtime_factory or SingleThreadedAgentRuntime)()
+    runtime = (runtime_factory or HandoffsRuntime)()
     calls = CallCounter()
     channel = OnceChannel()
     models = _models(calls, latency)
-    await register_team(runtime, team(), model=models[TRIAGE], models=models, channel=channel,
-                        on_session_end=channel.ended)
+    await register_team(
+        runtime, team(), model=models[TRIAGE], models=models, channel=channel, on_session_end=channel.ended
+    )
     runtime.start()  # type: ignore[attr-defined]
     return Ours(runtime, channel, calls)

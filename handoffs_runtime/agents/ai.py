@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from autogen_core import CancellationToken, FunctionCall, MessageContext, RoutedAgent, message_handler
+from autogen_core import CancellationToken, FunctionCall, MessageContext, message_handler
 from autogen_core.models import (
     AssistantMessage,
     ChatCompletionClient,
@@ -47,6 +47,7 @@ from ..tools.handoff import (
     call_maybe_async,
 )
 from ..topics import HANDOFF_EVENTS, USER, session_topic
+from .routing import SessionAgent
 
 logger = logging.getLogger("handoffs_runtime")
 
@@ -97,7 +98,7 @@ class _Step:
     loop: tuple[Handoff, FunctionCall, str] | None = None
 
 
-class AIAgent(RoutedAgent):
+class AIAgent(SessionAgent):
     """A model-backed specialist subscribed to its own topic type. See the module docstring."""
 
     def __init__(self, config: AIAgentConfig) -> None:

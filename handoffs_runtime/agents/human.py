@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from autogen_core import MessageContext, RoutedAgent, message_handler
+from autogen_core import MessageContext, message_handler
 from autogen_core.models import AssistantMessage
 
 from ..channels import Channel, Notice
 from ..messages import AgentResponse, UserTask
 from ..topics import USER, session_topic
+from .routing import SessionAgent
 
 OPERATOR_AWAY_REPLY = (
     "No human operator is available right now. Please leave your message and we will get back to you."
@@ -28,7 +29,7 @@ class HumanAgentConfig:
     description: str = "A human operator."
 
 
-class HumanAgent(RoutedAgent):
+class HumanAgent(SessionAgent):
     """Shows the conversation to the operator and sends their answer to the customer."""
 
     def __init__(self, config: HumanAgentConfig) -> None:

@@ -9,12 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from autogen_core import MessageContext, RoutedAgent, message_handler
+from autogen_core import MessageContext, message_handler
 from autogen_core.models import LLMMessage, UserMessage
 
 from ..channels import AgentReply, Channel, Notice, is_exit
 from ..messages import AgentResponse, HandoffEvent, UserLogin, UserTask
 from ..topics import session_topic
+from .routing import SessionAgent
 
 SessionEndHook = Callable[[str], None]
 
@@ -37,7 +38,7 @@ def describe_event(event: HandoffEvent) -> str:
     return f"✗ {event.source} could not hand over to {event.target}: {event.reason}"
 
 
-class UserAgent(RoutedAgent):
+class UserAgent(SessionAgent):
     """One per session; subscribed to the ``User`` topic and to handoff events."""
 
     def __init__(self, config: UserAgentConfig) -> None:
