@@ -37,9 +37,9 @@ async def concurrent(module: str, sessions: int, latency: float) -> dict[str, An
     fw.calls.triage = fw.calls.sales = 0
     gc.collect()
     before = _peak_rss_kib()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     outcomes = await asyncio.gather(*(fw.session(i) for i in range(sessions)))
-    wall = time.perf_counter() - start
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     peak = _peak_rss_kib()
     check(module, outcomes, fw.calls)
     await fw.close()
@@ -50,6 +50,7 @@ async def concurrent(module: str, sessions: int, latency: float) -> dict[str, An
         "wall_s": wall,
         "ideal_s": ideal,
         "x_ideal": wall / ideal if ideal else None,
+        "cpu_s": cpu,
         "peak_rss_mib_per_1000": (peak - before) / 1024 * 1000 / sessions,
     }
 
@@ -64,10 +65,12 @@ async def sequential(module: str, sessions: int, warmup: int) -> dict[str, Any]:
     times: list[float] = []
     outcomes = []
     clock = time.perf_counter_ns
+    cpu = time.process_time()
     for i in range(sessions):
         t0 = clock()
         outcomes.append(await fw.session(i))
         times.append((clock() - t0) / 1000)
+    cpu = time.process_time() - cpu
     check(module, outcomes, fw.calls)
     await fw.close()
     quartiles = statistics.quantiles(times, n=4)
@@ -76,6 +79,7 @@ async def sequential(module: str, sessions: int, warmup: int) -> dict[str, Any]:
         "median_us": statistics.median(times),
         "p25_us": quartiles[0],
         "p75_us": quartiles[2],
+        "cpu_us_per_session": cpu / sessions * 1e6,
     }
 
 

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import itertools
 import logging
+import os
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
@@ -40,14 +42,28 @@ from autogen_core import (
 )
 from autogen_core._single_threaded_agent_runtime import PublishMessageEnvelope
 from autogen_core.logging import AgentConstructionExceptionEvent, MessageHandlerExceptionEvent
+from opentelemetry import trace as otel_trace
+from opentelemetry.environment_variables import OTEL_PYTHON_TRACER_PROVIDER
 from opentelemetry.trace import NoOpTracerProvider, ProxyTracerProvider, TracerProvider, get_tracer_provider
 
+from .subscriptions import TypeIndexedSubscriptions
+
 T = TypeVar("T", bound=Agent)
+_UNKNOWN = object()
 
 logger = logging.getLogger("autogen_core")
 event_logger = logging.getLogger("autogen_core.events")
 
 _SILENT_PROVIDERS = (NoOpTracerProvider, ProxyTracerProvider)
+
+
+def _global_tracer_provider_set() -> bool:
+    """Whether OpenTelemetry has a real global tracer provider (``get_tracer_provider`` reads the environment
+    on every call while none is set; the module global says the same without that cost)."""
+    provider = getattr(otel_trace, "_TRACER_PROVIDER", _UNKNOWN)
+    if provider is _UNKNOWN:  # a future opentelemetry without the global: ask the public way
+        provider = get_tracer_provider()
+    return provider is not None and not isinstance(provider, _SILENT_PROVIDERS)
 
 
 class HandoffsRuntime(SingleThreadedAgentRuntime):
@@ -65,19 +81,23 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
             tracer_provider=tracer_provider,
             ignore_unhandled_exceptions=ignore_unhandled_exceptions,
         )
-        self._traced_explicitly = tracer_provider is not None and not isinstance(
-            tracer_provider, NoOpTracerProvider
+        self._always_observed = (
+            (tracer_provider is not None and not isinstance(tracer_provider, NoOpTracerProvider))
+            or intervention_handlers is not None
+            or OTEL_PYTHON_TRACER_PROVIDER in os.environ
         )
+        self._subscription_manager = TypeIndexedSubscriptions()
         self._factory_arity: dict[Callable[..., Any], int] = {}
+        self._id_prefix = f"{uuid.uuid4().hex}-"  # unique per runtime; a counter makes each message's id
+        self._message_ids = itertools.count(1)  # unique at a tenth of the cost of uuid4() per message
 
     def observed(self) -> bool:
         """Whether anyone could see the spans, log records or interventions the short path leaves out."""
         return (
-            self._traced_explicitly
-            or self._intervention_handlers is not None
+            self._always_observed
             or logger.isEnabledFor(logging.INFO)
             or event_logger.isEnabledFor(logging.INFO)
-            or not isinstance(get_tracer_provider(), _SILENT_PROVIDERS)
+            or _global_tracer_provider_set()
         )
 
     async def publish_message(
@@ -101,7 +121,7 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
                 sender=sender,
                 topic_id=topic_id,
                 metadata=None,
-                message_id=message_id or str(uuid.uuid4()),
+                message_id=message_id or f"{self._id_prefix}{next(self._message_ids)}",
             )
         )
 

@@ -35,7 +35,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..channels import Channel
 from ..context import ToolContext, set_tool_context
-from ..messages import AgentResponse, HandoffEvent, HandoffOutcome, UserTask
+from ..messages import HandoffEvent, HandoffOutcome, UserTask, agent_response, user_task
 from ..models import ModelCall, model_call_scope
 from ..policy import LOOP_MESSAGE, TeamPolicy, loop_reason
 from ..tools.filters import nesting_filter
@@ -286,7 +286,7 @@ class AIAgent(SessionAgent):
         context = self._filtered(message.context, new, handoff, session)
         await self._publish_event(session, handoff, call, "handoff", len(path), "", payload)
         await self.publish_message(
-            UserTask(context=context, turn_path=[*path, handoff.target]),
+            user_task(context, [*path, handoff.target]),
             topic_id=session_topic(handoff.target, session),
         )
 
@@ -319,7 +319,7 @@ class AIAgent(SessionAgent):
         )
         if escalate and human is not None:
             await self.publish_message(
-                UserTask(context=[*message.context, *new], turn_path=[*message.turn_path, human]),
+                user_task([*message.context, *new], [*message.turn_path, human]),
                 topic_id=session_topic(human, session),
             )
             return
@@ -329,7 +329,7 @@ class AIAgent(SessionAgent):
         config = self._config
         context = [*conversation, AssistantMessage(content=text, source=config.name)]
         await self.publish_message(
-            AgentResponse(context=context, reply_to_topic_type=config.name),
+            agent_response(context, config.name),
             topic_id=session_topic(config.user_topic, self.id.key),
         )
 

@@ -13,7 +13,7 @@ from autogen_core import MessageContext, message_handler
 from autogen_core.models import LLMMessage, UserMessage
 
 from ..channels import AgentReply, Channel, Notice, is_exit
-from ..messages import AgentResponse, HandoffEvent, UserLogin, UserTask
+from ..messages import AgentResponse, HandoffEvent, UserLogin, user_task
 from ..topics import session_topic
 from .routing import SessionAgent
 
@@ -71,5 +71,5 @@ class UserAgent(SessionAgent):
             if config.on_session_end is not None:
                 config.on_session_end(session)
             return
-        context.append(UserMessage(content=text, source=config.name))
-        await self.publish_message(UserTask(context=context, turn_path=[agent]), topic_id=session_topic(agent, session))
+        task = user_task([*context, UserMessage(content=text, source=config.name)], [agent])  # a new list: the
+        await self.publish_message(task, topic_id=session_topic(agent, session))  # response stays as it was
