@@ -12,7 +12,7 @@ from autogen_core import MessageContext, message_handler
 from autogen_core.models import AssistantMessage
 
 from ..channels import Channel, Notice
-from ..messages import UserTask, agent_response
+from ..messages import AgentResponse, UserTask
 from ..topics import USER, session_topic
 from .routing import SessionAgent
 
@@ -46,6 +46,6 @@ class HumanAgent(SessionAgent):
         text = answer.strip() if answer and answer.strip() else OPERATOR_AWAY_REPLY
         context = [*message.context, AssistantMessage(content=text, source=config.name)]
         await self.publish_message(
-            agent_response(context, config.name),
+            AgentResponse(context=context, reply_to_topic_type=config.name),
             topic_id=session_topic(config.user_topic, session),
         )
