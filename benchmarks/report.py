@@ -12,7 +12,11 @@ from .frameworks import OURS, PEERS
 def ratio_to_fastest_peer(frameworks: dict[str, dict[str, Any]]) -> float | None:
     """Our median per-session time divided by the fastest peer's (the baseline counts as a peer)."""
     ours = frameworks.get(OURS, {}).get("sequential")
-    peers = [frameworks[p]["sequential"]["median_us"] for p in PEERS if "sequential" in frameworks.get(p, {})]
+    peers = [
+        float(frameworks[p]["sequential"]["median_us"])
+        for p in PEERS
+        if "sequential" in frameworks.get(p, {})
+    ]
     if not ours or not peers:
         return None
     return float(ours["median_us"]) / min(peers)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from autogen_core import MessageContext, message_handler
-from autogen_core.models import AssistantMessage, UserMessage
+from autogen_core.models import AssistantMessage, LLMMessage, UserMessage
 from pydantic import ValidationError
 
 from handoffs_runtime import AgentResponse, HandoffEvent, UserLogin, UserTask
@@ -12,7 +12,10 @@ from handoffs_runtime.agents import AIAgent, UserAgent
 from handoffs_runtime.agents.routing import SessionAgent
 from handoffs_runtime.messages import agent_response, user_task
 
-CONTEXT = [UserMessage(content="hi", source="User"), AssistantMessage(content="hello", source="Triage")]
+CONTEXT: list[LLMMessage] = [
+    UserMessage(content="hi", source="User"),
+    AssistantMessage(content="hello", source="Triage"),
+]
 
 
 def test_user_task_from_messages_equals_the_validated_one() -> None:

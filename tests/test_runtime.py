@@ -101,8 +101,10 @@ class _RecordingTracer(NoOpTracer):
     def __init__(self, names: list[str]) -> None:
         self.names = names
 
-    @contextlib.contextmanager  # type: ignore[override]
-    def start_as_current_span(self, name: str, *args: Any, **kwargs: Any) -> Iterator[Span]:
+    @contextlib.contextmanager
+    def start_as_current_span(  # type: ignore[override]
+        self, name: str, *args: Any, **kwargs: Any
+    ) -> Iterator[Span]:
         self.names.append(name)
         yield INVALID_SPAN
 
