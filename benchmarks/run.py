@@ -54,6 +54,8 @@ def _measure(module: str, args: argparse.Namespace) -> dict[str, Any]:
         str(args.concurrent),
         "--latency",
         str(args.latency),
+        "--repeats",
+        str(args.repeats),
     ]
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
@@ -102,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--latency", type=float, default=0.05, help="model latency in s for figure 2")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
     args = parser.parse_args(argv)
-    args.sessions, args.warmup = (300, 30) if args.quick else (3000, 200)
+    args.sessions, args.warmup, args.repeats = (300, 30, 2) if args.quick else (3000, 200, 5)
     mode = "quick" if args.quick else "full"
 
     frameworks: dict[str, dict[str, Any]] = {}
@@ -113,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         frameworks[name] = _measure(module, args)
     results: dict[str, Any] = {
         "config": {
+            "repeats": args.repeats,
             "mode": mode,
             "sequential_sessions": args.sessions,
             "concurrent": args.concurrent,

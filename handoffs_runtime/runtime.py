@@ -7,10 +7,11 @@ up the sender agent just to name it. It also inspects each agent factory's signa
 builds an agent, and a handoffs runtime builds one per agent type per session.
 
 This subclass skips that work **only while nobody can observe it**: no tracer provider (neither passed in
-nor set globally), the ``autogen_core`` and ``autogen_core.events`` loggers not enabled for INFO, and no
-intervention handlers. Then it takes a short path with the same semantics: the same queue (ordering,
-``stop_when_idle``), the same subscriptions, a ``MessageContext`` per delivery, exceptions logged and
-raised. As soon as any of those observers is there, every call goes to the stock implementation.
+nor set globally) and the ``autogen_core`` and ``autogen_core.events`` loggers not enabled for INFO.
+Then it takes a short path with the same semantics: the same queue (ordering, ``stop_when_idle``), the
+same intervention handlers (they run when a message is taken off the queue, as before), the same
+subscriptions, a ``MessageContext`` per delivery, exceptions logged and raised. As soon as an observer is
+there, every call goes to the stock implementation.
 
 Example::
 
@@ -35,6 +36,7 @@ from autogen_core import (
     AgentId,
     AgentInstantiationContext,
     CancellationToken,
+    InterventionHandler,
     MessageContext,
     MessageHandlerContext,
     SingleThreadedAgentRuntime,
@@ -72,7 +74,7 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
     def __init__(
         self,
         *,
-        intervention_handlers: Sequence[Any] | None = None,
+        intervention_handlers: Sequence[InterventionHandler] | None = None,
         tracer_provider: TracerProvider | None = None,
         ignore_unhandled_exceptions: bool = True,
     ) -> None:
@@ -82,10 +84,8 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
             ignore_unhandled_exceptions=ignore_unhandled_exceptions,
         )
         self._always_observed = (
-            (tracer_provider is not None and not isinstance(tracer_provider, NoOpTracerProvider))
-            or intervention_handlers is not None
-            or OTEL_PYTHON_TRACER_PROVIDER in os.environ
-        )
+            tracer_provider is not None and not isinstance(tracer_provider, NoOpTracerProvider)
+        ) or OTEL_PYTHON_TRACER_PROVIDER in os.environ
         self._subscription_manager = TypeIndexedSubscriptions()
         self._factory_arity: dict[Callable[..., Any], int] = {}
         self._id_prefix = f"{uuid.uuid4().hex}-"  # unique per runtime; a counter makes each message's id

@@ -80,7 +80,7 @@ async def test_unobserved_by_default_and_observed_when_anyone_listens(
     assert not runtime.observed()
     with caplog.at_level(logging.INFO, logger="autogen_core.events"):
         assert runtime.observed()
-    assert HandoffsRuntime(intervention_handlers=[DefaultInterventionHandler()]).observed()
+    assert not HandoffsRuntime(intervention_handlers=[DefaultInterventionHandler()]).observed()
 
 
 async def test_event_log_records_every_publish_when_enabled(caplog: pytest.LogCaptureFixture) -> None:
