@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from autogen_core import SingleThreadedAgentRuntime
+from autogen_core import AgentRuntime, SingleThreadedAgentRuntime
 from autogen_core.models import LLMMessage
 from autogen_core.tools import ToolSchema
 
@@ -102,18 +102,20 @@ def _bytes(messages: Sequence[LLMMessage], tools: Sequence[ToolSchema]) -> int:
     return len(json.dumps(payload, separators=(",", ":")).encode())
 
 
-async def measure_mode(policy: TeamPolicy) -> dict[str, Any]:
+async def measure_mode(
+    policy: TeamPolicy, runtime_factory: Callable[[], AgentRuntime] = SingleThreadedAgentRuntime
+) -> dict[str, Any]:
     session = "context"
     lines = [
         f"Question {i + 1}: tell me more about rocket skates, please, size {i + 1}." for i in range(TURNS)
     ]
     channel = ScriptedChannel.for_sessions({session: lines})
     model = FunctionModel(_responder(channel, session))
-    runtime = SingleThreadedAgentRuntime()
+    runtime = runtime_factory()
     await register_team(runtime, _team(policy), model=model, channel=channel)
-    runtime.start()
+    runtime.start()  # type: ignore[attr-defined]
     await start_session(runtime, session)
-    await runtime.stop_when_idle()
+    await runtime.stop_when_idle()  # type: ignore[attr-defined]
     handoffs = [e for e in channel.events(session) if e.outcome == "handoff"]
     replies = channel.replies(session)
     if len(handoffs) != TURNS // HANDOFF_EVERY or len(replies) != TURNS:
