@@ -122,9 +122,9 @@ async def _measure(factory: Callable[[], Any], sessions: int, concurrent: int) -
     await fw.close()
     fw = await ours.create(0.05, factory)
     await fw.session(-1)
-    t0 = time.perf_counter()
+    start = time.perf_counter()
     await asyncio.gather(*(fw.session(i) for i in range(concurrent)))
-    wall = time.perf_counter() - t0
+    wall = time.perf_counter() - start
     await fw.close()
     return statistics.median(times), wall, await _conversation_ms(factory)
 
