@@ -80,7 +80,7 @@ def write_chart(results: dict[str, Any], path: Path) -> None:
     measured = {n: r for n, r in results["frameworks"].items() if "sequential" in r and "concurrent" in r}
     names = list(measured)
     colours = ["tab:green" if n.startswith(OURS) else "tab:grey" for n in names]
-    fig, axes = plt.subplots(2, 2, figsize=(13, 8))
+    fig, axes = plt.subplots(2, 2, figsize=(15, 8), layout="constrained")
     panels = [
         (
             axes[0][0],
@@ -107,10 +107,13 @@ def write_chart(results: dict[str, Any], path: Path) -> None:
     ax = axes[1][1]
     context = results.get("context") or {}
     modes = list(context)
-    ax.bar(modes, [context[m]["est_tokens"] for m in modes], color="tab:blue")
+    tokens = [context[m]["est_tokens"] for m in modes]
+    ax.barh(modes, tokens, color="tab:blue")
+    ax.invert_yaxis()
     ax.set_title("estimated tokens sent to the model, 20 turns with 5 handoffs", fontsize=10)
+    for i, v in enumerate(tokens):
+        ax.text(v, i, f" {v:,}", va="center", fontsize=8)
     fig.suptitle(f"handoffs benchmarks ({results['config']['mode']} mode, {results['machine']['cpus']} CPUs)")
-    fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=90)
     plt.close(fig)

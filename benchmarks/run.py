@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         "machine": {
             "cpus": os.cpu_count(),
             "python": platform.python_version(),
-            "platform": platform.platform(),
+            "platform": f"{platform.system()} {platform.machine()}",
             "versions": _versions(),
         },
         "frameworks": frameworks,
