@@ -92,7 +92,7 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
         self._message_ids = itertools.count(1)  # unique at a tenth of the cost of uuid4() per message
 
     def observed(self) -> bool:
-        """Whether anyone could see the spans, log records or interventions the short path leaves out."""
+        """Whether anyone could see the spans or log records that the short path leaves out."""
         return (
             self._always_observed
             or logger.isEnabledFor(logging.INFO)
@@ -179,10 +179,8 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
         arity = self._factory_arity.get(agent_factory)
         if arity is None:
             arity = self._factory_arity[agent_factory] = len(inspect.signature(agent_factory).parameters)
-        if arity != 0:
-            return await super()._invoke_agent_factory(
-                agent_factory, agent_id
-            )  # deprecated or invalid: stock
+        if arity != 0:  # the deprecated two-argument form, or an invalid one: as the stock runtime does
+            return await super()._invoke_agent_factory(agent_factory, agent_id)
         with AgentInstantiationContext.populate_context((self, agent_id)):
             try:
                 agent = agent_factory()  # type: ignore[call-arg]
