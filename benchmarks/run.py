@@ -25,10 +25,7 @@ if str(ROOT) not in sys.path:  # run as a script: make the ``benchmarks`` packag
     sys.path.insert(0, str(ROOT))
 
 from benchmarks import context_size, report  # noqa: E402
-from benchmarks.frameworks import FRAMEWORKS  # noqa: E402
-
-NEEDS = {"openai_agents": "agents", "agentchat": "autogen_agentchat", "langgraph_swarm": "langgraph_swarm"}
-"""Modules whose peer package may be missing, and the package they need."""
+from benchmarks.frameworks import FRAMEWORKS, NEEDS  # noqa: E402
 
 GRPC_WORKERS = (1, 2, 4)
 

@@ -6,11 +6,15 @@ Timings are never asserted here; benchmarks/run.py measures them.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from benchmarks import context_size
-from benchmarks.frameworks import baseline, ours, ours_stock
+from benchmarks.frameworks import NEEDS, baseline, ours, ours_stock
 from benchmarks.scenario import SALES, SALES_TEXT, BenchmarkError, CallCounter, Outcome, check
 
 
@@ -44,3 +48,16 @@ async def test_context_figure_filters_shrink_what_the_model_is_sent() -> None:
     nested = await context_size.measure_mode(context_size.MODES["nested history"])
     assert full["model_calls"] == bare["model_calls"] == nested["model_calls"] == 35
     assert bare["bytes"] < full["bytes"] and nested["bytes"] < full["bytes"]
+
+
+@pytest.mark.parametrize("module", ["baseline", "openai_agents", "agentchat", "langgraph_swarm"])
+def test_the_baseline_and_the_peers_run_without_our_package(module: str) -> None:
+    if module in NEEDS and importlib.util.find_spec(NEEDS[module]) is None:
+        pytest.skip(f"{NEEDS[module]} is not installed (the bench extra)")
+    code = (
+        f"import importlib, sys; importlib.import_module('benchmarks.frameworks.{module}'); "
+        "assert 'handoffs_runtime' not in sys.modules, 'imports handoffs_runtime'"
+    )
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr

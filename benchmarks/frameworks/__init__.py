@@ -15,3 +15,10 @@ FRAMEWORKS: dict[str, str] = {
 
 OURS = "handoffs-runtime"
 PEERS = ("autogen-core notebook baseline", "openai-agents", "autogen-agentchat Swarm", "langgraph-swarm")
+
+NEEDS: dict[str, str] = {
+    "openai_agents": "agents",
+    "agentchat": "autogen_agentchat",
+    "langgraph_swarm": "langgraph_swarm",
+}
+"""Modules whose peer package may be missing (not installed with the ``bench`` extra), and that package."""
