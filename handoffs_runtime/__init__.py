@@ -42,6 +42,7 @@ from .models import (
 from .offline import OfflineModel
 from .policy import TeamPolicy
 from .release import SessionActivity, release_idle, release_session
+from .runtime import HandoffsRuntime
 from .store import SessionStore, SQLiteSessionStore
 from .team import AgentSpec, TeamSpec, build_team, human_agent, register_team, start_session
 from .tools.acme import acme_team
@@ -74,6 +75,7 @@ __all__ = [
     "HandoffEvent",
     "HandoffInputData",
     "HandoffsError",
+    "HandoffsRuntime",
     "HumanAgent",
     "HumanAgentConfig",
     "LocalModel",

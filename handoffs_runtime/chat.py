@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import uuid
 
-from autogen_core import SingleThreadedAgentRuntime
 from autogen_core.models import ChatCompletionClient
 
 from .channels import Channel, Notice
+from .runtime import HandoffsRuntime
 from .store import SessionStore
 from .team import TeamSpec, register_team, start_session
 
@@ -26,7 +26,7 @@ async def run_chat(
     With a ``store``, a stored ``session_id`` is resumed with its active agent and context.
     """
     session = session_id or uuid.uuid4().hex[:12]
-    runtime = SingleThreadedAgentRuntime()
+    runtime = HandoffsRuntime()
     await register_team(runtime, team, model=model, channel=channel, store=store)
     if banner:
         await channel.show(session, Notice(banner))

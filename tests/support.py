@@ -1,4 +1,8 @@
-"""Helpers for running teams in tests on the real single-threaded runtime."""
+"""Helpers for running teams in tests on the real runtime.
+
+``run_sessions`` uses ``HandoffsRuntime`` (what ``handoffs chat`` runs); tests that build a stock
+``SingleThreadedAgentRuntime`` themselves keep the library honest on autogen-core's own runtime.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from autogen_core import SingleThreadedAgentRuntime
 from autogen_core.models import ChatCompletionClient
 
-from handoffs_runtime import Channel, ScriptedModel, TeamSpec, register_team, start_session
+from handoffs_runtime import Channel, HandoffsRuntime, ScriptedModel, TeamSpec, register_team, start_session
 
 
 async def run_sessions(
@@ -19,7 +23,7 @@ async def run_sessions(
     sessions: Iterable[str] = ("s1",),
 ) -> SingleThreadedAgentRuntime:
     """Register ``team``, open ``sessions`` and run until every session has ended."""
-    runtime = SingleThreadedAgentRuntime()
+    runtime = HandoffsRuntime()
     await register_team(runtime, team, model=model or ScriptedModel([]), channel=channel, models=models)
     runtime.start()
     for session in sessions:

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from autogen_core import CancellationToken, FunctionCall, MessageContext, RoutedAgent, message_handler
+from autogen_core import CancellationToken, FunctionCall, MessageContext, message_handler
 from autogen_core.models import (
     AssistantMessage,
     ChatCompletionClient,
@@ -35,7 +35,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..channels import Channel
 from ..context import ToolContext, set_tool_context
-from ..messages import AgentResponse, HandoffEvent, HandoffOutcome, UserTask
+from ..messages import HandoffEvent, HandoffOutcome, UserTask, agent_response, user_task
 from ..models import ModelCall, model_call_scope
 from ..policy import LOOP_MESSAGE, TeamPolicy, loop_reason
 from ..tools.filters import nesting_filter
@@ -47,6 +47,7 @@ from ..tools.handoff import (
     call_maybe_async,
 )
 from ..topics import HANDOFF_EVENTS, USER, session_topic
+from .routing import SessionAgent
 
 logger = logging.getLogger("handoffs_runtime")
 
@@ -93,7 +94,7 @@ class _Step:
     loop: tuple[Handoff, FunctionCall, str] | None = None
 
 
-class AIAgent(RoutedAgent):
+class AIAgent(SessionAgent):
     """A model-backed specialist subscribed to its own topic type. See the module docstring."""
 
     def __init__(self, config: AIAgentConfig) -> None:
@@ -281,7 +282,7 @@ class AIAgent(RoutedAgent):
         context = self._filtered(message.context, new, handoff, session)
         await self._publish_event(session, handoff, call, "handoff", len(path), "", payload)
         await self.publish_message(
-            UserTask(context=context, turn_path=[*path, handoff.target]),
+            user_task(context, [*path, handoff.target]),
             topic_id=session_topic(handoff.target, session),
         )
 
@@ -323,7 +324,7 @@ class AIAgent(RoutedAgent):
         )
         if escalate and human is not None:
             await self.publish_message(
-                UserTask(context=[*message.context, *new], turn_path=[*message.turn_path, human]),
+                user_task([*message.context, *new], [*message.turn_path, human]),
                 topic_id=session_topic(human, session),
             )
             return
@@ -333,7 +334,7 @@ class AIAgent(RoutedAgent):
         config = self._config
         context = [*conversation, AssistantMessage(content=text, source=config.name)]
         await self.publish_message(
-            AgentResponse(context=context, reply_to_topic_type=config.name),
+            agent_response(context, config.name),
             topic_id=session_topic(config.user_topic, self.id.key),
         )
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from autogen_core import MessageContext, RoutedAgent, message_handler
+from autogen_core import MessageContext, message_handler
 from autogen_core.models import AssistantMessage
 
 from ..channels import Channel, Notice
-from ..messages import AgentResponse, HandoffEvent, UserTask
+from ..messages import HandoffEvent, UserTask, agent_response, user_task
 from ..topics import HANDOFF_EVENTS, USER, session_topic
+from .routing import SessionAgent
 
 OPERATOR_AWAY_REPLY = (
     "No human operator is available right now. Please leave your message and we will get back to you."
@@ -34,7 +35,7 @@ class HumanAgentConfig:
 HANDOFF_COMMAND = "/handoff"
 
 
-class HumanAgent(RoutedAgent):
+class HumanAgent(SessionAgent):
     """Shows the conversation to the operator and sends their answer to the customer."""
 
     def __init__(self, config: HumanAgentConfig) -> None:
@@ -64,7 +65,7 @@ class HumanAgent(RoutedAgent):
         text = answer.strip() if answer and answer.strip() else OPERATOR_AWAY_REPLY
         context = [*message.context, AssistantMessage(content=text, source=config.name)]
         await self.publish_message(
-            AgentResponse(context=context, reply_to_topic_type=config.name),
+            agent_response(context, config.name),
             topic_id=session_topic(config.user_topic, session),
         )
 
@@ -75,6 +76,6 @@ class HumanAgent(RoutedAgent):
         )
         await self.publish_message(event, topic_id=session_topic(HANDOFF_EVENTS, session))
         await self.publish_message(
-            UserTask(context=message.context, turn_path=[self._config.name, target]),
+            user_task(message.context, [self._config.name, target]),
             topic_id=session_topic(target, session),
         )

@@ -10,15 +10,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from autogen_core import MessageContext, RoutedAgent, message_handler
+from autogen_core import MessageContext, message_handler
 from autogen_core.models import LLMMessage, UserMessage
 
 from ..channels import USER_PROMPT, AgentReply, Channel, Notice, is_exit
 from ..errors import StoreError
-from ..messages import AgentResponse, HandoffEvent, UserLogin, UserTask
+from ..messages import AgentResponse, HandoffEvent, UserLogin, user_task
 from ..recording import record_event, record_reply, record_user, resume
 from ..store import SessionStore
 from ..topics import session_topic
+from .routing import SessionAgent
 
 SessionEndHook = Callable[[str], None]
 
@@ -44,7 +45,7 @@ def describe_event(event: HandoffEvent) -> str:
     return f"✗ {event.source} could not hand over to {event.target}: {event.reason}"
 
 
-class UserAgent(RoutedAgent):
+class UserAgent(SessionAgent):
     """One per session; subscribed to the ``User`` topic and to handoff events."""
 
     def __init__(self, config: UserAgentConfig) -> None:
@@ -127,7 +128,5 @@ class UserAgent(RoutedAgent):
             except StoreError as exc:
                 await self._store_failed(exc)
                 return
-        context.append(said)
-        await self.publish_message(
-            UserTask(context=context, turn_path=[agent]), topic_id=session_topic(agent, session)
-        )
+        task = user_task([*context, said], [agent])  # a new list: the response keeps its own
+        await self.publish_message(task, topic_id=session_topic(agent, session))

@@ -1,0 +1,1 @@
+"""Benchmarks of handoffs-runtime against its peers; run ``python benchmarks/run.py``."""

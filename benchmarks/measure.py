@@ -1,0 +1,114 @@
+"""Figures 1-3 for one framework, in a process of its own so that imports and memory do not mix.
+
+Run as ``python -m benchmarks.measure MODULE --sessions N --concurrent M --latency S``; prints one JSON
+object. The concurrent run goes first, so its peak resident memory is measured on a fresh process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import importlib
+import json
+import resource
+import statistics
+import sys
+import time
+from typing import Any
+
+from .scenario import Framework, check
+
+
+async def _framework(module: str, latency: float) -> Framework:
+    mod = importlib.import_module(f"benchmarks.frameworks.{module}")
+    framework: Framework = await mod.create(latency)
+    return framework
+
+
+def _peak_rss_kib() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+
+
+async def concurrent(module: str, sessions: int, latency: float, repeats: int = 1) -> dict[str, Any]:
+    """Wall time (median of ``repeats`` runs) and peak memory growth (first run) of ``sessions`` sessions
+    started at once."""
+    fw = await _framework(module, latency)
+    check(module, [await fw.session(-1)], fw.calls)  # correctness first, and a warm-up
+    walls: list[float] = []
+    cpus: list[float] = []
+    growth = 0.0
+    for run in range(repeats):
+        fw.calls.triage = fw.calls.sales = 0
+        gc.collect()
+        before = _peak_rss_kib()
+        start, cpu = time.perf_counter(), time.process_time()
+        outcomes = await asyncio.gather(*(fw.session(run * sessions + i) for i in range(sessions)))
+        walls.append(time.perf_counter() - start)
+        cpus.append(time.process_time() - cpu)
+        if run == 0:
+            growth = (_peak_rss_kib() - before) / 1024 * 1000 / sessions
+        check(module, outcomes, fw.calls)
+    await fw.close()
+    ideal = 2 * latency
+    wall = statistics.median(walls)
+    return {
+        "sessions": sessions,
+        "latency_s": latency,
+        "repeats": repeats,
+        "wall_s": wall,
+        "walls_s": walls,
+        "ideal_s": ideal,
+        "x_ideal": wall / ideal if ideal else None,
+        "cpu_s": statistics.median(cpus),
+        "peak_rss_mib_per_1000": growth,
+    }
+
+
+async def sequential(module: str, sessions: int, warmup: int) -> dict[str, Any]:
+    """Median and spread of one session's time, sessions run one after another on zero-latency models."""
+    fw = await _framework(module, 0.0)
+    check(module, [await fw.session(-1)], fw.calls)
+    for i in range(warmup):
+        await fw.session(-2 - i)
+    fw.calls.triage = fw.calls.sales = 0
+    times: list[float] = []
+    outcomes = []
+    clock = time.perf_counter_ns
+    cpu = time.process_time()
+    for i in range(sessions):
+        t0 = clock()
+        outcomes.append(await fw.session(i))
+        times.append((clock() - t0) / 1000)
+    cpu = time.process_time() - cpu
+    check(module, outcomes, fw.calls)
+    await fw.close()
+    quartiles = statistics.quantiles(times, n=4)
+    return {
+        "sessions": sessions,
+        "median_us": statistics.median(times),
+        "p25_us": quartiles[0],
+        "p75_us": quartiles[2],
+        "cpu_us_per_session": cpu / sessions * 1e6,
+    }
+
+
+async def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("module")
+    parser.add_argument("--sessions", type=int, default=1000)
+    parser.add_argument("--warmup", type=int, default=50)
+    parser.add_argument("--concurrent", type=int, default=1000)
+    parser.add_argument("--latency", type=float, default=0.05)
+    parser.add_argument("--repeats", type=int, default=1, help="concurrent runs; the median wall time counts")
+    args = parser.parse_args(argv)
+    result: dict[str, Any] = {}
+    if args.concurrent:
+        result["concurrent"] = await concurrent(args.module, args.concurrent, args.latency, args.repeats)
+    if args.sessions:
+        result["sequential"] = await sequential(args.module, args.sessions, args.warmup)
+    return result
+
+
+if __name__ == "__main__":
+    print(json.dumps(asyncio.run(main(sys.argv[1:]))))

@@ -1,0 +1,35 @@
+"""``SessionAgent``: a ``RoutedAgent`` that is cheap to build, because a handoffs runtime builds many.
+
+Every session gets its own instance of every agent type it touches. autogen-core's ``RoutedAgent``
+finds its message handlers on each construction by walking ``dir(cls)`` (about 60 µs, a third of a
+session's cost on the hot path); the handlers belong to the class, so here they are found once per class
+and the routing table is shared by all instances. Routing itself is unchanged.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, ClassVar
+
+from autogen_core import RoutedAgent
+from autogen_core._routed_agent import MessageHandler
+
+HandlerTable = defaultdict[type[Any], list[MessageHandler[Any, Any, Any]]]
+
+
+class SessionAgent(RoutedAgent):
+    """Use like ``RoutedAgent``: decorate handlers with ``@message_handler``."""
+
+    _handler_tables: ClassVar[dict[type[Any], HandlerTable]] = {}
+
+    def __init__(self, description: str) -> None:
+        cls = type(self)
+        table = SessionAgent._handler_tables.get(cls)
+        if table is None:
+            table = defaultdict(list)
+            for handler in cls._discover_handlers():
+                for target_type in handler.target_types:
+                    table[target_type].append(handler)
+            SessionAgent._handler_tables[cls] = table
+        self._handlers = table  # read only: RoutedAgent routes with .get()
+        super(RoutedAgent, self).__init__(description)  # what RoutedAgent.__init__ does after routing

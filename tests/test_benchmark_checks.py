@@ -1,0 +1,63 @@
+"""The benchmark's correctness checks pass for our runtime (and the baseline), and catch a wrong run.
+
+Timings are never asserted here; benchmarks/run.py measures them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks import context_size
+from benchmarks.frameworks import NEEDS, baseline, ours, ours_stock
+from benchmarks.scenario import SALES, SALES_TEXT, BenchmarkError, CallCounter, Outcome, check
+
+
+@pytest.mark.parametrize("module", [ours, ours_stock, baseline], ids=["ours", "ours-stock", "baseline"])
+async def test_the_scenario_runs_correctly_one_by_one_and_at_once(module: object) -> None:
+    framework = await module.create(0.0)  # type: ignore[attr-defined]
+    check("one", [await framework.session(0)], framework.calls)
+    framework.calls.triage = framework.calls.sales = 0
+    outcomes = await asyncio.gather(*(framework.session(i) for i in range(1, 51)))
+    check("many", outcomes, framework.calls)
+    await framework.close()
+
+
+def test_check_rejects_a_session_without_exactly_one_handoff() -> None:
+    calls = CallCounter(triage=1, sales=1)
+    check("ok", [Outcome(1, SALES, SALES_TEXT)], calls)
+    with pytest.raises(BenchmarkError, match="session 0"):
+        check("none", [Outcome(0, SALES, SALES_TEXT)], calls)
+    with pytest.raises(BenchmarkError, match="session 0"):
+        check("wrong agent", [Outcome(1, "triage", SALES_TEXT)], calls)
+
+
+def test_check_rejects_missing_or_extra_model_calls() -> None:
+    with pytest.raises(BenchmarkError, match="2 triage and 1 sales"):
+        check("extra", [Outcome(1, SALES, SALES_TEXT)], CallCounter(triage=2, sales=1))
+
+
+async def test_context_figure_filters_shrink_what_the_model_is_sent() -> None:
+    full = await context_size.measure_mode(context_size.MODES["full context"])
+    bare = await context_size.measure_mode(context_size.MODES["remove_all_tools"])
+    nested = await context_size.measure_mode(context_size.MODES["nested history"])
+    assert full["model_calls"] == bare["model_calls"] == nested["model_calls"] == 35
+    assert bare["bytes"] < full["bytes"] and nested["bytes"] < full["bytes"]
+
+
+@pytest.mark.parametrize("module", ["baseline", "openai_agents", "agentchat", "langgraph_swarm"])
+def test_the_baseline_and_the_peers_run_without_our_package(module: str) -> None:
+    if module in NEEDS and importlib.util.find_spec(NEEDS[module]) is None:
+        pytest.skip(f"{NEEDS[module]} is not installed (the bench extra)")
+    code = (
+        f"import importlib, sys; importlib.import_module('benchmarks.frameworks.{module}'); "
+        "assert 'handoffs_runtime' not in sys.modules, 'imports handoffs_runtime'"
+    )
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr

@@ -1,0 +1,68 @@
+"""The hot-path shortcuts give the same objects and the same checks as the plain constructors."""
+
+from __future__ import annotations
+
+import pytest
+from autogen_core import MessageContext, message_handler
+from autogen_core.models import AssistantMessage, LLMMessage, UserMessage
+from pydantic import ValidationError
+
+from handoffs_runtime import AgentResponse, HandoffEvent, UserLogin, UserTask
+from handoffs_runtime.agents import AIAgent, UserAgent
+from handoffs_runtime.agents.routing import SessionAgent
+from handoffs_runtime.messages import agent_response, user_task
+
+CONTEXT: list[LLMMessage] = [
+    UserMessage(content="hi", source="User"),
+    AssistantMessage(content="hello", source="Triage"),
+]
+
+
+def test_user_task_from_messages_equals_the_validated_one() -> None:
+    fast = user_task(list(CONTEXT), ["Triage", "Sales"])
+    assert fast == UserTask(context=list(CONTEXT), turn_path=["Triage", "Sales"])
+    assert fast.hops == 1
+    assert fast.model_dump() == UserTask(context=list(CONTEXT), turn_path=["Triage", "Sales"]).model_dump()
+
+
+def test_agent_response_from_messages_equals_the_validated_one() -> None:
+    fast = agent_response(list(CONTEXT), "Sales")
+    assert fast == AgentResponse(context=list(CONTEXT), reply_to_topic_type="Sales")
+
+
+def test_anything_else_is_validated_as_before() -> None:
+    converted = user_task([{"type": "UserMessage", "content": "hi", "source": "User"}], ["Triage"])  # type: ignore[list-item]
+    assert converted.context == [UserMessage(content="hi", source="User")]
+    with pytest.raises(ValidationError):
+        user_task([{"content": "no type"}], ["Triage"])  # type: ignore[list-item]
+    with pytest.raises(ValidationError):
+        user_task(list(CONTEXT), [3])  # type: ignore[list-item]
+    with pytest.raises(ValidationError):
+        agent_response(["not a message"], "Sales")  # type: ignore[list-item]
+
+
+def test_the_shortcuts_know_every_required_field() -> None:
+    """If this fails, a field was added: pass it in user_task()/agent_response() too."""
+    required = {name for name, f in UserTask.model_fields.items() if f.is_required()}
+    assert required == {"context"} and set(UserTask.model_fields) == {"context", "turn_path"}
+    assert set(AgentResponse.model_fields) == {"context", "reply_to_topic_type"}
+
+
+def test_session_agents_share_one_routing_table_per_class() -> None:
+    class Extra(SessionAgent):
+        def __init__(self) -> None:
+            super().__init__("extra")
+
+        @message_handler
+        async def on_login(self, message: UserLogin, ctx: MessageContext) -> None: ...
+
+    class MoreExtra(Extra):
+        @message_handler
+        async def on_event(self, message: HandoffEvent, ctx: MessageContext) -> None: ...
+
+    a, b, c = Extra(), Extra(), MoreExtra()
+    assert a._handlers is b._handlers
+    assert set(a._handlers) == {UserLogin}
+    assert set(c._handlers) == {UserLogin, HandoffEvent}
+    assert a._description == "extra"
+    assert issubclass(AIAgent, SessionAgent) and issubclass(UserAgent, SessionAgent)
