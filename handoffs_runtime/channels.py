@@ -116,12 +116,15 @@ class QueueChannel:
     """Each session has an inbox per person and one outbox, as asyncio queues.
 
     ``await channel.say(session, "hi")`` types a line as the customer; ``await channel.next_output(session)``
-    reads what the team shows. ``channel.leave(session)`` ends the session as closing a window would.
+    reads what the team shows. ``channel.leave(session)`` ends the session as closing a window would: every
+    later question to that person gets ``None`` too. ``channel.close(session)`` frees a finished session's
+    queues (call it from ``register_team(..., on_session_end=...)`` in a long-running server).
     """
 
     def __init__(self) -> None:
         self._inboxes: dict[tuple[str, Person], asyncio.Queue[str | None]] = {}
         self._outboxes: dict[str, asyncio.Queue[Output]] = {}
+        self._gone: set[tuple[str, Person]] = set()
 
     def _inbox(self, session_id: str, person: Person) -> asyncio.Queue[str | None]:
         return self._inboxes.setdefault((session_id, person), asyncio.Queue())
@@ -146,9 +149,21 @@ class QueueChannel:
                 return output
 
     async def ask(self, session_id: str, prompt: str, *, person: Person = "customer") -> str | None:
+        if (session_id, person) in self._gone:
+            return None
         if person == "operator" or prompt != USER_PROMPT:
             await self.outbox(session_id).put(Prompt(prompt, person))
-        return await self._inbox(session_id, person).get()
+        answer = await self._inbox(session_id, person).get()
+        if answer is None:
+            self._gone.add((session_id, person))
+        return answer
+
+    def close(self, session_id: str) -> None:
+        """Forget a finished session's queues."""
+        self._outboxes.pop(session_id, None)
+        for person in ("customer", "operator"):
+            self._inboxes.pop((session_id, person), None)
+            self._gone.discard((session_id, person))
 
     async def show(self, session_id: str, output: Output) -> None:
         await self.outbox(session_id).put(output)
@@ -169,6 +184,9 @@ class _LineReader:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lines: asyncio.Queue[str | None] | None = None
         self._wanted = threading.Semaphore(0)
+        self._requested = False  # the thread is reading a line nobody has taken yet
+        self._stale = False  # that line answers a question whose asker was cancelled
+        self._eof = False
 
     def _start(self) -> asyncio.Queue[str | None]:
         if self._lines is None:
@@ -194,9 +212,29 @@ class _LineReader:
                 return
 
     async def readline(self) -> str | None:
+        """The next line, or ``None`` at (and after) end of input.
+
+        If the caller is cancelled while waiting (a question timed out), the line typed for it is dropped
+        rather than handed to the next question.
+        """
         lines = self._start()
-        self._wanted.release()
-        return await lines.get()
+        while not self._eof:
+            if not self._requested:
+                self._requested = True
+                self._wanted.release()
+            try:
+                line = await lines.get()
+            except asyncio.CancelledError:
+                self._stale = True
+                raise
+            self._requested = False
+            if line is None:
+                self._eof = True
+            elif self._stale:
+                self._stale = False
+            else:
+                return line
+        return None
 
 
 class ConsoleChannel:

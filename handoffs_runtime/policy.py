@@ -39,6 +39,8 @@ class TeamPolicy:
     """The team-wide default for nesting the history on handoff."""
     stream: bool = False
     """Call models with ``create_stream`` instead of ``create``."""
+    model_timeout: float | None = 300.0
+    """Seconds one model call may take (the client's own retries included) before the agent apologises."""
 
     def __post_init__(self) -> None:
         if self.handoff_budget < 1:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
+from typing import Any
 
 from autogen_core.models import FunctionExecutionResult, FunctionExecutionResultMessage, LLMMessage
 
@@ -101,7 +103,10 @@ async def test_several_handoffs_first_wins_and_every_call_has_a_result() -> None
     assert set(results) == {"c1", "c2"}
     assert not results["c1"].is_error and "Transferred to Back" in results["c1"].content
     assert results["c2"].is_error and "ignored" in results["c2"].content
-    assert [(e.target, e.outcome) for e in channel.events("s1")] == [("Back", "handoff")]
+    assert [(e.target, e.outcome) for e in channel.events("s1")] == [
+        ("Other", "refused"),
+        ("Back", "handoff"),
+    ]
 
 
 async def test_handoff_with_regular_tools_runs_the_tools_first() -> None:
@@ -140,3 +145,32 @@ async def test_tool_rounds_are_bounded_per_turn() -> None:
     await run_sessions(team(policy), channel, models={"Front": front})
     assert texts(channel) == [("Front", TOO_MANY_ROUNDS_REPLY), ("Front", "next turn works")]
     front.assert_done()
+
+
+async def test_repeated_call_ids_keep_every_result() -> None:
+    front = ScriptedModel(
+        [[tool_call("add", {"a": 1, "b": 2}, call_id="x"), tool_call("transfer_to_back", call_id="x")]]
+    )
+    back = ScriptedModel(["ok"])
+    await run_front(front, Back=back)
+    contents = [r.content for r in last_results(back.calls[0][0])]
+    assert contents == ["3", "Transferred to Back. Adopt persona immediately."]
+
+
+async def test_handoff_with_invalid_json_is_refused_with_an_event() -> None:
+    front = ScriptedModel([[tool_call("transfer_to_back", "{oops")], "staying here"])
+    channel = await run_front(front)
+    [result] = last_results(front.calls[1][0])
+    assert result.is_error and "not valid JSON" in result.content
+    assert [(e.target, e.outcome) for e in channel.events("s1")] == [("Back", "refused")]
+    assert texts(channel) == [("Front", "staying here")]
+
+
+async def test_a_hanging_model_times_out_into_an_apology() -> None:
+    class Hanging(ScriptedModel):
+        async def create(self, *args: object, **kwargs: object) -> Any:  # type: ignore[override]
+            await asyncio.sleep(3600)
+
+    channel = ScriptedChannel.for_sessions({"s1": ["hello"]})
+    await run_sessions(team(TeamPolicy(model_timeout=0.05)), channel, models={"Front": Hanging([])})
+    assert texts(channel) == [("Front", MODEL_ERROR_REPLY)]

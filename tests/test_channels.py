@@ -37,3 +37,35 @@ async def test_queue_channel_surfaces_questions_but_not_ordinary_turns() -> None
     assert await channel.next_output("s", timeout=1) == Prompt("HumanAgent input", "operator")
     await channel.leave("s")
     assert await channel.ask("s", "you") is None
+
+
+async def test_a_person_who_left_stays_gone_for_every_later_question() -> None:
+    channel = QueueChannel()
+    await channel.leave("s")
+    assert await channel.ask("s", "Confirm order? y/n") is None
+    assert await channel.ask("s", "you") is None  # no second None needed: leaving is for good
+    channel.close("s")
+    await channel.say("s", "back again")
+    assert await channel.ask("s", "you") == "back again"
+
+
+async def test_console_end_of_input_is_for_good() -> None:
+    console = ConsoleChannel(stdin=io.StringIO(""), stdout=io.StringIO(), colour=False)
+    assert await console.ask("s", "Confirm order? y/n") is None
+    assert await console.ask("s", "you") is None
+
+
+async def test_console_drops_the_answer_to_a_question_that_was_cancelled() -> None:
+    import asyncio
+    import os
+
+    read_fd, write_fd = os.pipe()
+    stdin = os.fdopen(read_fd, "r")
+    console = ConsoleChannel(stdin=stdin, stdout=io.StringIO(), colour=False, echo_input=False)
+    question = asyncio.ensure_future(console.ask("s", "Allow? y/n"))
+    await asyncio.sleep(0)  # let the question start reading
+    question.cancel()  # e.g. the tool that asked timed out
+    os.write(write_fd, b"y\nhello\n")
+    assert await asyncio.wait_for(console.ask("s", "you"), 5) == "hello"
+    os.close(write_fd)
+    stdin.close()

@@ -72,3 +72,14 @@ def test_ctrl_c_ends_the_session_cleanly() -> None:
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
     assert "interrupted" in out
+
+
+@pytest.mark.parametrize(
+    "stdin",
+    ["I'd like to buy rocket skates\nyes\n", "let me talk to a person\n"],
+    ids=["leaves-at-confirmation", "leaves-before-the-operator-answers"],
+)
+def test_end_of_input_during_a_question_ends_the_session(stdin: str) -> None:
+    result = run_cli("chat", "--store", ":memory:", stdin=stdin, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "ended" in result.stdout.splitlines()[-1]

@@ -510,3 +510,30 @@ def test_delegations_and_workers_are_drawn_apart_from_handoffs() -> None:
     text = team_mermaid(team)
     assert "Front -->|transfer_to_expert| Expert" in text and "Front ==>|ask_expert| Expert" in text
     assert 'Front["Front"]' in text  # the delegating tool is an edge, not listed as a regular tool
+
+
+async def test_a_failing_is_enabled_hides_the_handoff_and_the_session_goes_on() -> None:
+    def broken(ctx: SessionContext) -> bool:
+        raise RuntimeError("feature flags down")
+
+    front = ScriptedModel(["still here"])
+    channel = ScriptedChannel.for_sessions({"s1": ["hi"]})
+    await run_sessions(
+        two_agents(handoff("BillingDesk", is_enabled=broken)), channel, models={"Front": front}
+    )
+    assert [t["name"] for t in front.calls[0][1]] == ["lookup"]
+    assert texts(channel) == [("Front", "still here")]
+
+
+async def test_a_failing_input_filter_keeps_the_conversation_with_the_source() -> None:
+    def broken(data: HandoffInputData) -> HandoffInputData:
+        raise ValueError("bad filter")
+
+    front = ScriptedModel([[tool_call("transfer_to_billing_desk")]])
+    channel = ScriptedChannel.for_sessions({"s1": ["billing"]})
+    await run_sessions(
+        two_agents(handoff("BillingDesk", input_filter=broken)), channel, models={"Front": front}
+    )
+    assert [r.agent for r in channel.replies("s1")] == ["Front"]
+    [event] = channel.events("s1")
+    assert event.outcome == "refused" and "bad filter" in event.reason

@@ -14,6 +14,7 @@ handoffs, an empty reply, a model error) becomes a tool result or a clear messag
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Mapping, Sequence
@@ -138,7 +139,7 @@ class AIAgent(SessionAgent):
                 await self._hand_off(message, path, new, *step.handoff)
                 return
             if step.loop is not None:
-                await self._stop_loop(message, new, *step.loop)
+                await self._stop_loop(message, path, new, *step.loop)
                 return
         await self._reply(history + new, TOO_MANY_ROUNDS_REPLY)
 
@@ -152,10 +153,7 @@ class AIAgent(SessionAgent):
         if config.static_schemas is not None:
             return config.static_schemas, config.handoff_names
         ctx = SessionContext(session_id=session, agent=config.name, conversation=conversation)
-        enabled: list[Handoff] = []
-        for h in config.handoffs.values():
-            if h.always_enabled or (h.is_enabled is not False and await call_maybe_async(h.is_enabled, ctx)):  # type: ignore[arg-type]
-                enabled.append(h)
+        enabled = [h for h in config.handoffs.values() if await _is_enabled(h, ctx)]
         return config.tool_schemas + tuple(h.schema for h in enabled), frozenset(h.tool_name for h in enabled)
 
     async def _call_model(
@@ -168,18 +166,26 @@ class AIAgent(SessionAgent):
     ) -> CreateResult:
         config = self._config
         messages = [config.system_message, *conversation]
+        timeout = config.policy.model_timeout
         with model_call_scope(ModelCall(config.name, session, handoffs)):
-            if not config.policy.stream:
-                return await config.model.create(messages, tools=tools, cancellation_token=cancellation_token)
-            final: CreateResult | None = None
-            async for chunk in config.model.create_stream(
-                messages, tools=tools, cancellation_token=cancellation_token
-            ):
-                if isinstance(chunk, CreateResult):
-                    final = chunk
-            if final is None:
-                raise RuntimeError("the model's stream ended without a final result")
-            return final
+            async with asyncio.timeout(timeout):
+                return await self._create(messages, tools, cancellation_token)
+
+    async def _create(
+        self, messages: list[LLMMessage], tools: Sequence[ToolSchema], cancellation_token: CancellationToken
+    ) -> CreateResult:
+        config = self._config
+        if not config.policy.stream:
+            return await config.model.create(messages, tools=tools, cancellation_token=cancellation_token)
+        final: CreateResult | None = None
+        async for chunk in config.model.create_stream(
+            messages, tools=tools, cancellation_token=cancellation_token
+        ):
+            if isinstance(chunk, CreateResult):
+                final = chunk
+        if final is None:
+            raise RuntimeError("the model's stream ended without a final result")
+        return final
 
     # --- tool calls --------------------------------------------------------------------------------
 
@@ -194,38 +200,42 @@ class AIAgent(SessionAgent):
     ) -> _Step:
         """Run the regular tools first, then decide on at most one handoff; every call gets a result."""
         config = self._config
-        results: dict[str, FunctionExecutionResult] = {}
-        handoff_calls: list[FunctionCall] = []
-        for call in calls:
+        # By position, not by call id: some servers repeat ids or leave them empty.
+        results: list[FunctionExecutionResult | None] = [None] * len(calls)
+        handoff_calls: list[int] = []
+        for i, call in enumerate(calls):
             if call.name in config.tools:
-                results[call.id] = await self._run_tool(call, cancellation_token)
+                results[i] = await self._run_tool(call, cancellation_token)
             elif call.name in config.handoffs:
-                handoff_calls.append(call)
+                handoff_calls.append(i)
             else:
                 offered = ", ".join([*config.tools, *enabled]) or "none"
-                results[call.id] = _error(call, f"there is no tool named {call.name!r}; available: {offered}")
+                results[i] = _error(call, f"there is no tool named {call.name!r}; available: {offered}")
         step = _Step(results=[])
-        for index, call in enumerate(handoff_calls):
-            if index > 0:
-                results[call.id] = _error(call, "ignored: only one handoff per response is carried out")
+        for rank, i in enumerate(handoff_calls):
+            call = calls[i]
+            if rank > 0:
+                ignored = "ignored: only one handoff per response is carried out"
+                await self._publish_event(session, config.handoffs[call.name], call, "refused", 0, ignored)
+                results[i] = _error(call, ignored)
                 continue
             decision = await self._check_handoff(call, session, conversation, enabled)
             if isinstance(decision, str):
-                results[call.id] = _error(call, decision)
+                results[i] = _error(call, decision)
                 continue
             handoff, data = decision
             reason = loop_reason(path, handoff.target, config.policy.handoff_budget)
             if reason is not None:
                 step.loop = (handoff, call, reason)
-                results[call.id] = _error(call, f"handoff refused: {reason}")
+                results[i] = _error(call, f"handoff refused: {reason}")
                 continue
             step.handoff = (handoff, call, data)
-            results[call.id] = FunctionExecutionResult(
+            results[i] = FunctionExecutionResult(
                 call_id=call.id,
                 name=call.name,
                 content=f"Transferred to {handoff.target}. Adopt persona immediately.",
             )
-        step.results = [results[c.id] for c in calls]
+        step.results = [r for r in results if r is not None]
         return step
 
     async def _run_tool(
@@ -243,6 +253,7 @@ class AIAgent(SessionAgent):
             return f"{call.name} is not available right now; do not call it"
         args = _parse_arguments(call)
         if isinstance(args, str):
+            await self._publish_event(session, handoff, call, "refused", 0, args)
             return args
         data: BaseModel | None = None
         if handoff.input_type is not None:
@@ -279,7 +290,14 @@ class AIAgent(SessionAgent):
                 )
                 await self._reply([*message.context, *new], MODEL_ERROR_REPLY)
                 return
-        context = self._filtered(message.context, new, handoff, session)
+        try:
+            context = self._filtered(message.context, new, handoff, session)
+        except Exception as exc:
+            logger.exception("input filter of %s failed", handoff.tool_name)
+            reason = f"input filter failed: {type(exc).__name__}: {exc}"
+            await self._publish_event(session, handoff, call, "refused", len(path), reason)
+            await self._reply([*message.context, *new], MODEL_ERROR_REPLY)
+            return
         await self._publish_event(session, handoff, call, "handoff", len(path), "", payload)
         await self.publish_message(
             user_task(context, [*path, handoff.target]),
@@ -306,11 +324,17 @@ class AIAgent(SessionAgent):
         return data.all_items
 
     async def _stop_loop(
-        self, message: UserTask, new: list[LLMMessage], handoff: Handoff, call: FunctionCall, reason: str
+        self,
+        message: UserTask,
+        path: list[str],
+        new: list[LLMMessage],
+        handoff: Handoff,
+        call: FunctionCall,
+        reason: str,
     ) -> None:
         config = self._config
         session = self.id.key
-        hop = len(message.turn_path)
+        hop = len(path)
         logger.warning("loop guard in session %s: %s", session, reason)
         human = config.human_agent
         escalate = config.policy.on_loop == "escalate" and human is not None and human != config.name
@@ -324,7 +348,7 @@ class AIAgent(SessionAgent):
         )
         if escalate and human is not None:
             await self.publish_message(
-                user_task([*message.context, *new], [*message.turn_path, human]),
+                user_task([*message.context, *new], [*path, human]),
                 topic_id=session_topic(human, session),
             )
             return
@@ -377,6 +401,17 @@ async def run_tool_call(
         return _error(call, f"tool {call.name} failed: {type(exc).__name__}: {exc}")
     content = tool.return_value_as_string(value)
     return FunctionExecutionResult(call_id=call.id, name=call.name, content=content)
+
+
+async def _is_enabled(handoff: Handoff, ctx: SessionContext) -> bool:
+    """Whether ``handoff`` is offered now; a callable that fails counts as disabled (and is logged)."""
+    if handoff.is_enabled is True or handoff.is_enabled is False:
+        return handoff.is_enabled
+    try:
+        return bool(await call_maybe_async(handoff.is_enabled, ctx))
+    except Exception:
+        logger.exception("is_enabled of %s failed; not offering it", handoff.tool_name)
+        return False
 
 
 def _error(call: FunctionCall, text: str) -> FunctionExecutionResult:
