@@ -37,18 +37,33 @@ class Resumed:
 
 
 async def resume(
-    store: SessionStore, session: str, *, entry_agent: str, team: str = "", show: int = 3
+    store: SessionStore,
+    session: str,
+    *,
+    entry_agent: str,
+    team: str = "",
+    show: int = 3,
+    agents: frozenset[str] = frozenset(),
 ) -> Resumed:
     """Open ``session``, new or stored; a stored one continues with its active agent and context.
 
     A person's message that was stored but never answered (the process stopped mid-turn) is not replayed,
-    since its tools may have run already; the person is told and the transcript notes it.
+    since its tools may have run already; the person is told and the transcript notes it. A session whose
+    active agent is not in ``agents`` (it was stored by another team) continues with ``entry_agent``.
     """
     state, created = await store.open_session(session, agent=entry_agent, team=team)
+    agent = state.active_agent
     if created or state.last_seq == 0:  # nothing was said yet: nothing to tell
-        return Resumed(list(state.context), state.active_agent)
+        return Resumed(list(state.context), agent if not agents or agent in agents else entry_agent)
     entries = await store.entries(session)
-    notices = [f"resuming session {session} with {state.active_agent} ({state.last_seq} messages stored)"]
+    notices = []
+    if agents and agent not in agents:
+        notices.append(
+            f"session {session} was with {agent}, which team {team or '?'} does not have "
+            f"(it was stored by team {state.team or '?'}); {entry_agent} continues it"
+        )
+        agent = entry_agent
+    notices.append(f"resuming session {session} with {agent} ({state.last_seq} messages stored)")
     notices += [f"  {describe_entry(e)}" for e in last_exchanges(entries, show)]
     unanswered = [e for e in entries if e.seq > state.context_seq and e.kind == "user"]
     if unanswered:
@@ -57,7 +72,7 @@ async def resume(
             "send it again if you still need an answer"
         )
         await store.append(session, [notice_entry(UNANSWERED)], context=state.context)
-    return Resumed(list(state.context), state.active_agent, notices)
+    return Resumed(list(state.context), agent, notices)
 
 
 async def record_user(store: SessionStore, session: str, message: LLMMessage, *, agent: str) -> None:

@@ -18,6 +18,7 @@ Example::
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable
 from typing import Any
@@ -34,6 +35,7 @@ from autogen_core import (
 )
 
 from .agents.user import SessionEndHook
+from .tools.workers import session_of_key, worker_key
 
 
 def _internals(runtime: SingleThreadedAgentRuntime) -> tuple[dict[AgentId, Any], Any]:
@@ -51,8 +53,8 @@ def release_session(runtime: SingleThreadedAgentRuntime, session_id: str) -> int
     agents, subscriptions = _internals(runtime)
     released = 0
     for agent_type in list(runtime._known_agent_names):
-        if agents.pop(AgentId(agent_type, session_id), None) is not None:
-            released += 1
+        released += agents.pop(AgentId(agent_type, session_id), None) is not None
+        released += _release_workers(agents, agent_type, session_id)
     seen: set[TopicId] = subscriptions._seen_topics
     routes: dict[TopicId, Any] = subscriptions._subscribed_recipients
     topics: set[TopicId] = set()
@@ -66,10 +68,23 @@ def release_session(runtime: SingleThreadedAgentRuntime, session_id: str) -> int
     return released
 
 
+def _release_workers(agents: dict[AgentId, Any], agent_type: str, session_id: str) -> int:
+    """Pop the session's worker instances of ``agent_type``: slots count from 1 at each nesting level."""
+    released = 0
+    for depth in itertools.count(1):
+        slot = 1
+        while agents.pop(AgentId(agent_type, worker_key(session_id, depth, slot)), None) is not None:
+            slot += 1
+        released += slot - 1
+        if slot == 1:
+            return released
+    return released
+
+
 def live_sessions(runtime: SingleThreadedAgentRuntime) -> set[str]:
     """The sessions that have agent instances in ``runtime`` right now."""
     agents, _ = _internals(runtime)
-    return {agent_id.key for agent_id in agents}
+    return {session_of_key(agent_id.key) for agent_id in agents}
 
 
 class SessionActivity(DefaultInterventionHandler):
@@ -91,7 +106,7 @@ class SessionActivity(DefaultInterventionHandler):
     async def on_send(
         self, message: Any, *, message_context: MessageContext, recipient: AgentId
     ) -> Any | type[DropMessage]:
-        self._last[recipient.key] = self._clock()
+        self._last[session_of_key(recipient.key)] = self._clock()
         return message
 
     def idle(self, longer_than: float) -> list[str]:

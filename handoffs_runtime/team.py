@@ -289,6 +289,7 @@ async def register_team(
             on_session_end=release_on_end(runtime, on_session_end) if release_ended else on_session_end,
             store=store,
             team=team.name,
+            agents=frozenset(a.name for a in team.agents if a.kind != "worker"),
         )
         await UserAgent.register(runtime, team.user_topic, _factory(UserAgent, user_config))
         await runtime.add_subscription(

@@ -283,3 +283,27 @@ async def test_finished_sessions_are_released_unless_asked_not_to() -> None:
         assert texts(channel, "b") == [("TriageAgent", "triage heard hello")]
         assert live_sessions(runtime) == expected
         assert release_session(runtime, "a") == (0 if release_ended else 2)  # User and TriageAgent
+
+
+async def test_a_session_stored_by_another_team_resumes_with_this_teams_entry_agent() -> None:
+    from handoffs_runtime import AgentSpec, TeamSpec
+
+    store = SQLiteSessionStore(":memory:")
+    first = ScriptedChannel.for_sessions({"s1": ["I want to buy skates"]})
+    await _run(
+        first,
+        store,
+        TriageAgent=ScriptedModel([[tool_call("transfer_to_sales_agent")]]),
+        SalesAgent=ScriptedModel(["Rocket skates, $500?"]),
+    )
+    other = TeamSpec(name="other", entry="Desk", agents=[AgentSpec("Desk")])
+    channel = ScriptedChannel.for_sessions({"s1": ["hello again"]})
+    desk = ScriptedModel(["Desk here."])
+    runtime = SingleThreadedAgentRuntime()
+    await register_team(runtime, other, model=desk, channel=channel, store=store)
+    runtime.start()
+    await start_session(runtime, "s1")
+    await runtime.stop_when_idle()
+    assert texts(channel) == [("Desk", "Desk here.")]
+    assert any("was with SalesAgent, which team other does not have" in n for n in _notices(channel))
+    await store.close()

@@ -437,3 +437,26 @@ def test_delegations_are_the_caller_keeps_control_edges_of_the_team() -> None:
         ("Orchestrator", "Worker", "create_worker"),
         ("Orchestrator", "Worker", "create_workers"),
     ]
+
+
+async def test_ending_a_session_releases_the_workers_it_created() -> None:
+    from handoffs_runtime import HandoffsRuntime
+    from handoffs_runtime.release import live_sessions
+
+    two = [tool_call("create_worker", {"task_description": t}) for t in ("a", "b")]
+    boss = FunctionModel(
+        lambda messages, tools: "done" if isinstance(messages[-1], FunctionExecutionResultMessage) else two
+    )
+    sessions = [f"s{i}" for i in range(5)]
+    channel = ScriptedChannel.for_sessions({s: ["split this"] for s in sessions})
+    runtime = HandoffsRuntime()
+    await register_team(
+        runtime, _team(), model=boss, channel=channel, models={"Worker": ScriptedModel(["w"] * 10)}
+    )
+    runtime.start()
+    for s in sessions:
+        await start_session(runtime, s)
+    await runtime.stop_when_idle()
+    assert [texts(channel, s) for s in sessions] == [[("Boss", "done")]] * 5
+    assert live_sessions(runtime) == set()
+    assert runtime._instantiated_agents == {}

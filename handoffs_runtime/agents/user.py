@@ -34,6 +34,8 @@ class UserAgentConfig:
     store: SessionStore | None = None
     team: str = ""
     resume_exchanges: int = 3
+    agents: frozenset[str] = frozenset()
+    """The agents a resumed session may continue with (empty: any)."""
 
 
 def describe_event(event: HandoffEvent) -> str:
@@ -65,6 +67,7 @@ class UserAgent(SessionAgent):
                 entry_agent=config.entry_agent,
                 team=config.team,
                 show=config.resume_exchanges,
+                agents=config.agents,
             )
         except StoreError as exc:
             await self._store_failed(exc)

@@ -147,6 +147,17 @@ def worker_key(session_id: str, depth: int, slot: int) -> str:
     return f"{session_id}.{depth}.{slot}"
 
 
+def session_of_key(key: str) -> str:
+    """The session an ``AgentId`` key belongs to: itself, or the session of a worker key.
+
+    A session id that happens to end in ``.<n>.<n>`` is read as a worker key; that only makes its stateless
+    instances count with the shorter id, which is harmless.
+    """
+    head, _, tail = key.rpartition(".")
+    session, _, depth = head.rpartition(".")
+    return session if session and depth.isdigit() and tail.isdigit() else key
+
+
 def _reserve(ctx: ToolContext, count: int, limits: WorkerLimits) -> int:
     """Check the depth and per-turn limits, count ``count`` more workers; the first one's slot."""
     if ctx.depth + 1 > limits.max_depth:
