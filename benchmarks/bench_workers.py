@@ -56,7 +56,9 @@ async def turn(fan_out: int, parallel: bool, latency: float) -> float:
         name="bench",
         entry="Boss",
         agents=[
-            AgentSpec("Boss", tools=worker_tools("Worker", WorkerLimits(max_workers_per_turn=fan_out))),
+            AgentSpec(
+                "Boss", tools=worker_tools("Worker", limits=WorkerLimits(max_workers_per_turn=fan_out))
+            ),
             AgentSpec("Worker", kind="worker", model=FunctionModel(lambda m, t: "ok", latency=latency)),
         ],
     )

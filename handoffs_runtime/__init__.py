@@ -28,6 +28,7 @@ from .errors import (
     TeamConfigError,
     UnknownSessionError,
 )
+from .graph import team_mermaid
 from .messages import AgentResponse, HandoffEvent, UserLogin, UserTask, WorkerResult, WorkerTask
 from .models import (
     FunctionModel,
@@ -137,6 +138,7 @@ __all__ = [
     "run_python",
     "session_topic",
     "start_session",
+    "team_mermaid",
     "tool_call",
     "worker_tools",
 ]

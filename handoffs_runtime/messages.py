@@ -33,11 +33,6 @@ class UserTask(BaseModel):
     context: list[LLMMessage]
     turn_path: list[str] = Field(default_factory=list)
 
-    @property
-    def hops(self) -> int:
-        """Handoffs made since the person last spoke."""
-        return max(len(self.turn_path) - 1, 0)
-
 
 class AgentResponse(BaseModel):
     """An agent's answer to the person; the person's next message goes to ``reply_to_topic_type``."""

@@ -13,7 +13,7 @@ import os
 from collections.abc import AsyncGenerator, Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from autogen_core import CancellationToken, FunctionCall
 from autogen_core.models import (
@@ -217,7 +217,7 @@ class ScriptedModel(LocalModel):
 # --- OpenAI-compatible endpoints ---------------------------------------------------------------------
 
 
-def _generic_model_info(model: str) -> ModelInfo:
+def _generic_model_info() -> ModelInfo:
     return ModelInfo(
         vision=False,
         function_calling=True,
@@ -267,11 +267,8 @@ def openai_model(
     except ValueError:
         if model_info is not None:
             raise
-        kwargs["model_info"] = _generic_model_info(model)
+        kwargs["model_info"] = _generic_model_info()
         return OpenAIChatCompletionClient(**kwargs)
-
-
-ModelChoice = Literal["offline"] | str
 
 
 def model_from_options(

@@ -128,6 +128,7 @@ class _Conversation:
     proposed: bool  # the agent's last text asked the person to confirm
     results: dict[str, FunctionExecutionResult]  # this turn's results of offered regular tools, by name
     handed_over: bool  # the conversation reached this agent by a handoff during this turn
+    called: set[str]  # every tool called since the person last spoke, by any agent
 
 
 def _read(messages: Sequence[LLMMessage], regular: set[str]) -> _Conversation:
@@ -151,14 +152,17 @@ def _read(messages: Sequence[LLMMessage], regular: set[str]) -> _Conversation:
     )
     results: dict[str, FunctionExecutionResult] = {}
     handed_over = False
+    called: set[str] = set()
     for m in messages[last_user + 1 :]:
+        if isinstance(m, AssistantMessage) and isinstance(m.content, list):
+            called.update(c.name for c in m.content)
         if isinstance(m, FunctionExecutionResultMessage):
             for r in m.content:
                 if r.name in regular:
                     results[r.name] = r
                 else:
                     handed_over = True
-    return _Conversation(request, latest, proposed, results, handed_over)
+    return _Conversation(request, latest, proposed, results, handed_over, called)
 
 
 class OfflineModel(LocalModel):
@@ -196,11 +200,12 @@ class OfflineModel(LocalModel):
         best_tool = _best(words, regular)
         if best_tool is not None:
             return self._propose(best_tool, talk.latest, regular)
-        best_handoff = _best(words, handoffs)
+        fresh = [h for h in handoffs if h["name"] not in talk.called]  # never repeat this turn's handoffs
+        best_handoff = _best(words, fresh)
         if best_handoff is not None:
             return [self._call(best_handoff, talk.latest, {})]
         if not talk.handed_over:
-            back = next((h for h in handoffs if _tool_terms(h) & _WAY_BACK), None)
+            back = next((h for h in fresh if _tool_terms(h) & _WAY_BACK), None)
             if back is not None:
                 return [self._call(back, talk.latest, {})]
             return self._introduce(agent, regular, handoffs, unsure=True)

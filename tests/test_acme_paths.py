@@ -176,3 +176,14 @@ async def test_operator_hands_the_conversation_back_to_an_ai_agent() -> None:
     routes = [(e.source, e.target) for e in channel.events("s1")]
     assert routes == [("TriageAgent", "HumanAgent"), ("HumanAgent", "TriageAgent")]
     triage.assert_done()
+
+
+async def test_operator_handback_on_the_offline_model_does_not_bounce_back() -> None:
+    channel = ScriptedChannel.for_sessions(
+        {"s1": ["let me talk to a person"]}, operator=["/handoff TriageAgent"]
+    )
+    await run_sessions(acme_team(), channel, model=OfflineModel())
+    routes = [(e.source, e.target) for e in channel.events("s1")]
+    assert routes == [("TriageAgent", "HumanAgent"), ("HumanAgent", "TriageAgent")]
+    [(agent, text)] = texts(channel)
+    assert agent == "TriageAgent" and "offline demo model" in text

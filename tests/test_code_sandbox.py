@@ -36,7 +36,7 @@ async def test_wall_clock_timeout_kills_a_sleeping_process() -> None:
 
 
 async def test_cpu_limit_stops_a_busy_loop_before_the_wall_clock() -> None:
-    result = await run_python("while True: pass", SandboxLimits(timeout=60, cpu_seconds=1))
+    result = await run_python("while True: pass", limits=SandboxLimits(timeout=60, cpu_seconds=1))
     assert not result.timed_out
     assert result.returncode in (-signal.SIGXCPU, -signal.SIGKILL)
     assert "CPU-time limit" in result.render()
@@ -45,9 +45,9 @@ async def test_cpu_limit_stops_a_busy_loop_before_the_wall_clock() -> None:
 async def test_memory_limit_makes_a_large_allocation_fail() -> None:
     code = "try:\n    x = bytearray(256 * 2**20)\nexcept MemoryError:\n    print('refused')\n"
     code += "else:\n    print('got it')"
-    limited = await run_python(code, SandboxLimits(memory_bytes=128 * 2**20))
+    limited = await run_python(code, limits=SandboxLimits(memory_bytes=128 * 2**20))
     assert limited.stdout == "refused\n"
-    roomy = await run_python(code, SandboxLimits(memory_bytes=1024 * 2**20))
+    roomy = await run_python(code, limits=SandboxLimits(memory_bytes=1024 * 2**20))
     assert roomy.stdout == "got it\n"
 
 
@@ -65,7 +65,7 @@ async def test_no_secrets_reach_the_child(monkeypatch: pytest.MonkeyPatch) -> No
 async def test_output_is_truncated_and_says_so() -> None:
     result = await run_python(
         "print('x' * 1_000_000)\nimport sys\nprint('e' * 500, file=sys.stderr)",
-        SandboxLimits(max_output_chars=100),
+        limits=SandboxLimits(max_output_chars=100),
     )
     assert result.truncated
     assert result.stdout == "x" * 100 + "\n…[output truncated]"
@@ -84,7 +84,7 @@ async def test_runs_in_a_temporary_directory_that_is_removed() -> None:
 async def test_cancellation_kills_the_process(tmp_path: Path) -> None:
     pid_file = tmp_path / "pid"
     code = f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\ntime.sleep(60)"
-    tool = python_code_tool(SandboxLimits(timeout=60))
+    tool = python_code_tool(limits=SandboxLimits(timeout=60))
     token = CancellationToken()
     call = asyncio.ensure_future(tool.run_json({"code": code}, token))
     async with asyncio.timeout(10):  # a guard against a hang, not a measurement
@@ -99,7 +99,7 @@ async def test_cancellation_kills_the_process(tmp_path: Path) -> None:
 
 
 async def test_the_tool_clamps_the_timeout_a_model_asks_for() -> None:
-    tool = python_code_tool(SandboxLimits(timeout=5, max_timeout=0.5))
+    tool = python_code_tool(limits=SandboxLimits(timeout=5, max_timeout=0.5))
     text = await tool.run_json({"code": "import time; time.sleep(30)", "timeout": 1000}, CancellationToken())
     assert "timed out after 0.5 s" in text
     assert [p for p in tool.schema["parameters"]["properties"]] == ["code", "timeout"]

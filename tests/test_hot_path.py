@@ -21,7 +21,6 @@ CONTEXT: list[LLMMessage] = [
 def test_user_task_from_messages_equals_the_validated_one() -> None:
     fast = user_task(list(CONTEXT), ["Triage", "Sales"])
     assert fast == UserTask(context=list(CONTEXT), turn_path=["Triage", "Sales"])
-    assert fast.hops == 1
     assert fast.model_dump() == UserTask(context=list(CONTEXT), turn_path=["Triage", "Sales"]).model_dump()
 
 

@@ -17,7 +17,7 @@ async def test_handoff_and_answer_through_a_real_openai_client(stream: bool) -> 
     with fake_openai(answers) as server:  # type: ignore[arg-type]
         model = openai_model("gpt-4o-mini", base_url=server.url, api_key="test-key")
         channel = ScriptedChannel.for_sessions({"s1": ["I want to buy something"]})
-        await run_sessions(acme_team(TeamPolicy(stream=stream)), channel, model=model)
+        await run_sessions(acme_team(policy=TeamPolicy(stream=stream)), channel, model=model)
     assert texts(channel) == [("SalesAgent", "Rocket skates, $500. Interested?")]
     first, second = server.requests
     assert bool(first.get("stream")) is stream

@@ -55,7 +55,7 @@ def _team(
         name="lab",
         entry="Boss",
         agents=[
-            AgentSpec("Boss", tools=[*worker_tools("Worker", limits), *(orchestrator or [])]),
+            AgentSpec("Boss", tools=[*worker_tools("Worker", limits=limits), *(orchestrator or [])]),
             AgentSpec("Worker", tools=list(worker_tools_), kind="worker", handoffs=list(worker_handoffs)),  # type: ignore[arg-type]
         ],
     )
@@ -152,7 +152,7 @@ async def test_nesting_is_bounded_by_the_depth_limit() -> None:
         limits = WorkerLimits(max_depth=depth)
         boss = ScriptedModel([[tool_call("create_worker", {"task_description": "top"})], "ok"])
         channel = ScriptedChannel.for_sessions({"s1": ["go"]})
-        team = _team(worker_tools_=worker_tools("Worker", limits), limits=limits)
+        team = _team(worker_tools_=worker_tools("Worker", limits=limits), limits=limits)
         await run_sessions(team, channel, models={"Boss": boss, "Worker": FunctionModel(worker_reply)})
         [result] = _results(boss)
         assert result.content.startswith(expected), result.content

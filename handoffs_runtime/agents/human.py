@@ -7,13 +7,15 @@ or hands the conversation back to an AI agent with ``/handoff AGENT``.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 
-from autogen_core import MessageContext, message_handler
-from autogen_core.models import AssistantMessage
+from autogen_core import FunctionCall, MessageContext, message_handler
+from autogen_core.models import AssistantMessage, FunctionExecutionResult, FunctionExecutionResultMessage
 
-from ..channels import Channel, Notice
+from ..channels import Channel
 from ..messages import HandoffEvent, UserTask, agent_response, user_task
+from ..tools.handoff import snake_case
 from ..topics import HANDOFF_EVENTS, USER, session_topic
 from .routing import SessionAgent
 
@@ -46,10 +48,6 @@ class HumanAgent(SessionAgent):
     async def handle_task(self, message: UserTask, ctx: MessageContext) -> None:
         config = self._config
         session = self.id.key
-        if len(message.turn_path) > 1:  # handed over just now, not a follow-up message
-            await config.channel.show(
-                session, Notice(f"{config.name} (a person) is joining the conversation")
-            )
         answer = await config.channel.ask(session, f"{config.name} input", person="operator")
         while answer is not None and answer.strip().startswith(HANDOFF_COMMAND):
             target = answer.strip()[len(HANDOFF_COMMAND) :].strip()
@@ -70,12 +68,21 @@ class HumanAgent(SessionAgent):
         )
 
     async def _hand_back(self, message: UserTask, target: str) -> None:
+        """Hand over as an AI agent would: the transfer is in the context as a call and its result."""
         session = self.id.key
-        event = HandoffEvent(
-            session_id=session, source=self._config.name, target=target, tool=HANDOFF_COMMAND
+        name = self._config.name
+        tool = f"transfer_to_{snake_case(target)}"
+        call = FunctionCall(id=f"{HANDOFF_COMMAND[1:]}_{uuid.uuid4().hex[:12]}", name=tool, arguments="{}")
+        result = FunctionExecutionResult(
+            call_id=call.id, name=tool, content=f"Transferred to {target}. Adopt persona immediately."
         )
+        context = [
+            *message.context,
+            AssistantMessage(content=[call], source=name),
+            FunctionExecutionResultMessage(content=[result]),
+        ]
+        event = HandoffEvent(session_id=session, source=name, target=target, tool=HANDOFF_COMMAND)
         await self.publish_message(event, topic_id=session_topic(HANDOFF_EVENTS, session))
         await self.publish_message(
-            user_task(message.context, [self._config.name, target]),
-            topic_id=session_topic(target, session),
+            user_task(context, [name, target]), topic_id=session_topic(target, session)
         )

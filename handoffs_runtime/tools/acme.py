@@ -88,7 +88,7 @@ ISSUES_PROMPT = (
 )
 
 
-def acme_team(policy: TeamPolicy | None = None) -> TeamSpec:
+def acme_team(*, policy: TeamPolicy | None = None) -> TeamSpec:
     """The ACME team: triage, sales, issues and repairs, and a human operator."""
     return TeamSpec(
         name="acme",

@@ -15,7 +15,7 @@ open network connections, and can talk to local services. See the README's "Runn
 
 Example::
 
-    result = await run_python("print(6*7)", SandboxLimits(timeout=5))
+    result = await run_python("print(6*7)", limits=SandboxLimits(timeout=5))
     assert result.stdout == "42\\n"
 """
 
@@ -139,7 +139,7 @@ class _Capped:
 
 
 async def run_python(
-    code: str, limits: SandboxLimits | None = None, *, timeout: float | None = None
+    code: str, *, limits: SandboxLimits | None = None, timeout: float | None = None
 ) -> CodeResult:
     """Run ``code`` in a limited child process; on timeout or cancellation its process group is killed."""
     limits = limits or SandboxLimits()
@@ -182,7 +182,7 @@ def _kill_group(proc: asyncio.subprocess.Process) -> None:
 
 
 def python_code_tool(
-    limits: SandboxLimits | None = None, *, name: str = "execute_python_code"
+    *, limits: SandboxLimits | None = None, name: str = "execute_python_code"
 ) -> FunctionTool:
     """The ``execute_python_code(code, timeout)`` tool for an agent, with ``limits`` applied to every run."""
     chosen = limits or SandboxLimits()
@@ -192,7 +192,7 @@ def python_code_tool(
         timeout: Annotated[float, "wall-clock seconds before the run is killed"] = chosen.timeout,
         cancellation_token: CancellationToken | None = None,
     ) -> str:
-        task = asyncio.ensure_future(run_python(code, chosen, timeout=timeout))
+        task = asyncio.ensure_future(run_python(code, limits=chosen, timeout=timeout))
         if cancellation_token is not None:
             cancellation_token.link_future(task)
         return (await task).render()

@@ -33,7 +33,7 @@ def orchestrator_team(
     approve_code: bool = False,
 ) -> TeamSpec:
     """The team of ``handoffs chat --team orchestrator``; ``approve_code`` asks the person before each run."""
-    code_tool = python_code_tool(sandbox or SandboxLimits(timeout=5.0))
+    code_tool = python_code_tool(limits=sandbox or SandboxLimits(timeout=5.0))
     return TeamSpec(
         name="orchestrator",
         title="Orchestrator and workers",
@@ -43,7 +43,7 @@ def orchestrator_team(
                 ORCHESTRATOR,
                 system_message=ORCHESTRATOR_PROMPT,
                 description="Splits a task and creates workers for it.",
-                tools=worker_tools(WORKER, limits),
+                tools=worker_tools(WORKER, limits=limits),
             ),
             AgentSpec(
                 WORKER,

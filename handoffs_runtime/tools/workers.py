@@ -201,7 +201,7 @@ async def ask_workers(
     return out
 
 
-def worker_tools(worker_type: str = "Worker", limits: WorkerLimits | None = None) -> list[DelegateTool]:
+def worker_tools(worker_type: str = "Worker", *, limits: WorkerLimits | None = None) -> list[DelegateTool]:
     """``create_worker(task_description)`` and ``create_workers(task_descriptions)`` for ``worker_type``."""
     chosen = limits or WorkerLimits()
 
