@@ -118,3 +118,16 @@ async def test_the_tool_clamps_the_timeout_a_model_asks_for() -> None:
 def test_bad_limits_are_rejected_with_a_hint(kwargs: dict[str, float], message: str) -> None:
     with pytest.raises(TeamConfigError, match=message):
         SandboxLimits(**kwargs)  # type: ignore[arg-type]
+
+
+async def test_a_process_left_running_by_the_code_is_killed_not_reported_as_a_timeout() -> None:
+    code = "import subprocess\nsubprocess.Popen(['sleep', '30'])\nprint('hi', flush=True)"
+    result = await run_python(code, limits=SandboxLimits(timeout=20))
+    assert (result.returncode, result.stdout, result.timed_out) == (0, "hi\n", False)
+    assert "timed out" not in result.render()
+
+
+async def test_the_limits_are_in_force_in_the_script_itself() -> None:
+    code = "import resource\nprint(resource.getrlimit(resource.RLIMIT_AS)[0])"
+    result = await run_python(code, limits=SandboxLimits(memory_bytes=200 * 2**20))
+    assert result.stdout.strip() == str(200 * 2**20)

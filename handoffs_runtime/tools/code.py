@@ -6,12 +6,17 @@ directory that is deleted afterwards, with:
 - a wall-clock timeout (the whole process group is killed when it passes),
 - CPU-time, address-space, file-size and core-dump limits (``resource.setrlimit`` in the child),
 - an environment built from an allow-list (``PATH``, locale, ``HOME``/``TMPDIR`` set to the working
-  directory), so the parent's API keys and tokens never reach it,
+  directory), so the parent's API keys and tokens are not handed to it,
 - stdout and stderr each cut to ``max_output_chars``, read as they come so a chatty child cannot fill
   the parent's memory.
 
-It is **not** a container: the code runs as the same user, can read any file that user can read, can
-open network connections, and can talk to local services. See the README's "Running code" section.
+It is **not** a container: the code runs as the same user, can read any file that user can read
+(``/proc/<pid>/environ`` of the user's other processes included, so a secret in the parent's environment
+is within its reach), can open network connections, and can talk to local services. See the README's
+"Running code" section.
+
+The limits are applied by a small bootstrap that sets them and then ``exec``s the script, rather than by
+``preexec_fn``, which is unsafe in a process that has threads (ours has the store's and stdin's).
 
 Example::
 
@@ -27,7 +32,7 @@ import os
 import signal
 import sys
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -100,19 +105,45 @@ def sandbox_env(workdir: str, parent: Mapping[str, str] | None = None) -> dict[s
     return env
 
 
-def _limiter(limits: SandboxLimits, timeout: float) -> Callable[[], None]:
-    """The function the child runs before ``exec``: applies the resource limits to itself."""
-    import resource
+_BOOTSTRAP = """\
+import os, resource, sys
+cpu, memory, files, script = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+resource.setrlimit(resource.RLIMIT_FSIZE, (files, files))
+resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+os.execv(sys.executable, [sys.executable, "-I", script])
+"""
+"""Runs first in the child: sets its limits, then replaces itself with the script (limits survive exec)."""
 
+_DRAIN_GRACE = 1.0
+"""Seconds to finish reading output once the script has exited (a process it started may hold the pipes)."""
+
+
+def _command(limits: SandboxLimits, timeout: float, script: str) -> list[str]:
     cpu = limits.cpu_seconds if limits.cpu_seconds is not None else max(1, int(timeout) + 1)
+    return [
+        sys.executable,
+        "-I",
+        "-c",
+        _BOOTSTRAP,
+        str(cpu),
+        str(limits.memory_bytes),
+        str(limits.file_bytes),
+        script,
+    ]
 
-    def apply() -> None:
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-        resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
-    return apply
+class _ExitAware(asyncio.subprocess.SubprocessStreamProtocol):
+    """Tells when the process itself has exited, before every pipe is closed."""
+
+    def __init__(self, limit: int, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=limit, loop=loop)
+        self.exited = asyncio.Event()
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        self.exited.set()
 
 
 class _Capped:
@@ -148,28 +179,35 @@ async def run_python(
         script = os.path.join(workdir, "main.py")
         with open(script, "w", encoding="utf-8") as handle:
             handle.write(code)
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-I",
-            script,
+        loop = asyncio.get_running_loop()
+        transport, protocol = await loop.subprocess_exec(
+            lambda: _ExitAware(limit=_READ_CHUNK, loop=loop),
+            *_command(limits, wall, script),
             cwd=workdir,
             env=sandbox_env(workdir),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
-            preexec_fn=_limiter(limits, wall),
         )
+        proc = asyncio.subprocess.Process(transport, protocol, loop)
         out, err = _Capped(limits.max_output_chars), _Capped(limits.max_output_chars)
+        drains = asyncio.gather(out.drain(proc.stdout), err.drain(proc.stderr))
         timed_out = False
         try:
-            async with asyncio.timeout(wall):
-                await asyncio.gather(out.drain(proc.stdout), err.drain(proc.stderr), proc.wait())
-        except TimeoutError:
-            timed_out = True
+            try:
+                async with asyncio.timeout(wall):
+                    await protocol.exited.wait()  # not proc.wait(): that also waits for the pipes
+            except TimeoutError:
+                timed_out = True
+            finally:
+                _kill_group(proc)  # also whatever the script left running
+            with contextlib.suppress(TimeoutError):  # the group is gone, so the pipes close soon
+                await asyncio.wait_for(asyncio.shield(drains), _DRAIN_GRACE)
         finally:
-            _kill_group(proc)
-            await proc.wait()
+            drains.cancel()
+            transport.close()  # a process that left the group may still hold the pipes
+            await protocol.exited.wait()
         stdout, cut_out = out.text()
         stderr, cut_err = err.text()
         return CodeResult(proc.returncode or 0, stdout, stderr, timed_out, wall, cut_out or cut_err)
