@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -209,8 +209,7 @@ class AIAgent(SessionAgent):
             elif call.name in config.handoffs:
                 handoff_calls.append(i)
             else:
-                offered = ", ".join([*config.tools, *enabled]) or "none"
-                results[i] = _error(call, f"there is no tool named {call.name!r}; available: {offered}")
+                results[i] = unknown_tool_result(call, [*config.tools, *enabled])
         step = _Step(results=[])
         for rank, i in enumerate(handoff_calls):
             call = calls[i]
@@ -412,6 +411,12 @@ async def _is_enabled(handoff: Handoff, ctx: SessionContext) -> bool:
     except Exception:
         logger.exception("is_enabled of %s failed; not offering it", handoff.tool_name)
         return False
+
+
+def unknown_tool_result(call: FunctionCall, available: Iterable[str]) -> FunctionExecutionResult:
+    """The error result for a call to a tool that was not offered, naming the ones that were."""
+    offered = ", ".join(available) or "none"
+    return _error(call, f"there is no tool named {call.name!r}; available: {offered}")
 
 
 def _error(call: FunctionCall, text: str) -> FunctionExecutionResult:

@@ -22,7 +22,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from autogen_core import FunctionCall, MessageContext, RoutedAgent, message_handler
+from autogen_core import FunctionCall, MessageContext, message_handler
 from autogen_core.models import (
     AssistantMessage,
     ChatCompletionClient,
@@ -37,7 +37,8 @@ from ..channels import Channel
 from ..context import ToolContext, set_tool_context
 from ..messages import WorkerResult, WorkerTask
 from ..models import ModelCall, model_call_scope
-from .ai import _error, run_tool_call
+from .ai import run_tool_call, unknown_tool_result
+from .routing import SessionAgent
 
 logger = logging.getLogger("handoffs_runtime")
 
@@ -55,7 +56,7 @@ class WorkerAgentConfig:
     description: str = ""
 
 
-class WorkerAgent(RoutedAgent):
+class WorkerAgent(SessionAgent):
     """Serves ``WorkerTask`` RPCs; see the module docstring."""
 
     def __init__(self, config: WorkerAgentConfig) -> None:
@@ -114,10 +115,7 @@ class WorkerAgent(RoutedAgent):
             for call in calls:
                 tool = config.tools.get(call.name)
                 if tool is None:
-                    offered = ", ".join(config.tools) or "none"
-                    results.append(
-                        _error(call, f"there is no tool named {call.name!r}; available: {offered}")
-                    )
+                    results.append(unknown_tool_result(call, config.tools))
                 else:
                     results.append(await run_tool_call(tool, call, ctx.cancellation_token))
             conversation.append(AssistantMessage(content=calls, source=config.name))
