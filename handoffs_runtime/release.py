@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from autogen_core import (
@@ -35,6 +35,7 @@ from autogen_core import (
 )
 
 from .agents.user import SessionEndHook
+from .subscriptions import TypeIndexedSubscriptions
 from .tools.workers import session_of_key, worker_key
 
 
@@ -48,13 +49,22 @@ def _internals(runtime: SingleThreadedAgentRuntime) -> tuple[dict[AgentId, Any],
         ) from exc
 
 
-def release_session(runtime: SingleThreadedAgentRuntime, session_id: str) -> int:
-    """Forget ``session_id``'s agent instances and cached topic routes; returns how many agents went."""
+def release_session(
+    runtime: SingleThreadedAgentRuntime, session_id: str, *, worker_types: Collection[str] | None = None
+) -> int:
+    """Forget ``session_id``'s agent instances and cached topic routes; returns how many agents went.
+
+    The workers the session created go too: of ``worker_types`` when given (``register_team`` knows them),
+    else of every agent type.
+    """
     agents, subscriptions = _internals(runtime)
     released = 0
     for agent_type in list(runtime._known_agent_names):
         released += agents.pop(AgentId(agent_type, session_id), None) is not None
-        released += _release_workers(agents, agent_type, session_id)
+        if worker_types is None or agent_type in worker_types:
+            released += _release_workers(agents, agent_type, session_id)
+    if isinstance(subscriptions, TypeIndexedSubscriptions):  # it caches nothing per session
+        return released
     seen: set[TopicId] = subscriptions._seen_topics
     routes: dict[TopicId, Any] = subscriptions._subscribed_recipients
     topics: set[TopicId] = set()
@@ -133,7 +143,9 @@ def release_idle(
     return sessions
 
 
-def release_on_end(runtime: AgentRuntime, hook: SessionEndHook | None) -> SessionEndHook | None:
+def release_on_end(
+    runtime: AgentRuntime, hook: SessionEndHook | None, *, worker_types: Collection[str] | None = None
+) -> SessionEndHook | None:
     """``hook``, followed by :func:`release_session`, when ``runtime`` is a single-threaded runtime.
 
     Other runtimes (the gRPC worker) manage their own instances; for them ``hook`` is returned as is.
@@ -144,6 +156,6 @@ def release_on_end(runtime: AgentRuntime, hook: SessionEndHook | None) -> Sessio
     def ended(session_id: str) -> None:
         if hook is not None:
             hook(session_id)
-        release_session(runtime, session_id)
+        release_session(runtime, session_id, worker_types=worker_types)
 
     return ended

@@ -248,6 +248,9 @@ async def register_team(
         raise TeamConfigError(f"unknown agents {sorted(unknown)}; team {team.name!r} has {', '.join(built)}")
     overrides = models or {}
     as_tools = tool_served_agents(built)
+    worker_types = {n for n, a in built.items() if a.spec.kind == "worker"} | {
+        tool_agent_type(n) for n in as_tools
+    }
     for name in built:
         if name not in wanted:
             continue
@@ -286,7 +289,11 @@ async def register_team(
             team.entry,
             channel,
             team.user_topic,
-            on_session_end=release_on_end(runtime, on_session_end) if release_ended else on_session_end,
+            on_session_end=(
+                release_on_end(runtime, on_session_end, worker_types=worker_types)
+                if release_ended
+                else on_session_end
+            ),
             store=store,
             team=team.name,
             agents=frozenset(a.name for a in team.agents if a.kind != "worker"),
