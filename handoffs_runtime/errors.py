@@ -5,7 +5,8 @@
     HandoffsError
     ├── TeamConfigError      a team, agent or handoff is misconfigured (raised when the team is built)
     ├── ModelConfigError     the model could not be set up from the given options
-    └── ScriptError          a scripted test model ran out of steps or has steps left
+    ├── ScriptError          a scripted test model ran out of steps or has steps left
+    └── DistributedError     a distributed deployment is misconfigured or its host cannot be reached
 
 Bad output from a model is never raised: it becomes a tool result or a message to the person.
 """
@@ -27,3 +28,7 @@ class ModelConfigError(HandoffsError, ValueError):
 
 class ScriptError(HandoffsError, AssertionError):
     """A scripted model was called more often than scripted, or not as often."""
+
+
+class DistributedError(HandoffsError):
+    """A host, worker or front end is misconfigured or cannot reach its host; the message says what to do."""

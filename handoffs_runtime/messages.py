@@ -56,5 +56,15 @@ class HandoffEvent(BaseModel):
     reason: str = ""
 
 
-MESSAGE_TYPES: tuple[type[BaseModel], ...] = (UserLogin, UserTask, AgentResponse, HandoffEvent)
+class Undeliverable(BaseModel):
+    """No worker serves ``topic_type`` for this session; sent to the session's ``User`` topic by the host.
+
+    ``context`` is the conversation that could not be handed over, so the person can try again.
+    """
+
+    topic_type: str
+    context: list[LLMMessage] = Field(default_factory=list)
+
+
+MESSAGE_TYPES: tuple[type[BaseModel], ...] = (UserLogin, UserTask, AgentResponse, HandoffEvent, Undeliverable)
 """Every message type of the protocol: a distributed worker registers a serializer for each."""

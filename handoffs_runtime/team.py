@@ -151,12 +151,16 @@ async def register_team(
     only: Iterable[str] | None = None,
     with_user: bool = True,
     on_session_end: SessionEndHook | None = None,
+    agent_type: Callable[[str], str] | None = None,
 ) -> dict[str, BuiltAgent]:
     """Register the team's agents (and the ``UserAgent``) on ``runtime`` with their subscriptions.
 
     ``models`` overrides the model per agent name (after each ``AgentSpec.model``); ``only`` registers a
     subset, for a distributed worker; ``with_user=False`` leaves the ``UserAgent`` to a front end.
+    ``agent_type`` maps a name to the agent type registered for it (a shard or a front end's session,
+    see ``topics.shard_agent_type``); it still subscribes to the topic type of the name.
     """
+    type_of = agent_type or (lambda name: name)
     built = build_team(team)
     wanted = set(only) if only is not None else set(built)
     unknown = wanted - set(built) - {team.user_topic}
@@ -170,7 +174,7 @@ async def register_team(
         spec = agent.spec
         if spec.kind == "human":
             human_config = HumanAgentConfig(name, channel, team.user_topic, spec.description or "A human operator.")
-            await HumanAgent.register(runtime, name, _factory(HumanAgent, human_config))
+            await HumanAgent.register(runtime, type_of(name), _factory(HumanAgent, human_config))
         else:
             ai_config = AIAgentConfig(
                 name=name,
@@ -184,13 +188,14 @@ async def register_team(
                 user_topic=team.user_topic,
                 description=spec.description or name,
             )
-            await AIAgent.register(runtime, name, _factory(AIAgent, ai_config))
-        await runtime.add_subscription(TypeSubscription(topic_type=name, agent_type=name))
+            await AIAgent.register(runtime, type_of(name), _factory(AIAgent, ai_config))
+        await runtime.add_subscription(TypeSubscription(topic_type=name, agent_type=type_of(name)))
     if with_user:
         user_config = UserAgentConfig(team.entry, channel, team.user_topic, on_session_end=on_session_end)
-        await UserAgent.register(runtime, team.user_topic, _factory(UserAgent, user_config))
-        await runtime.add_subscription(TypeSubscription(topic_type=team.user_topic, agent_type=team.user_topic))
-        await runtime.add_subscription(TypeSubscription(topic_type=HANDOFF_EVENTS, agent_type=team.user_topic))
+        user_type = type_of(team.user_topic)
+        await UserAgent.register(runtime, user_type, _factory(UserAgent, user_config))
+        await runtime.add_subscription(TypeSubscription(topic_type=team.user_topic, agent_type=user_type))
+        await runtime.add_subscription(TypeSubscription(topic_type=HANDOFF_EVENTS, agent_type=user_type))
     return built
 
 

@@ -13,7 +13,7 @@ from autogen_core import MessageContext, RoutedAgent, message_handler
 from autogen_core.models import LLMMessage, UserMessage
 
 from ..channels import AgentReply, Channel, Notice, is_exit
-from ..messages import AgentResponse, HandoffEvent, UserLogin, UserTask
+from ..messages import AgentResponse, HandoffEvent, Undeliverable, UserLogin, UserTask
 from ..topics import session_topic
 
 SessionEndHook = Callable[[str], None]
@@ -37,6 +37,14 @@ def describe_event(event: HandoffEvent) -> str:
     return f"✗ {event.source} could not hand over to {event.target}: {event.reason}"
 
 
+def describe_undeliverable(topic_type: str) -> str:
+    """The line the console shows when no worker serves the agent a message was sent to."""
+    return (
+        f"⚠ {topic_type} is not available right now (no worker serves it), so your last message was not "
+        "delivered. Try again in a moment, or type 'exit' to leave."
+    )
+
+
 class UserAgent(RoutedAgent):
     """One per session; subscribed to the ``User`` topic and to handoff events."""
 
@@ -58,6 +66,15 @@ class UserAgent(RoutedAgent):
     @message_handler
     async def handle_event(self, message: HandoffEvent, ctx: MessageContext) -> None:
         await self._config.channel.show(self.id.key, Notice(describe_event(message), event=message))
+
+    @message_handler
+    async def handle_undeliverable(self, message: Undeliverable, ctx: MessageContext) -> None:
+        """Nobody serves the agent the conversation was sent to: say so, and let the person try again."""
+        await self._config.channel.show(self.id.key, Notice(describe_undeliverable(message.topic_type)))
+        context = list(message.context)
+        if context and isinstance(context[-1], UserMessage):  # the person will say it again
+            context.pop()
+        await self._next_turn(context, message.topic_type)
 
     async def _next_turn(self, context: list[LLMMessage], agent: str) -> None:
         config = self._config

@@ -1,0 +1,37 @@
+"""The team across processes and machines, on autogen-ext's gRPC runtime.
+
+::
+
+    handoffs host --address 127.0.0.1:50051                      # routes messages; no agents
+    handoffs worker --host 127.0.0.1:50051 --agents TriageAgent   # any subset of the team
+    handoffs worker --host 127.0.0.1:50051 --agents SalesAgent --shard 0/2
+    handoffs worker --host 127.0.0.1:50051 --agents SalesAgent --shard 1/2
+    handoffs chat --host 127.0.0.1:50051                          # a front end: the person's side
+
+``host`` places sessions (shards, front ends) and tells the person when nobody serves an agent;
+``runtime`` reconnects workers and front ends to a restarted host; ``frontend`` holds the front end,
+which knows when its sessions are done, and the worker wiring.
+"""
+
+from .frontend import FrontEnd, chat_remote, parse_shard, start_worker
+from .host import Host, TeamHostServicer, placement_conflict, serve
+from .options import DEFAULT_MAX_MESSAGE_MB, Address, grpc_options, max_message_bytes
+from .runtime import Backoff, SessionSubscription, WorkerRuntime
+
+__all__ = [
+    "DEFAULT_MAX_MESSAGE_MB",
+    "Address",
+    "Backoff",
+    "FrontEnd",
+    "Host",
+    "SessionSubscription",
+    "TeamHostServicer",
+    "WorkerRuntime",
+    "chat_remote",
+    "grpc_options",
+    "max_message_bytes",
+    "parse_shard",
+    "placement_conflict",
+    "serve",
+    "start_worker",
+]

@@ -1,0 +1,178 @@
+"""Chat front ends and workers: the two kinds of process that join a host.
+
+A **front end** hosts the ``UserAgent`` of its own sessions (agent type ``User.session-<id>``, so any
+number of front ends can be connected at once) and knows when each session is done: the ``UserAgent``'s
+``on_session_end`` hook fires when the person leaves. That replaces ``stop_when_idle``, which the gRPC
+worker runtime does not have (and which could never tell a quiet session from a finished one).
+
+A **worker** registers some of the team's agents (all when ``agents`` is None), optionally as shard
+``i`` of ``N`` of each, and serves until cancelled.
+
+Example::
+
+    async with FrontEnd(acme_team(), "127.0.0.1:50051", QueueChannel()) as front:
+        await front.open("s1")
+        await front.wait("s1")
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from types import TracebackType
+
+import grpc
+from autogen_core.models import ChatCompletionClient
+
+from ..channels import Channel, Notice
+from ..errors import DistributedError
+from ..offline import OfflineModel
+from ..team import TeamSpec, build_team, register_team, start_session
+from ..topics import session_agent_type, shard_agent_type
+from .options import DEFAULT_MAX_MESSAGE_MB
+from .runtime import Backoff, WorkerRuntime
+
+
+class FrontEnd:
+    """One process's customer side of a distributed team. See the module docstring.
+
+    ``pinned=False`` registers a single ``User`` agent type that serves every session (one such front end
+    per host, e.g. a load driver); the default pins each session to this front end.
+    """
+
+    def __init__(
+        self,
+        team: TeamSpec,
+        host: str,
+        channel: Channel,
+        *,
+        pinned: bool = True,
+        max_message_mb: float = DEFAULT_MAX_MESSAGE_MB,
+        backoff: Backoff | None = None,
+    ) -> None:
+        self.team = team
+        self.channel = channel
+        self.runtime = WorkerRuntime(host, max_message_mb=max_message_mb, backoff=backoff)
+        self._pinned = pinned
+        self._ended: dict[str, asyncio.Event] = {}
+
+    async def start(self) -> None:
+        await self.runtime.start()
+        if not self._pinned:
+            await self._register_user(None)
+
+    async def _register_user(self, session_id: str | None) -> None:
+        await register_team(
+            self.runtime,
+            self.team,
+            model=OfflineModel(),  # no AI agent is registered here; register_team wants a default model
+            channel=self.channel,
+            only=(),
+            on_session_end=self._session_ended,
+            agent_type=None if session_id is None else (lambda name: session_agent_type(name, session_id)),
+        )
+
+    def _session_ended(self, session_id: str) -> None:
+        self._ended.setdefault(session_id, asyncio.Event()).set()
+
+    async def open(self, session_id: str) -> None:
+        """Start a session: its ``UserAgent`` asks the person for their first message."""
+        if session_id in self._ended:
+            raise DistributedError(f"session {session_id!r} is already open on this front end")
+        self._ended[session_id] = asyncio.Event()
+        if self._pinned:
+            try:
+                await self._register_user(session_id)
+            except ValueError as exc:
+                raise DistributedError(str(exc)) from exc
+        await start_session(self.runtime, session_id, user_topic=self.team.user_topic)
+
+    async def wait(self, session_id: str | None = None) -> None:
+        """Wait until ``session_id`` (or every open session) has ended."""
+        ids = [session_id] if session_id is not None else list(self._ended)
+        await asyncio.gather(*(self._ended[s].wait() for s in ids))
+
+    def ended(self, session_id: str) -> bool:
+        return session_id in self._ended and self._ended[session_id].is_set()
+
+    async def stop(self) -> None:
+        if self.runtime._running:
+            await self.runtime.stop()
+
+    async def __aenter__(self) -> FrontEnd:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.stop()
+
+
+async def chat_remote(
+    team: TeamSpec,
+    host: str,
+    channel: Channel,
+    *,
+    session_id: str,
+    banner: str | None = None,
+    max_message_mb: float = DEFAULT_MAX_MESSAGE_MB,
+) -> str:
+    """One conversation through a host, until the person leaves (``handoffs chat --host``)."""
+    async with FrontEnd(team, host, channel, max_message_mb=max_message_mb) as front:
+        if banner:
+            await channel.show(session_id, Notice(banner))
+        await channel.show(session_id, Notice(f"session {session_id} via {host} · type 'exit' to leave"))
+        await front.open(session_id)
+        await front.wait(session_id)
+    return session_id
+
+
+def parse_shard(text: str | None) -> tuple[int, int] | None:
+    """``"i/N"`` (0-based ``i``) as ``(i, N)``; a clear error for anything else."""
+    if text is None:
+        return None
+    index, sep, count = text.partition("/")
+    if not sep or not index.strip().isdigit() or not count.strip().isdigit():
+        raise DistributedError(f"--shard {text!r} is not i/N, e.g. --shard 0/2 for the first of two shards")
+    i, n = int(index), int(count)
+    if n < 1 or not 0 <= i < n:
+        raise DistributedError(f"--shard {text!r}: i must be in 0..N-1 (shards are numbered from 0)")
+    return i, n
+
+
+async def start_worker(
+    team: TeamSpec,
+    host: str,
+    *,
+    model: ChatCompletionClient,
+    channel: Channel,
+    agents: Iterable[str] | None = None,
+    shard: tuple[int, int] | None = None,
+    models: Mapping[str, ChatCompletionClient] | None = None,
+    max_message_mb: float = DEFAULT_MAX_MESSAGE_MB,
+    backoff: Backoff | None = None,
+    on_connected: Callable[[int], Awaitable[None] | None] | None = None,
+) -> tuple[WorkerRuntime, list[str]]:
+    """Connect to ``host`` and register ``agents`` of ``team`` (all when None); returns the runtime and names."""
+    build_team(team)  # every misconfiguration is raised before connecting
+    wanted = list(agents) if agents is not None else list(team.names)
+    unknown = sorted(set(wanted) - set(team.names))
+    if unknown or not wanted:
+        raise DistributedError(
+            f"--agents: team {team.name!r} has no {', '.join(unknown) or 'empty name'}; "
+            f"it has {', '.join(team.names)}"
+        )
+    runtime = WorkerRuntime(host, max_message_mb=max_message_mb, backoff=backoff, on_connected=on_connected)
+    await runtime.start()
+    agent_type = None if shard is None else (lambda name: shard_agent_type(name, shard[0], shard[1]))
+    try:
+        await register_team(
+            runtime, team, model=model, channel=channel, models=models, only=wanted, with_user=False,
+            agent_type=agent_type,
+        )
+    except grpc.aio.AioRpcError as exc:
+        await runtime.stop()
+        hint = "" if shard is not None else "; to serve one agent from several workers, start each with --shard i/N"
+        raise DistributedError(f"the host refused this worker: {exc.details()}{hint}") from exc
+    return runtime, wanted

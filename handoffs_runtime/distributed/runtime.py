@@ -1,0 +1,272 @@
+"""``WorkerRuntime``: autogen-ext's gRPC worker runtime, made to survive its host.
+
+What it adds to ``GrpcWorkerAgentRuntime``:
+
+- the serializer of every protocol message, and gRPC size limits raised (``max_message_mb``);
+- **reconnection**: the stock worker never notices that its host went away (its read loop just ends).
+  This one watches the stream; when it ends it reconnects with exponential backoff, registers its agent
+  types and subscriptions again, and sends what was published meanwhile. Agents keep running;
+- **placement on the worker side**: a subscription only delivers the sessions its agent type accepts
+  (``topics.accepts``), so one process can hold several front-end sessions;
+- a clear error, not a broken stream, when a message is over the size limit.
+
+Example::
+
+    runtime = WorkerRuntime("127.0.0.1:50051")
+    await runtime.start()                       # waits, with backoff, until the host answers
+    await register_team(runtime, team, model=model, channel=channel, only=["SalesAgent"], with_user=False)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import grpc
+from autogen_core import AgentId, Subscription, TopicId
+from autogen_core._serialization import try_get_known_serializers_for_type
+from autogen_ext.runtimes.grpc import GrpcWorkerAgentRuntime
+from autogen_ext.runtimes.grpc._utils import subscription_to_proto
+from autogen_ext.runtimes.grpc._worker_runtime import HostConnection
+from autogen_ext.runtimes.grpc.protos import agent_worker_pb2, agent_worker_pb2_grpc
+
+from ..errors import DistributedError
+from ..messages import MESSAGE_TYPES
+from ..topics import accepts
+from .options import DEFAULT_MAX_MESSAGE_MB, grpc_options, logger, max_message_bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Backoff:
+    """Exponential backoff with jitter between reconnection attempts; ``give_up_after`` None = forever."""
+
+    initial: float = 0.1
+    maximum: float = 5.0
+    factor: float = 2.0
+    connect_timeout: float = 5.0
+    give_up_after: float | None = None
+
+    def delays(self) -> Any:
+        delay = self.initial
+        while True:
+            yield delay * random.uniform(0.5, 1.0)
+            delay = min(delay * self.factor, self.maximum)
+
+
+class SessionSubscription:
+    """A subscription that delivers only the sessions its agent type accepts (``topics.accepts``)."""
+
+    def __init__(self, inner: Subscription) -> None:
+        self.inner = inner
+
+    @property
+    def id(self) -> str:
+        return self.inner.id
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SessionSubscription) and other.inner == self.inner
+
+    def __hash__(self) -> int:
+        return hash(self.inner.id)
+
+    def is_match(self, topic_id: TopicId) -> bool:
+        if not self.inner.is_match(topic_id):
+            return False
+        return accepts(self.inner.map_to_agent(topic_id).type, topic_id.source)
+
+    def map_to_agent(self, topic_id: TopicId) -> AgentId:
+        return self.inner.map_to_agent(topic_id)
+
+
+ConnectionHook = Callable[[int], Awaitable[None] | None]
+
+
+class WorkerRuntime(GrpcWorkerAgentRuntime):
+    """A gRPC worker runtime that reconnects to its host. See the module docstring."""
+
+    def __init__(
+        self,
+        host_address: str,
+        *,
+        max_message_mb: float = DEFAULT_MAX_MESSAGE_MB,
+        backoff: Backoff | None = None,
+        on_connected: ConnectionHook | None = None,
+    ) -> None:
+        self._limit = max_message_bytes(max_message_mb)
+        super().__init__(host_address, extra_grpc_config=grpc_options(self._limit))
+        for message_type in MESSAGE_TYPES:
+            self.add_message_serializer(try_get_known_serializers_for_type(message_type))
+        self._backoff = backoff or Backoff()
+        self._on_connected = on_connected
+        self._connected = asyncio.Event()
+        self._supervisor: asyncio.Task[None] | None = None
+        self._subscriptions: list[Subscription] = []
+        self.connections = 0
+        """How many times this runtime has connected (1 after ``start``; +1 per reconnection)."""
+        self._connection_changed = asyncio.Condition()
+
+    # --- connecting --------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Connect (retrying with backoff until the host answers) and keep reconnecting until ``stop``."""
+        if self._running:
+            raise DistributedError("this worker runtime is already running")
+        await self._connect_with_backoff()
+        self._running = True
+        self._supervisor = asyncio.create_task(self._supervise(), name="handoffs-reconnect")
+
+    async def _connect_with_backoff(self) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = None if self._backoff.give_up_after is None else loop.time() + self._backoff.give_up_after
+        for delay in self._backoff.delays():
+            try:
+                await self._connect_once()
+                return
+            except (grpc.aio.AioRpcError, asyncio.TimeoutError, OSError) as exc:
+                reason = exc.details() if isinstance(exc, grpc.aio.AioRpcError) else type(exc).__name__
+                if isinstance(exc, grpc.aio.AioRpcError) and exc.code() == grpc.StatusCode.FAILED_PRECONDITION:
+                    raise DistributedError(f"the host at {self._host_address} refused this worker: {reason}") from exc
+                if deadline is not None and loop.time() + delay > deadline:
+                    raise DistributedError(
+                        f"cannot reach a handoffs host at {self._host_address} ({reason}); start one with "
+                        "`handoffs host --address HOST:PORT`, or check --host"
+                    ) from exc
+                logger.info("host at %s not ready (%s); retrying in %.2fs", self._host_address, reason, delay)
+                await asyncio.sleep(delay)
+
+    async def _connect_once(self) -> None:
+        """Open a channel, then register every agent type and subscription again (a new client id)."""
+        channel = grpc.aio.insecure_channel(
+            self._host_address, options=[*HostConnection.DEFAULT_GRPC_CONFIG, *self._extra_grpc_config]
+        )
+        connection = HostConnection(channel, agent_worker_pb2_grpc.AgentRpcStub(channel))  # type: ignore[no-untyped-call]
+        try:
+            connection._connection_task = await asyncio.wait_for(
+                HostConnection._connect(
+                    connection.stub, connection._send_queue, connection._recv_queue, connection._client_id
+                ),
+                self._backoff.connect_timeout,
+            )
+            for agent_type in self._agent_factories:
+                await connection.stub.RegisterAgent(
+                    agent_worker_pb2.RegisterAgentTypeRequest(type=agent_type), metadata=connection.metadata
+                )
+            for subscription in self._subscriptions:
+                await connection.stub.AddSubscription(
+                    agent_worker_pb2.AddSubscriptionRequest(subscription=subscription_to_proto(subscription)),
+                    metadata=connection.metadata,
+                )
+        except BaseException:
+            await _close(connection)
+            raise
+        self._host_connection = connection
+        if self._read_task is not None:
+            self._read_task.cancel()
+        self._read_task = asyncio.create_task(self._run_read_loop(), name="handoffs-read")
+        self.connections += 1
+        self._connected.set()
+        async with self._connection_changed:
+            self._connection_changed.notify_all()
+        if self.connections > 1:
+            logger.warning("reconnected to the host at %s", self._host_address)
+        if self._on_connected is not None:
+            result = self._on_connected(self.connections)
+            if result is not None:
+                await result
+
+    async def _supervise(self) -> None:
+        while self._running:
+            connection = self._host_connection
+            assert connection is not None and connection._connection_task is not None
+            with contextlib.suppress(BaseException):
+                await asyncio.shield(connection._connection_task)
+            if not self._running:
+                return
+            self._connected.clear()
+            logger.warning("lost the host at %s; reconnecting", self._host_address)
+            await _close(connection)
+            try:
+                await self._connect_with_backoff()
+            except DistributedError:
+                logger.exception("giving up on the host at %s", self._host_address)
+                self._running = False
+                raise
+
+    @property
+    def connected(self) -> bool:
+        return self._connected.is_set()
+
+    async def wait_connections(self, count: int) -> None:
+        """Wait until this runtime has connected ``count`` times in all (e.g. 2: after one reconnection)."""
+        async with self._connection_changed:
+            await self._connection_changed.wait_for(lambda: self.connections >= count)
+
+    # --- sending -----------------------------------------------------------------------------------
+
+    async def _send_message(
+        self,
+        runtime_message: agent_worker_pb2.Message,
+        send_type: Literal["send", "publish"],
+        recipient: AgentId | TopicId,
+        telemetry_metadata: Mapping[str, str],
+    ) -> None:
+        size = runtime_message.ByteSize()
+        if size > self._limit:
+            logger.error(
+                "not sending a %.1f MiB message to %s: over the %.1f MiB limit; raise --max-message-mb on the "
+                "host and every worker",
+                size / 2**20,
+                recipient,
+                self._limit / 2**20,
+            )
+            return
+        await self._connected.wait()  # published while the host was away: sent after reconnecting
+        await super()._send_message(runtime_message, send_type, recipient, telemetry_metadata)
+
+    async def add_subscription(self, subscription: Subscription) -> None:
+        """Subscribe at the host as usual; deliver locally only the sessions the agent type accepts."""
+        if self._host_connection is None:
+            raise DistributedError("start the worker runtime before adding subscriptions")
+        await self._host_connection.stub.AddSubscription(
+            agent_worker_pb2.AddSubscriptionRequest(subscription=subscription_to_proto(subscription)),
+            metadata=self._host_connection.metadata,
+        )
+        self._subscriptions.append(subscription)
+        await self._subscription_manager.add_subscription(SessionSubscription(subscription))
+
+    # --- stopping ----------------------------------------------------------------------------------
+
+    async def stop(self, grace: float = 2.0) -> None:
+        """Stop: give handlers in flight ``grace`` seconds, then cancel them, and close the connection."""
+        if not self._running:
+            raise DistributedError("this worker runtime is not running")
+        self._running = False
+        if self._supervisor is not None:
+            self._supervisor.cancel()
+            with contextlib.suppress(BaseException):
+                await self._supervisor
+        pending = [t for t in self._background_tasks if not t.done()]
+        if pending:
+            _, late = await asyncio.wait(pending, timeout=grace)
+            for task in late:
+                task.cancel()
+            await asyncio.gather(*late, return_exceptions=True)
+        if self._read_task is not None:
+            self._read_task.cancel()
+            with contextlib.suppress(BaseException):
+                await self._read_task
+        if self._host_connection is not None:
+            await _close(self._host_connection)
+
+
+async def _close(connection: HostConnection) -> None:
+    with contextlib.suppress(BaseException):
+        await connection._channel.close()
+    task = connection._connection_task
+    if task is not None:
+        with contextlib.suppress(BaseException):
+            await task
