@@ -29,7 +29,7 @@ from ..errors import DistributedError
 from ..offline import OfflineModel
 from ..team import TeamSpec, build_team, register_team, start_session
 from ..topics import session_agent_type, shard_agent_type
-from .options import DEFAULT_MAX_MESSAGE_MB
+from .options import DEFAULT_MAX_MESSAGE_MB, logger
 from .runtime import Backoff, WorkerRuntime
 
 
@@ -153,8 +153,13 @@ async def start_worker(
     max_message_mb: float = DEFAULT_MAX_MESSAGE_MB,
     backoff: Backoff | None = None,
     on_connected: Callable[[int], Awaitable[None] | None] | None = None,
+    takeover_timeout: float = 10.0,
 ) -> tuple[WorkerRuntime, list[str]]:
-    """Connect to ``host`` and register ``agents`` of ``team`` (all when None); returns the runtime and names."""
+    """Connect to ``host`` and register ``agents`` of ``team`` (all when None); returns the runtime and names.
+
+    A type still held by another worker is retried for ``takeover_timeout`` seconds: a worker restarted
+    right after a crash often reaches the host before the host has noticed the crash.
+    """
     build_team(team)  # every misconfiguration is raised before connecting
     wanted = list(agents) if agents is not None else list(team.names)
     unknown = sorted(set(wanted) - set(team.names))
@@ -163,16 +168,26 @@ async def start_worker(
             f"--agents: team {team.name!r} has no {', '.join(unknown) or 'empty name'}; "
             f"it has {', '.join(team.names)}"
         )
-    runtime = WorkerRuntime(host, max_message_mb=max_message_mb, backoff=backoff, on_connected=on_connected)
-    await runtime.start()
     agent_type = None if shard is None else (lambda name: shard_agent_type(name, shard[0], shard[1]))
-    try:
-        await register_team(
-            runtime, team, model=model, channel=channel, models=models, only=wanted, with_user=False,
-            agent_type=agent_type,
-        )
-    except grpc.aio.AioRpcError as exc:
-        await runtime.stop()
-        hint = "" if shard is not None else "; to serve one agent from several workers, start each with --shard i/N"
-        raise DistributedError(f"the host refused this worker: {exc.details()}{hint}") from exc
-    return runtime, wanted
+    delays = (backoff or Backoff()).delays()
+    deadline = asyncio.get_running_loop().time() + takeover_timeout
+    while True:
+        runtime = WorkerRuntime(host, max_message_mb=max_message_mb, backoff=backoff, on_connected=on_connected)
+        await runtime.start()
+        try:
+            await register_team(
+                runtime, team, model=model, channel=channel, models=models, only=wanted, with_user=False,
+                agent_type=agent_type,
+            )
+            return runtime, wanted
+        except grpc.aio.AioRpcError as exc:
+            await runtime.stop()
+            taken = exc.code() == grpc.StatusCode.INVALID_ARGUMENT and "already registered" in (exc.details() or "")
+            delay = next(delays)
+            if taken and asyncio.get_running_loop().time() + delay < deadline:
+                # Most often our own predecessor, killed a moment ago: the host drops it when it notices.
+                logger.info("the host still has %s; retrying in %.2fs", exc.details(), delay)
+                await asyncio.sleep(delay)
+                continue
+            hint = "; to serve one agent from several workers, start each with --shard i/N" if taken else ""
+            raise DistributedError(f"the host refused this worker: {exc.details()}{hint}") from exc

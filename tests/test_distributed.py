@@ -1,0 +1,174 @@
+"""The team across real processes on loopback: a host, workers and a front end on the gRPC runtime."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator
+
+import pytest
+
+from handoffs_runtime import AgentReply, Notice, QueueChannel, ScriptedChannel, acme_team
+from handoffs_runtime.distributed import FrontEnd
+from handoffs_runtime.topics import shard_of
+
+from .distributed_support import TIMEOUT, Process, free_port, start_host, start_worker
+
+REFUND = "I want a refund for my shoes"
+PROPOSAL = "IssuesAndRepairsAgent", "I can execute refund for “shoes”. Shall I go ahead? (yes/no)"
+DONE = "IssuesAndRepairsAgent", "Done: look up item → item_132612938; execute refund → success."
+
+
+@pytest.fixture
+async def processes() -> AsyncIterator[list[Process]]:
+    """Every process a test starts; all are killed at the end, whatever happened."""
+    started: list[Process] = []
+    yield started
+    await asyncio.gather(*(p.kill() for p in started))
+
+
+async def reply(channel: QueueChannel, session: str = "s1") -> tuple[str, str]:
+    answer = await channel.next_reply(session, TIMEOUT)
+    return answer.agent, answer.text
+
+
+async def notice(channel: QueueChannel, pattern: str, session: str = "s1") -> str:
+    """The next notice matching ``pattern``, skipping agent replies would be a bug: fail on one."""
+    while True:
+        output = await channel.next_output(session, TIMEOUT)
+        assert isinstance(output, Notice), f"expected a notice like {pattern!r}, got {output}"
+        if re.search(pattern, output.text):
+            return output.text
+
+
+async def test_refund_path_across_two_workers(processes: list[Process]) -> None:
+    host, address = await start_host()
+    processes.append(host)
+    processes.append(await start_worker(address, "--agents", "TriageAgent"))
+    processes.append(await start_worker(address, "--agents", "IssuesAndRepairsAgent,SalesAgent,HumanAgent"))
+    channel = QueueChannel()
+    async with FrontEnd(acme_team(), address, channel) as front:
+        await front.open("s1")
+        await channel.say("s1", REFUND)
+        assert await notice(channel, "handed") == "↪ TriageAgent handed the conversation to IssuesAndRepairsAgent"
+        assert await reply(channel) == PROPOSAL
+        await channel.say("s1", "yes")
+        assert await reply(channel) == DONE
+        await channel.leave("s1")
+        await front.wait("s1")
+        assert front.ended("s1")
+
+
+async def test_two_hundred_sessions_on_sharded_workers_each_stay_on_one_shard(processes: list[Process]) -> None:
+    host, address = await start_host()
+    processes.append(host)
+    echo = ("-m", "tests.echo_worker")
+    shards = await asyncio.gather(
+        *(start_worker(address, "--agents", "TriageAgent", "--shard", f"{i}/2", module=echo) for i in range(2))
+    )
+    processes.extend(shards)
+    sessions = [f"session-{n}" for n in range(200)]
+    channel = ScriptedChannel.for_sessions({s: ["hello", "again", "and again"] for s in sessions})
+    async with FrontEnd(acme_team(), address, channel, pinned=False) as front:
+        for session in sessions:
+            await front.open(session)
+        await asyncio.wait_for(front.wait(), 90)
+    served = {0: 0, 1: 0}
+    for session in sessions:
+        labels = {re.sub(r" turn \d+$", "", r.text) for r in channel.replies(session)}
+        assert len(channel.replies(session)) == 3, channel.shown[session]
+        [label] = labels  # every turn of a session reached the same process
+        expected = shard_of(session, 2)
+        assert label.startswith(f"TriageAgent shard {expected}/2 pid ")
+        served[expected] += 1
+    assert min(served.values()) > 50, served  # the load spreads
+
+
+async def test_unserved_agent_is_reported_to_the_person(processes: list[Process]) -> None:
+    host, address = await start_host()
+    processes.append(host)
+    processes.append(await start_worker(address, "--agents", "TriageAgent"))
+    channel = QueueChannel()
+    async with FrontEnd(acme_team(), address, channel) as front:
+        await front.open("s1")
+        await channel.say("s1", "I'd like to buy rocket skates")
+        text = await notice(channel, "not available")
+        assert text.startswith("⚠ SalesAgent is not available right now (no worker serves it)")
+        await channel.say("s1", "exit")
+        await notice(channel, "ended")
+        await front.wait("s1")
+
+
+async def test_worker_killed_mid_session_and_restarted_the_session_goes_on(processes: list[Process]) -> None:
+    host, address = await start_host()
+    processes.append(host)
+    processes.append(await start_worker(address, "--agents", "TriageAgent"))
+    issues = await start_worker(address, "--agents", "IssuesAndRepairsAgent")
+    processes.append(issues)
+    channel = QueueChannel()
+    async with FrontEnd(acme_team(), address, channel) as front:
+        await front.open("s1")
+        await channel.say("s1", REFUND)
+        assert await reply(channel) == PROPOSAL
+        await issues.kill()
+        restarted = await start_worker(address, "--agents", "IssuesAndRepairsAgent")
+        processes.append(restarted)
+        await channel.say("s1", "yes")  # the context travels in the message: the new worker carries on
+        assert await reply(channel) == DONE
+        await channel.leave("s1")
+        await front.wait("s1")
+
+
+async def test_host_restarted_workers_and_front_end_reconnect(processes: list[Process]) -> None:
+    address = f"127.0.0.1:{free_port()}"
+    host, _ = await start_host(address)
+    processes.append(host)
+    workers = [
+        await start_worker(address, "--agents", "TriageAgent"),
+        await start_worker(address, "--agents", "IssuesAndRepairsAgent"),
+    ]
+    processes.extend(workers)
+    channel = QueueChannel()
+    async with FrontEnd(acme_team(), address, channel) as front:
+        await front.open("s1")
+        await channel.say("s1", REFUND)
+        assert await reply(channel) == PROPOSAL
+        await host.kill()
+        host, _ = await start_host(address)
+        processes.append(host)
+        for worker in workers:
+            await worker.expect(r"^worker reconnected")
+        await asyncio.wait_for(front.runtime.wait_connections(2), TIMEOUT)
+        await channel.say("s1", "yes")
+        assert await reply(channel) == DONE
+        await channel.leave("s1")
+        await front.wait("s1")
+    for worker in workers:
+        assert await worker.stop() == 0
+
+
+async def test_a_context_over_four_mebibytes_crosses_the_wire(processes: list[Process]) -> None:
+    host, address = await start_host()
+    processes.append(host)
+    processes.append(await start_worker(address, "--agents", "TriageAgent,IssuesAndRepairsAgent"))
+    channel = QueueChannel()
+    big = "refund my shoes " + "x" * (5 * 1024 * 1024)
+    async with FrontEnd(acme_team(), address, channel) as front:
+        await front.open("s1")
+        await channel.say("s1", big)
+        agent, text = await reply(channel)
+        assert agent == "IssuesAndRepairsAgent"
+        assert text.startswith("I can execute refund")
+        await channel.say("s1", "yes")
+        assert await reply(channel) == DONE
+        await channel.leave("s1")
+        await front.wait("s1")
+
+
+async def test_shutdown_of_a_worker_is_clean(processes: list[Process]) -> None:
+    host, address = await start_host()
+    processes.append(host)
+    worker = await start_worker(address, "--agents", "TriageAgent")
+    processes.append(worker)
+    assert await worker.stop() == 0
+    assert await host.stop() == 0
