@@ -57,13 +57,16 @@ class HandoffEvent(BaseModel):
 
 
 class Undeliverable(BaseModel):
-    """No worker serves ``topic_type`` for this session; sent to the session's ``User`` topic by the host.
+    """A conversation could not reach ``topic_type``; sent to the session's ``User`` topic.
 
-    ``context`` is the conversation that could not be handed over, so the person can try again.
+    The host sends it when no worker serves the topic; a worker sends it with a ``reason`` when the
+    message was over the size limit. ``context`` is what could not be handed over, so the person can
+    try again.
     """
 
     topic_type: str
     context: list[LLMMessage] = Field(default_factory=list)
+    reason: str = ""
 
 
 MESSAGE_TYPES: tuple[type[BaseModel], ...] = (UserLogin, UserTask, AgentResponse, HandoffEvent, Undeliverable)

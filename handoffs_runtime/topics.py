@@ -78,7 +78,7 @@ def base_agent_type(agent_type: str) -> str:
 
 
 def accepts(agent_type: str, session_id: str) -> bool:
-    """Whether an agent type serves ``session_id``: shards their share, front ends their session, others all."""
+    """Whether an agent type serves ``session_id``: a shard its share, a front end its session, others all."""
     shard = _SHARD.match(agent_type)
     if shard is not None:
         return shard_of(session_id, int(shard["count"])) == int(shard["index"])

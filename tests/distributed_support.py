@@ -28,8 +28,13 @@ class Process:
     async def start(cls, *args: str) -> Process:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, *args, cwd=ROOT, env=env,
-            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            sys.executable,
+            *args,
+            cwd=ROOT,
+            env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
         )
         return cls(proc, args)
 
@@ -41,13 +46,15 @@ class Process:
             while True:
                 raw = await asyncio.wait_for(self.proc.stdout.readline(), timeout)
                 if not raw:
-                    raise AssertionError(f"{self.args} exited without printing {pattern!r}: {await self._stderr()}")
+                    raise AssertionError(
+                        f"{self.args} exited without printing {pattern!r}: {await self._stderr()}"
+                    )
                 line = raw.decode().rstrip("\n")
                 self.lines.append(line)
                 match = regex.search(line)
                 if match:
                     return match
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise AssertionError(f"{self.args} did not print {pattern!r}; printed {self.lines}") from None
 
     async def _stderr(self) -> str:
@@ -72,7 +79,9 @@ async def start_host(address: str = "127.0.0.1:0") -> tuple[Process, str]:
     return host, match[1]
 
 
-async def start_worker(address: str, *options: str, module: Sequence[str] = ("-m", "handoffs_runtime")) -> Process:
+async def start_worker(
+    address: str, *options: str, module: Sequence[str] = ("-m", "handoffs_runtime")
+) -> Process:
     worker = await Process.start(*module, "worker", "--host", address, *options)
     await worker.expect(r"^worker ready")
     return worker

@@ -1,6 +1,6 @@
 """A worker process whose agents answer with where they run, so tests can see which shard served a turn.
 
-    python -m tests.echo_worker worker --host 127.0.0.1:PORT --agents TriageAgent --shard 0/2
+python -m tests.echo_worker worker --host 127.0.0.1:PORT --agents TriageAgent --shard 0/2
 """
 
 from __future__ import annotations
@@ -32,9 +32,13 @@ def main() -> None:
         return f"{call.agent if call else '?'} {label} pid {os.getpid()} turn {len(messages)}"
 
     async def run() -> None:
-        runtime, names = await start_worker(
-            acme_team(), args.host, model=FunctionModel(respond), channel=QueueChannel(),
-            agents=args.agents.split(","), shard=shard,
+        _, names = await start_worker(
+            acme_team(),
+            args.host,
+            model=FunctionModel(respond),
+            channel=QueueChannel(),
+            agents=args.agents.split(","),
+            shard=shard,
         )
         print(f"worker ready: {', '.join(names)} {label}", flush=True)
         await asyncio.Event().wait()

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from handoffs_runtime import AgentReply, Notice, QueueChannel, ScriptedChannel, acme_team
+from handoffs_runtime import Notice, QueueChannel, ScriptedChannel, acme_team
 from handoffs_runtime.distributed import FrontEnd
 from handoffs_runtime.topics import shard_of
 
@@ -50,7 +50,10 @@ async def test_refund_path_across_two_workers(processes: list[Process]) -> None:
     async with FrontEnd(acme_team(), address, channel) as front:
         await front.open("s1")
         await channel.say("s1", REFUND)
-        assert await notice(channel, "handed") == "↪ TriageAgent handed the conversation to IssuesAndRepairsAgent"
+        assert (
+            await notice(channel, "handed")
+            == "↪ TriageAgent handed the conversation to IssuesAndRepairsAgent"
+        )
         assert await reply(channel) == PROPOSAL
         await channel.say("s1", "yes")
         assert await reply(channel) == DONE
@@ -59,12 +62,17 @@ async def test_refund_path_across_two_workers(processes: list[Process]) -> None:
         assert front.ended("s1")
 
 
-async def test_two_hundred_sessions_on_sharded_workers_each_stay_on_one_shard(processes: list[Process]) -> None:
+async def test_two_hundred_sessions_on_sharded_workers_each_stay_on_one_shard(
+    processes: list[Process],
+) -> None:
     host, address = await start_host()
     processes.append(host)
     echo = ("-m", "tests.echo_worker")
     shards = await asyncio.gather(
-        *(start_worker(address, "--agents", "TriageAgent", "--shard", f"{i}/2", module=echo) for i in range(2))
+        *(
+            start_worker(address, "--agents", "TriageAgent", "--shard", f"{i}/2", module=echo)
+            for i in range(2)
+        )
     )
     processes.extend(shards)
     sessions = [f"session-{n}" for n in range(200)]
@@ -172,3 +180,23 @@ async def test_shutdown_of_a_worker_is_clean(processes: list[Process]) -> None:
     processes.append(worker)
     assert await worker.stop() == 0
     assert await host.stop() == 0
+
+
+async def test_a_message_over_the_limit_is_refused_with_a_clear_notice(processes: list[Process]) -> None:
+    host, address = await start_host()
+    processes.append(host)
+    processes.append(await start_worker(address, "--agents", "TriageAgent"))
+    channel = QueueChannel()
+    async with FrontEnd(acme_team(), address, channel, max_message_mb=1) as front:
+        await front.open("s1")
+        await channel.say("s1", "hello " + "x" * (2 * 1024 * 1024))
+        text = await notice(channel, "did not get")
+        assert text.startswith(
+            "⚠ TriageAgent did not get your last message: the conversation is 2.0 MiB, over the"
+        )
+        assert "--max-message-mb" in text
+        await channel.say("s1", "hello")  # a message under the limit goes through
+        agent, _ = await reply(channel)
+        assert agent == "TriageAgent"
+        await channel.leave("s1")
+        await front.wait("s1")

@@ -37,11 +37,13 @@ def describe_event(event: HandoffEvent) -> str:
     return f"✗ {event.source} could not hand over to {event.target}: {event.reason}"
 
 
-def describe_undeliverable(topic_type: str) -> str:
-    """The line the console shows when no worker serves the agent a message was sent to."""
+def describe_undeliverable(message: Undeliverable) -> str:
+    """The line the console shows when a message could not reach its agent."""
+    if message.reason:
+        return f"⚠ {message.topic_type} did not get your last message: {message.reason}. Type 'exit' to leave"
     return (
-        f"⚠ {topic_type} is not available right now (no worker serves it), so your last message was not "
-        "delivered. Try again in a moment, or type 'exit' to leave."
+        f"⚠ {message.topic_type} is not available right now (no worker serves it), so your last message was "
+        "not delivered. Try again in a moment, or type 'exit' to leave."
     )
 
 
@@ -70,7 +72,7 @@ class UserAgent(RoutedAgent):
     @message_handler
     async def handle_undeliverable(self, message: Undeliverable, ctx: MessageContext) -> None:
         """Nobody serves the agent the conversation was sent to: say so, and let the person try again."""
-        await self._config.channel.show(self.id.key, Notice(describe_undeliverable(message.topic_type)))
+        await self._config.channel.show(self.id.key, Notice(describe_undeliverable(message)))
         context = list(message.context)
         if context and isinstance(context[-1], UserMessage):  # the person will say it again
             context.pop()

@@ -1,4 +1,4 @@
-"""The ``host`` and ``worker`` subcommands and ``chat --host``: parse nothing, run the library, exit cleanly."""
+"""The ``host`` and ``worker`` subcommands and ``chat --host``: thin wrappers that run the library."""
 
 from __future__ import annotations
 
@@ -53,8 +53,15 @@ def run_worker(args: argparse.Namespace, team: TeamSpec) -> int:
 
     async def main() -> None:
         runtime, names = await start_worker(
-            team, args.host, model=model, channel=ConsoleChannel(), agents=agents, shard=shard,
-            max_message_mb=args.max_message_mb, on_connected=connected, takeover_timeout=args.takeover_seconds,
+            team,
+            args.host,
+            model=model,
+            channel=ConsoleChannel(),
+            agents=agents,
+            shard=shard,
+            max_message_mb=args.max_message_mb,
+            on_connected=connected,
+            takeover_timeout=args.takeover_seconds,
         )
         where = f" as shard {shard[0]}/{shard[1]}" if shard else ""
         print(f"worker ready: {', '.join(names)}{where} on {args.host}", flush=True)
@@ -73,7 +80,14 @@ def run_remote_chat(args: argparse.Namespace, team: TeamSpec, channel: ConsoleCh
     banner = f"handoffs · {team.title or team.name} · distributed"
     try:
         asyncio.run(
-            chat_remote(team, args.host, channel, session_id=session, banner=banner, max_message_mb=args.max_message_mb)
+            chat_remote(
+                team,
+                args.host,
+                channel,
+                session_id=session,
+                banner=banner,
+                max_message_mb=args.max_message_mb,
+            )
         )
     except KeyboardInterrupt:
         channel.write("\nsession ended (interrupted)")

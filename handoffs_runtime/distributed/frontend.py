@@ -21,7 +21,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from types import TracebackType
 
-import grpc
+import grpc  # type: ignore[import-untyped]
 from autogen_core.models import ChatCompletionClient
 
 from ..channels import Channel, Notice
@@ -52,7 +52,9 @@ class FrontEnd:
     ) -> None:
         self.team = team
         self.channel = channel
-        self.runtime = WorkerRuntime(host, max_message_mb=max_message_mb, backoff=backoff)
+        self.runtime = WorkerRuntime(
+            host, max_message_mb=max_message_mb, backoff=backoff, user_topic=team.user_topic
+        )
         self._pinned = pinned
         self._ended: dict[str, asyncio.Event] = {}
 
@@ -172,17 +174,31 @@ async def start_worker(
     delays = (backoff or Backoff()).delays()
     deadline = asyncio.get_running_loop().time() + takeover_timeout
     while True:
-        runtime = WorkerRuntime(host, max_message_mb=max_message_mb, backoff=backoff, on_connected=on_connected)
+        runtime = WorkerRuntime(
+            host,
+            max_message_mb=max_message_mb,
+            backoff=backoff,
+            on_connected=on_connected,
+            user_topic=team.user_topic,
+        )
         await runtime.start()
         try:
             await register_team(
-                runtime, team, model=model, channel=channel, models=models, only=wanted, with_user=False,
+                runtime,
+                team,
+                model=model,
+                channel=channel,
+                models=models,
+                only=wanted,
+                with_user=False,
                 agent_type=agent_type,
             )
             return runtime, wanted
         except grpc.aio.AioRpcError as exc:
             await runtime.stop()
-            taken = exc.code() == grpc.StatusCode.INVALID_ARGUMENT and "already registered" in (exc.details() or "")
+            taken = exc.code() == grpc.StatusCode.INVALID_ARGUMENT and "already registered" in (
+                exc.details() or ""
+            )
             delay = next(delays)
             if taken and asyncio.get_running_loop().time() + delay < deadline:
                 # Most often our own predecessor, killed a moment ago: the host drops it when it notices.

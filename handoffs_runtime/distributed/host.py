@@ -21,12 +21,11 @@ Example::
 from __future__ import annotations
 
 import asyncio
-import logging
 import uuid
 from types import TracebackType
 from typing import Any
 
-import grpc
+import grpc  # type: ignore[import-untyped]
 from autogen_core import JSON_DATA_CONTENT_TYPE, TopicId
 from autogen_ext.runtimes.grpc import _constants as wire
 from autogen_ext.runtimes.grpc._worker_runtime_host_servicer import GrpcWorkerAgentRuntimeHostServicer
@@ -76,7 +75,7 @@ class TeamHostServicer(GrpcWorkerAgentRuntimeHostServicer):
         self._user_topic = user_topic
         self._serializers = protocol_serializers()
 
-    async def RegisterAgent(  # type: ignore[override]  # noqa: N802 - the gRPC method name
+    async def RegisterAgent(  # type: ignore[override]
         self, request: agent_worker_pb2.RegisterAgentTypeRequest, context: Any
     ) -> agent_worker_pb2.RegisterAgentTypeResponse:
         async with self._agent_type_to_client_id_lock:
@@ -109,11 +108,17 @@ class TeamHostServicer(GrpcWorkerAgentRuntimeHostServicer):
         return delivered
 
     async def _undeliverable(self, event: cloudevent_pb2.CloudEvent) -> None:
-        kind = event.attributes[wire.DATA_SCHEMA_ATTR].ce_string if wire.DATA_SCHEMA_ATTR in event.attributes else "?"
+        kind = (
+            event.attributes[wire.DATA_SCHEMA_ATTR].ce_string
+            if wire.DATA_SCHEMA_ATTR in event.attributes
+            else "?"
+        )
         if event.type == HANDOFF_EVENTS:
             return  # observers are optional
         if kind != _USER_TASK:
-            logger.error("no worker serves %s for session %s: a %s was dropped", event.type, event.source, kind)
+            logger.error(
+                "no worker serves %s for session %s: a %s was dropped", event.type, event.source, kind
+            )
             return
         logger.warning("no worker serves %s for session %s: telling the person", event.type, event.source)
         try:
@@ -150,7 +155,7 @@ class TeamHostServicer(GrpcWorkerAgentRuntimeHostServicer):
 
 
 class Host:
-    """A gRPC host for a distributed team. Binds to loopback unless told otherwise; see the module docstring."""
+    """The gRPC host of a distributed team; binds to loopback unless told otherwise (see the module)."""
 
     def __init__(
         self,
@@ -170,7 +175,9 @@ class Host:
         if self._server is not None:
             raise DistributedError("this host is already started")
         server = grpc.aio.server(options=grpc_options(self._limit))
-        agent_worker_pb2_grpc.add_AgentRpcServicer_to_server(TeamHostServicer(user_topic=self._user_topic), server)
+        agent_worker_pb2_grpc.add_AgentRpcServicer_to_server(
+            TeamHostServicer(user_topic=self._user_topic), server
+        )
         try:
             port = server.add_insecure_port(str(self._requested))
         except RuntimeError as exc:
@@ -178,14 +185,15 @@ class Host:
             logger.debug("bind failed: %s", exc)
         if port == 0:
             raise DistributedError(
-                f"cannot listen on {self._requested}: is the port in use? Pick another one, or port 0 for any free port"
+                f"cannot listen on {self._requested}: is the port in use? "
+                "Pick another, or port 0 for any free one"
             )
         await server.start()
         self._server = server
         self.address = self._requested.with_port(port)
         if not self._requested.is_loopback:
             logger.warning(
-                "listening on %s without TLS: anyone who can reach this port can join the team and read every "
+                "listening on %s without TLS: whoever reaches this port can join the team and read every "
                 "conversation; keep it on a private network",
                 self.address,
             )

@@ -26,18 +26,22 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import grpc
+import grpc  # type: ignore[import-untyped]
 from autogen_core import AgentId, Subscription, TopicId
 from autogen_core._serialization import try_get_known_serializers_for_type
 from autogen_ext.runtimes.grpc import GrpcWorkerAgentRuntime
+from autogen_ext.runtimes.grpc import _constants as wire
 from autogen_ext.runtimes.grpc._utils import subscription_to_proto
 from autogen_ext.runtimes.grpc._worker_runtime import HostConnection
 from autogen_ext.runtimes.grpc.protos import agent_worker_pb2, agent_worker_pb2_grpc
 
 from ..errors import DistributedError
-from ..messages import MESSAGE_TYPES
-from ..topics import accepts
+from ..messages import MESSAGE_TYPES, Undeliverable, UserTask
+from ..topics import USER, accepts
 from .options import DEFAULT_MAX_MESSAGE_MB, grpc_options, logger, max_message_bytes
+from .serializers import type_name
+
+_USER_TASK = type_name(UserTask)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +99,7 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
         max_message_mb: float = DEFAULT_MAX_MESSAGE_MB,
         backoff: Backoff | None = None,
         on_connected: ConnectionHook | None = None,
+        user_topic: str = USER,
     ) -> None:
         self._limit = max_message_bytes(max_message_mb)
         super().__init__(host_address, extra_grpc_config=grpc_options(self._limit))
@@ -102,6 +107,7 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
             self.add_message_serializer(try_get_known_serializers_for_type(message_type))
         self._backoff = backoff or Backoff()
         self._on_connected = on_connected
+        self._user_topic = user_topic
         self._connected = asyncio.Event()
         self._supervisor: asyncio.Task[None] | None = None
         self._subscriptions: list[Subscription] = []
@@ -126,10 +132,15 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
             try:
                 await self._connect_once()
                 return
-            except (grpc.aio.AioRpcError, asyncio.TimeoutError, OSError) as exc:
+            except (TimeoutError, grpc.aio.AioRpcError, OSError) as exc:
                 reason = exc.details() if isinstance(exc, grpc.aio.AioRpcError) else type(exc).__name__
-                if isinstance(exc, grpc.aio.AioRpcError) and exc.code() == grpc.StatusCode.FAILED_PRECONDITION:
-                    raise DistributedError(f"the host at {self._host_address} refused this worker: {reason}") from exc
+                if (
+                    isinstance(exc, grpc.aio.AioRpcError)
+                    and exc.code() == grpc.StatusCode.FAILED_PRECONDITION
+                ):
+                    raise DistributedError(
+                        f"the host at {self._host_address} refused this worker: {reason}"
+                    ) from exc
                 if deadline is not None and loop.time() + delay > deadline:
                     raise DistributedError(
                         f"cannot reach a handoffs host at {self._host_address} ({reason}); start one with "
@@ -216,16 +227,25 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
     ) -> None:
         size = runtime_message.ByteSize()
         if size > self._limit:
-            logger.error(
-                "not sending a %.1f MiB message to %s: over the %.1f MiB limit; raise --max-message-mb on the "
-                "host and every worker",
-                size / 2**20,
-                recipient,
-                self._limit / 2**20,
-            )
+            await self._too_large(runtime_message, size, recipient)
             return
         await self._connected.wait()  # published while the host was away: sent after reconnecting
         await super()._send_message(runtime_message, send_type, recipient, telemetry_metadata)
+
+    async def _too_large(
+        self, runtime_message: agent_worker_pb2.Message, size: int, recipient: AgentId | TopicId
+    ) -> None:
+        """Drop a message over the limit (gRPC would break the stream); tell the person if it was theirs."""
+        reason = (
+            f"the conversation is {size / 2**20:.1f} MiB, over the {self._limit / 2**20:.1f} MiB limit "
+            "(raise --max-message-mb on the host and every worker and front end)"
+        )
+        logger.error("not sending a message to %s: %s", recipient, reason)
+        event = runtime_message.cloudEvent if runtime_message.WhichOneof("message") == "cloudEvent" else None
+        schema = event.attributes.get(wire.DATA_SCHEMA_ATTR) if event is not None else None
+        if event is not None and schema is not None and schema.ce_string == _USER_TASK:
+            notice = Undeliverable(topic_type=event.type, reason=reason)
+            await self.publish_message(notice, TopicId(self._user_topic, event.source))
 
     async def add_subscription(self, subscription: Subscription) -> None:
         """Subscribe at the host as usual; deliver locally only the sessions the agent type accepts."""
