@@ -44,8 +44,8 @@ async def notice(channel: QueueChannel, pattern: str, session: str = "s1") -> st
 async def test_refund_path_across_two_workers(processes: list[Process]) -> None:
     host, address = await start_host()
     processes.append(host)
-    processes.append(await start_worker(address, "--agents", "TriageAgent"))
-    processes.append(await start_worker(address, "--agents", "IssuesAndRepairsAgent,SalesAgent,HumanAgent"))
+    processes.append(await start_worker(address, "TriageAgent"))
+    processes.append(await start_worker(address, "IssuesAndRepairsAgent,SalesAgent,HumanAgent"))
     channel = QueueChannel()
     async with FrontEnd(acme_team(), address, channel) as front:
         await front.open("s1")
@@ -67,12 +67,8 @@ async def test_two_hundred_sessions_on_sharded_workers_each_stay_on_one_shard(
 ) -> None:
     host, address = await start_host()
     processes.append(host)
-    echo = ("-m", "tests.echo_worker")
     shards = await asyncio.gather(
-        *(
-            start_worker(address, "--agents", "TriageAgent", "--shard", f"{i}/2", module=echo)
-            for i in range(2)
-        )
+        *(start_worker(address, "TriageAgent", shard=f"{i}/2", echo=True) for i in range(2))
     )
     processes.extend(shards)
     sessions = [f"session-{n}" for n in range(200)]
@@ -95,7 +91,7 @@ async def test_two_hundred_sessions_on_sharded_workers_each_stay_on_one_shard(
 async def test_unserved_agent_is_reported_to_the_person(processes: list[Process]) -> None:
     host, address = await start_host()
     processes.append(host)
-    processes.append(await start_worker(address, "--agents", "TriageAgent"))
+    processes.append(await start_worker(address, "TriageAgent"))
     channel = QueueChannel()
     async with FrontEnd(acme_team(), address, channel) as front:
         await front.open("s1")
@@ -110,8 +106,8 @@ async def test_unserved_agent_is_reported_to_the_person(processes: list[Process]
 async def test_worker_killed_mid_session_and_restarted_the_session_goes_on(processes: list[Process]) -> None:
     host, address = await start_host()
     processes.append(host)
-    processes.append(await start_worker(address, "--agents", "TriageAgent"))
-    issues = await start_worker(address, "--agents", "IssuesAndRepairsAgent")
+    processes.append(await start_worker(address, "TriageAgent"))
+    issues = await start_worker(address, "IssuesAndRepairsAgent")
     processes.append(issues)
     channel = QueueChannel()
     async with FrontEnd(acme_team(), address, channel) as front:
@@ -119,7 +115,7 @@ async def test_worker_killed_mid_session_and_restarted_the_session_goes_on(proce
         await channel.say("s1", REFUND)
         assert await reply(channel) == PROPOSAL
         await issues.kill()
-        restarted = await start_worker(address, "--agents", "IssuesAndRepairsAgent")
+        restarted = await start_worker(address, "IssuesAndRepairsAgent")
         processes.append(restarted)
         await channel.say("s1", "yes")  # the context travels in the message: the new worker carries on
         assert await reply(channel) == DONE
@@ -132,8 +128,8 @@ async def test_host_restarted_workers_and_front_end_reconnect(processes: list[Pr
     host, _ = await start_host(address)
     processes.append(host)
     workers = [
-        await start_worker(address, "--agents", "TriageAgent"),
-        await start_worker(address, "--agents", "IssuesAndRepairsAgent"),
+        await start_worker(address, "TriageAgent"),
+        await start_worker(address, "IssuesAndRepairsAgent"),
     ]
     processes.extend(workers)
     channel = QueueChannel()
@@ -158,7 +154,7 @@ async def test_host_restarted_workers_and_front_end_reconnect(processes: list[Pr
 async def test_a_context_over_four_mebibytes_crosses_the_wire(processes: list[Process]) -> None:
     host, address = await start_host()
     processes.append(host)
-    processes.append(await start_worker(address, "--agents", "TriageAgent,IssuesAndRepairsAgent"))
+    processes.append(await start_worker(address, "TriageAgent,IssuesAndRepairsAgent"))
     channel = QueueChannel()
     big = "refund my shoes " + "x" * (5 * 1024 * 1024)
     async with FrontEnd(acme_team(), address, channel) as front:
@@ -176,7 +172,7 @@ async def test_a_context_over_four_mebibytes_crosses_the_wire(processes: list[Pr
 async def test_shutdown_of_a_worker_is_clean(processes: list[Process]) -> None:
     host, address = await start_host()
     processes.append(host)
-    worker = await start_worker(address, "--agents", "TriageAgent")
+    worker = await start_worker(address, "TriageAgent")
     processes.append(worker)
     assert await worker.stop() == 0
     assert await host.stop() == 0
@@ -185,7 +181,7 @@ async def test_shutdown_of_a_worker_is_clean(processes: list[Process]) -> None:
 async def test_a_message_over_the_limit_is_refused_with_a_clear_notice(processes: list[Process]) -> None:
     host, address = await start_host()
     processes.append(host)
-    processes.append(await start_worker(address, "--agents", "TriageAgent"))
+    processes.append(await start_worker(address, "TriageAgent"))
     channel = QueueChannel()
     async with FrontEnd(acme_team(), address, channel, max_message_mb=1) as front:
         await front.open("s1")

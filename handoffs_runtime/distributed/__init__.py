@@ -13,6 +13,7 @@
 which knows when its sessions are done, and the worker wiring.
 """
 
+from .launch import ChildProcess, launch_host, launch_worker
 from .frontend import FrontEnd, chat_remote, parse_shard, start_worker
 from .host import Host, TeamHostServicer, placement_conflict, serve
 from .options import DEFAULT_MAX_MESSAGE_MB, Address, grpc_options, max_message_bytes
@@ -22,6 +23,7 @@ __all__ = [
     "DEFAULT_MAX_MESSAGE_MB",
     "Address",
     "Backoff",
+    "ChildProcess",
     "FrontEnd",
     "Host",
     "SessionSubscription",
@@ -29,6 +31,8 @@ __all__ = [
     "WorkerRuntime",
     "chat_remote",
     "grpc_options",
+    "launch_host",
+    "launch_worker",
     "max_message_bytes",
     "parse_shard",
     "placement_conflict",
