@@ -13,9 +13,9 @@
 which knows when its sessions are done, and the worker wiring.
 """
 
-from .launch import ChildProcess, launch_host, launch_worker
 from .frontend import FrontEnd, chat_remote, parse_shard, start_worker
 from .host import Host, TeamHostServicer, placement_conflict, serve
+from .launch import ChildProcess, launch_host, launch_worker
 from .options import DEFAULT_MAX_MESSAGE_MB, Address, grpc_options, max_message_bytes
 from .runtime import Backoff, SessionSubscription, WorkerRuntime
 

@@ -70,7 +70,7 @@ class ChildProcess:
                 match = regex.search(line)
                 if match:
                     return match
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise DistributedError(
                 f"{self} did not print {pattern!r} in {timeout}s; it printed {self.lines}"
             ) from None
@@ -91,7 +91,7 @@ class ChildProcess:
             self.proc.send_signal(signal.SIGTERM)
         try:
             return await asyncio.wait_for(self.proc.wait(), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             await self.kill()
             raise DistributedError(f"{self} did not stop within {timeout}s; killed it") from None
 
