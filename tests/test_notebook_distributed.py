@@ -1,4 +1,4 @@
-"""notebooks/03_distributed.ipynb runs from top to bottom: a host and two workers started from the notebook."""
+"""notebooks/03_distributed.ipynb runs top to bottom: a host and two workers started from the notebook."""
 
 from __future__ import annotations
 

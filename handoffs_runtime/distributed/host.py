@@ -174,7 +174,8 @@ class Host:
         """Listen; returns the address with the port actually bound (useful with port 0)."""
         if self._server is not None:
             raise DistributedError("this host is already started")
-        server = grpc.aio.server(options=grpc_options(self._limit))
+        # No SO_REUSEPORT: a second host on a port in use must fail, not split the workers between two hosts.
+        server = grpc.aio.server(options=[*grpc_options(self._limit), ("grpc.so_reuseport", 0)])
         agent_worker_pb2_grpc.add_AgentRpcServicer_to_server(
             TeamHostServicer(user_topic=self._user_topic), server
         )

@@ -35,15 +35,20 @@ class ChildProcess:
         self.args = list(args)
         self.lines: list[str] = []
 
+    @staticmethod
+    def environment() -> dict[str, str]:
+        """This process's environment, with this copy of the package first on the import path."""
+        path = os.pathsep.join(p for p in (str(PACKAGE_ROOT), os.environ.get("PYTHONPATH", "")) if p)
+        return {**os.environ, "PYTHONPATH": path}
+
     @classmethod
     async def start(cls, *args: str) -> ChildProcess:
         """``python ARGS...`` with this package importable."""
-        path = os.pathsep.join(p for p in (str(PACKAGE_ROOT), os.environ.get("PYTHONPATH", "")) if p)
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             *args,
             cwd=PACKAGE_ROOT,
-            env={**os.environ, "PYTHONPATH": path},
+            env=cls.environment(),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
