@@ -14,10 +14,12 @@ from handoffs_runtime.errors import DistributedError
 from handoffs_runtime.topics import (
     accepts,
     base_agent_type,
-    parse_shard as parse_shard_type,
     session_agent_type,
     shard_agent_type,
     shard_of,
+)
+from handoffs_runtime.topics import (
+    parse_shard as parse_shard_type,
 )
 
 
