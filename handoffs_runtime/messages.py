@@ -69,5 +69,34 @@ class Undeliverable(BaseModel):
     reason: str = ""
 
 
-MESSAGE_TYPES: tuple[type[BaseModel], ...] = (UserLogin, UserTask, AgentResponse, HandoffEvent, Undeliverable)
+class PersonQuestion(BaseModel):
+    """A question for the session's person (a confirmation, the operator's turn), asked by an agent on
+    another process; the session's ``UserAgent`` answers it with a ``PersonAnswer``."""
+
+    prompt: str
+    person: Literal["customer", "operator"] = "customer"
+
+
+class PersonAnswer(BaseModel):
+    """The person's answer; ``None`` when they left."""
+
+    text: str | None = None
+
+
+class PersonNotice(BaseModel):
+    """A line for the session's person from an agent on another process."""
+
+    text: str
+
+
+MESSAGE_TYPES: tuple[type[BaseModel], ...] = (
+    UserLogin,
+    UserTask,
+    AgentResponse,
+    HandoffEvent,
+    Undeliverable,
+    PersonQuestion,
+    PersonAnswer,
+    PersonNotice,
+)
 """Every message type of the protocol: a distributed worker registers a serializer for each."""

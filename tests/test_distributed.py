@@ -9,7 +9,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from handoffs_runtime import Notice, QueueChannel, ScriptedChannel, acme_team
-from handoffs_runtime.distributed import FrontEnd
+from handoffs_runtime.distributed import Backoff, FrontEnd, Host, RelayChannel, WorkerRuntime
+from handoffs_runtime.errors import DistributedError
 from handoffs_runtime.topics import shard_of
 
 from .distributed_support import TIMEOUT, Process, free_port, start_host, start_worker
@@ -196,3 +197,56 @@ async def test_a_message_over_the_limit_is_refused_with_a_clear_notice(processes
         assert agent == "TriageAgent"
         await channel.leave("s1")
         await front.wait("s1")
+
+
+async def test_a_tool_on_a_worker_asks_the_person_at_the_front_end(processes: list[Process]) -> None:
+    host, address = await start_host()
+    processes.append(host)
+    processes.append(await start_worker(address, "TriageAgent,SalesAgent"))
+    channel = QueueChannel()
+    async with FrontEnd(acme_team(), address, channel) as front:
+        await front.open("s1")
+        await channel.say("s1", "I'd like to buy rocket skates")
+        agent, text = await reply(channel)
+        assert agent == "SalesAgent" and "Shall I go ahead?" in text
+        await channel.say("s1", "yes")
+        await channel.say("s1", "y")  # execute_order's confirmation, asked from the worker
+        agent, text = await reply(channel)
+        assert (agent, text.endswith("execute order → Success.")) == ("SalesAgent", True), text
+        await channel.leave("s1")
+        await front.wait("s1")
+
+
+async def test_the_human_agent_on_a_worker_reaches_the_operator_at_the_front_end(
+    processes: list[Process],
+) -> None:
+    host, address = await start_host()
+    processes.append(host)
+    processes.append(await start_worker(address, "TriageAgent,HumanAgent"))
+    channel = QueueChannel()
+    async with FrontEnd(acme_team(), address, channel) as front:
+        await front.open("s1")
+        await channel.say("s1", "let me talk to a person")
+        await channel.say("s1", "Hello, Bob from ACME here.", person="operator")
+        await notice(channel, "handed the conversation to HumanAgent")
+        await notice(channel, "is joining the conversation")
+        assert await reply(channel) == ("HumanAgent", "Hello, Bob from ACME here.")
+        await channel.leave("s1")
+        await front.wait("s1")
+
+
+async def test_asking_the_person_of_a_session_nobody_serves_answers_none() -> None:
+    async with Host("127.0.0.1:0") as host:
+        runtime = WorkerRuntime(str(host.address))
+        await runtime.start()
+        try:
+            relay = RelayChannel(runtime)
+            assert await asyncio.wait_for(relay.ask("ghost", "Still there?"), TIMEOUT) is None
+        finally:
+            await runtime.stop()
+
+
+async def test_a_worker_without_a_host_gives_up_with_what_to_do() -> None:
+    runtime = WorkerRuntime(f"127.0.0.1:{free_port()}", backoff=Backoff(initial=0.01, give_up_after=0.2))
+    with pytest.raises(DistributedError, match="start one with `handoffs host"):
+        await runtime.start()

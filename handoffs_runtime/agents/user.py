@@ -13,7 +13,16 @@ from autogen_core import MessageContext, RoutedAgent, message_handler
 from autogen_core.models import LLMMessage, UserMessage
 
 from ..channels import AgentReply, Channel, Notice, is_exit
-from ..messages import AgentResponse, HandoffEvent, Undeliverable, UserLogin, UserTask
+from ..messages import (
+    AgentResponse,
+    HandoffEvent,
+    PersonAnswer,
+    PersonNotice,
+    PersonQuestion,
+    Undeliverable,
+    UserLogin,
+    UserTask,
+)
 from ..topics import session_topic
 
 SessionEndHook = Callable[[str], None]
@@ -77,6 +86,16 @@ class UserAgent(RoutedAgent):
         if context and isinstance(context[-1], UserMessage):  # the person will say it again
             context.pop()
         await self._next_turn(context, message.topic_type)
+
+    @message_handler
+    async def handle_question(self, message: PersonQuestion, ctx: MessageContext) -> PersonAnswer:
+        """An agent on another process asks this session's person something (distributed mode)."""
+        answer = await self._config.channel.ask(self.id.key, message.prompt, person=message.person)
+        return PersonAnswer(text=answer)
+
+    @message_handler
+    async def handle_person_notice(self, message: PersonNotice, ctx: MessageContext) -> None:
+        await self._config.channel.show(self.id.key, Notice(message.text))
 
     async def _next_turn(self, context: list[LLMMessage], agent: str) -> None:
         config = self._config

@@ -17,6 +17,7 @@ from .frontend import FrontEnd, chat_remote, parse_shard, start_worker
 from .host import Host, TeamHostServicer, placement_conflict, serve
 from .launch import ChildProcess, launch_host, launch_worker
 from .options import DEFAULT_MAX_MESSAGE_MB, Address, grpc_options, max_message_bytes
+from .relay import RelayChannel
 from .runtime import Backoff, SessionSubscription, WorkerRuntime
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "ChildProcess",
     "FrontEnd",
     "Host",
+    "RelayChannel",
     "SessionSubscription",
     "TeamHostServicer",
     "WorkerRuntime",

@@ -56,7 +56,6 @@ def run_worker(args: argparse.Namespace, team: TeamSpec) -> int:
             team,
             args.host,
             model=model,
-            channel=ConsoleChannel(),
             agents=agents,
             shard=shard,
             max_message_mb=args.max_message_mb,

@@ -30,6 +30,7 @@ from ..offline import OfflineModel
 from ..team import TeamSpec, build_team, register_team, start_session
 from ..topics import session_agent_type, shard_agent_type
 from .options import DEFAULT_MAX_MESSAGE_MB, logger
+from .relay import RelayChannel
 from .runtime import Backoff, WorkerRuntime
 
 
@@ -148,7 +149,7 @@ async def start_worker(
     host: str,
     *,
     model: ChatCompletionClient,
-    channel: Channel,
+    channel: Channel | None = None,
     agents: Iterable[str] | None = None,
     shard: tuple[int, int] | None = None,
     models: Mapping[str, ChatCompletionClient] | None = None,
@@ -159,6 +160,7 @@ async def start_worker(
 ) -> tuple[WorkerRuntime, list[str]]:
     """Connect to ``host`` and register ``agents`` of ``team`` (all when None); returns the runtime and names.
 
+    ``channel`` reaches the people; by default a ``RelayChannel`` to each session's front end.
     A type still held by another worker is retried for ``takeover_timeout`` seconds: a worker restarted
     right after a crash often reaches the host before the host has noticed the crash.
     """
@@ -187,7 +189,7 @@ async def start_worker(
                 runtime,
                 team,
                 model=model,
-                channel=channel,
+                channel=channel or RelayChannel(runtime, user_topic=team.user_topic),
                 models=models,
                 only=wanted,
                 with_user=False,
