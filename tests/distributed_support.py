@@ -19,12 +19,13 @@ async def start_host(address: str = "127.0.0.1:0") -> tuple[ChildProcess, str]:
 
 
 async def start_worker(
-    address: str, agents: str, *, shard: str | None = None, echo: bool = False
+    address: str, agents: str, *, shard: str | None = None, echo: bool = False, latency: float = 0.0
 ) -> ChildProcess:
     parsed = parse_shard(shard)
-    if echo:
-        return await launch_worker(address, agents=agents.split(","), shard=parsed, command=ECHO)
-    return await launch_worker(address, agents=agents.split(","), shard=parsed)
+    if not echo:
+        return await launch_worker(address, agents=agents.split(","), shard=parsed)
+    options = ["--latency", str(latency)] if latency else []
+    return await launch_worker(address, agents=agents.split(","), shard=parsed, command=ECHO, options=options)
 
 
 def free_port() -> int:

@@ -250,3 +250,31 @@ async def test_a_worker_without_a_host_gives_up_with_what_to_do() -> None:
     runtime = WorkerRuntime(f"127.0.0.1:{free_port()}", backoff=Backoff(initial=0.01, give_up_after=0.2))
     with pytest.raises(DistributedError, match="start one with `handoffs host"):
         await runtime.start()
+
+
+async def test_a_worker_killed_during_a_turn_the_person_is_told_and_says_it_again(
+    processes: list[Process],
+) -> None:
+    host, address = await start_host()
+    processes.append(host)
+    slow = await start_worker(address, "TriageAgent", echo=True, latency=30)
+    processes.append(slow)
+    channel = QueueChannel()
+    async with FrontEnd(acme_team(), address, channel, turn_timeout=1) as front:
+        await front.open("s1")
+        await channel.say("s1", "hello")
+        await slow.expect(r"^thinking s1$")  # the turn is in the worker's hands...
+        await slow.kill()  # ...and dies with it
+        text = await notice(channel, "did not get")
+        assert text.startswith("⚠ TriageAgent did not get your last message: no answer for 1s")
+        processes.append(await start_worker(address, "TriageAgent", echo=True))
+        await channel.say("s1", "hello")
+        agent, text = await reply(channel)
+        assert agent == "TriageAgent" and text.endswith("turn 2")  # the lost message was not kept twice
+        await channel.leave("s1")
+        await front.wait("s1")
+
+
+def test_a_turn_timeout_must_be_positive() -> None:
+    with pytest.raises(DistributedError, match="positive"):
+        FrontEnd(acme_team(), "127.0.0.1:1", QueueChannel(), turn_timeout=0)

@@ -86,6 +86,7 @@ def run_remote_chat(args: argparse.Namespace, team: TeamSpec, channel: ConsoleCh
                 session_id=session,
                 banner=banner,
                 max_message_mb=args.max_message_mb,
+                turn_timeout=args.turn_timeout,
             )
         )
     except KeyboardInterrupt:

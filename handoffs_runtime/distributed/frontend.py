@@ -32,13 +32,15 @@ from ..topics import session_agent_type, shard_agent_type
 from .options import DEFAULT_MAX_MESSAGE_MB, logger
 from .relay import RelayChannel
 from .runtime import Backoff, WorkerRuntime
+from .watch import TurnWatch, WatchedChannel, WatchedRuntime
 
 
 class FrontEnd:
     """One process's customer side of a distributed team. See the module docstring.
 
     ``pinned=False`` registers a single ``User`` agent type that serves every session (one such front end
-    per host, e.g. a load driver); the default pins each session to this front end.
+    per host, e.g. a load driver); the default pins each session to this front end. With
+    ``turn_timeout`` seconds, a turn that hears nothing back is reported to the person (see ``watch``).
     """
 
     def __init__(
@@ -50,12 +52,22 @@ class FrontEnd:
         pinned: bool = True,
         max_message_mb: float = DEFAULT_MAX_MESSAGE_MB,
         backoff: Backoff | None = None,
+        turn_timeout: float | None = None,
     ) -> None:
         self.team = team
-        self.channel = channel
-        self.runtime = WorkerRuntime(
+        self.runtime = WatchedRuntime(
             host, max_message_mb=max_message_mb, backoff=backoff, user_topic=team.user_topic
         )
+        self.channel = channel
+        self._watch: TurnWatch | None = None
+        if turn_timeout is not None:
+            if turn_timeout <= 0:
+                raise DistributedError(
+                    f"turn_timeout must be a positive number of seconds, got {turn_timeout}"
+                )
+            self._watch = TurnWatch(self.runtime, user_topic=team.user_topic, timeout=turn_timeout)
+            self.runtime.watch = self._watch
+            self.channel = WatchedChannel(channel, self._watch)
         self._pinned = pinned
         self._ended: dict[str, asyncio.Event] = {}
 
@@ -99,6 +111,8 @@ class FrontEnd:
         return session_id in self._ended and self._ended[session_id].is_set()
 
     async def stop(self) -> None:
+        if self._watch is not None:
+            self._watch.close()
         if self.runtime._running:
             await self.runtime.stop()
 
@@ -120,9 +134,12 @@ async def chat_remote(
     session_id: str,
     banner: str | None = None,
     max_message_mb: float = DEFAULT_MAX_MESSAGE_MB,
+    turn_timeout: float | None = None,
 ) -> str:
     """One conversation through a host, until the person leaves (``handoffs chat --host``)."""
-    async with FrontEnd(team, host, channel, max_message_mb=max_message_mb) as front:
+    async with FrontEnd(
+        team, host, channel, max_message_mb=max_message_mb, turn_timeout=turn_timeout
+    ) as front:
         if banner:
             await channel.show(session_id, Notice(banner))
         await channel.show(session_id, Notice(f"session {session_id} via {host} · type 'exit' to leave"))
