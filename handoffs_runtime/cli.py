@@ -60,6 +60,13 @@ def _add_distributed_commands(
         metavar="S",
         help="with --host: tell the person when a turn gets no answer for S seconds (default: 180)",
     )
+    chat.add_argument(
+        "--connect-timeout",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="with --host: give up if no host answers within S seconds at start (default: 30)",
+    )
 
     host = sub.add_parser("host", help="run the gRPC host that workers and chat front ends join")
     host.add_argument(

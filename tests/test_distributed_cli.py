@@ -7,10 +7,10 @@ import sys
 
 from handoffs_runtime.distributed import ChildProcess
 
-from .distributed_support import TIMEOUT, start_host, start_worker
+from .distributed_support import TIMEOUT, free_port, start_host, start_worker
 
 
-async def run(*args: str, stdin: str = "") -> tuple[int, str, str]:
+async def run(*args: str, stdin: str = "", timeout: float = TIMEOUT) -> tuple[int, str, str]:
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -21,7 +21,7 @@ async def run(*args: str, stdin: str = "") -> tuple[int, str, str]:
         stderr=asyncio.subprocess.PIPE,
         env=ChildProcess.environment(),
     )
-    out, err = await asyncio.wait_for(proc.communicate(stdin.encode()), TIMEOUT)
+    out, err = await asyncio.wait_for(proc.communicate(stdin.encode()), timeout)
     assert proc.returncode is not None
     return proc.returncode, out.decode(), err.decode()
 
@@ -70,3 +70,10 @@ async def test_a_host_on_a_port_in_use_says_so() -> None:
         assert code == 2 and "is the port in use" in err
     finally:
         await host.stop()
+
+
+async def test_chat_without_a_host_gives_up_with_what_to_do() -> None:
+    address = f"127.0.0.1:{free_port()}"
+    code, _, err = await run("chat", "--host", address, "--connect-timeout", "0.5", stdin="hello\n")
+    assert code == 2
+    assert "cannot reach a handoffs host" in err and "handoffs host --address" in err

@@ -10,9 +10,15 @@
 
 ``host`` places sessions (shards, front ends) and tells the person when nobody serves an agent;
 ``runtime`` reconnects workers and front ends to a restarted host; ``frontend`` holds the front end,
-which knows when its sessions are done, and the worker wiring.
+which knows when its sessions are done, and the worker wiring; ``relay`` lets agents on workers reach
+the person at the front end; ``watch`` reports turns lost with a dead process; ``launch`` starts hosts
+and workers as child processes.
+
+``host`` and ``runtime`` extend autogen-ext's gRPC classes through some of their private members, which
+is why autogen-ext is pinned to one version.
 """
 
+from ..errors import DistributedError
 from .frontend import FrontEnd, chat_remote, parse_shard, start_worker
 from .host import Host, TeamHostServicer, placement_conflict, serve
 from .launch import ChildProcess, launch_host, launch_worker
@@ -25,6 +31,7 @@ __all__ = [
     "Address",
     "Backoff",
     "ChildProcess",
+    "DistributedError",
     "FrontEnd",
     "Host",
     "RelayChannel",

@@ -87,6 +87,7 @@ def run_remote_chat(args: argparse.Namespace, team: TeamSpec, channel: ConsoleCh
                 banner=banner,
                 max_message_mb=args.max_message_mb,
                 turn_timeout=args.turn_timeout,
+                connect_timeout=args.connect_timeout,
             )
         )
     except KeyboardInterrupt:

@@ -113,7 +113,7 @@ class FrontEnd:
     async def stop(self) -> None:
         if self._watch is not None:
             self._watch.close()
-        if self.runtime._running:
+        if self.runtime.running:
             await self.runtime.stop()
 
     async def __aenter__(self) -> FrontEnd:
@@ -135,11 +135,21 @@ async def chat_remote(
     banner: str | None = None,
     max_message_mb: float = DEFAULT_MAX_MESSAGE_MB,
     turn_timeout: float | None = None,
+    connect_timeout: float | None = 30.0,
 ) -> str:
-    """One conversation through a host, until the person leaves (``handoffs chat --host``)."""
-    async with FrontEnd(
-        team, host, channel, max_message_mb=max_message_mb, turn_timeout=turn_timeout
-    ) as front:
+    """One conversation through a host, until the person leaves (``handoffs chat --host``).
+
+    Gives up after ``connect_timeout`` seconds if no host answers at first; later, it reconnects forever.
+    """
+    front = FrontEnd(
+        team,
+        host,
+        channel,
+        max_message_mb=max_message_mb,
+        turn_timeout=turn_timeout,
+        backoff=Backoff(give_up_after=connect_timeout),
+    )
+    async with front:
         if banner:
             await channel.show(session_id, Notice(banner))
         await channel.show(session_id, Notice(f"session {session_id} via {host} · type 'exit' to leave"))

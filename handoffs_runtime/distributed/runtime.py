@@ -46,7 +46,11 @@ _USER_TASK = type_name(UserTask)
 
 @dataclass(frozen=True, slots=True)
 class Backoff:
-    """Exponential backoff with jitter between reconnection attempts; ``give_up_after`` None = forever."""
+    """Exponential backoff with jitter between connection attempts.
+
+    ``give_up_after`` bounds the first connection only (None: wait for the host forever); once connected,
+    a runtime keeps reconnecting until it is stopped.
+    """
 
     initial: float = 0.1
     maximum: float = 5.0
@@ -121,13 +125,13 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
         """Connect (retrying with backoff until the host answers) and keep reconnecting until ``stop``."""
         if self._running:
             raise DistributedError("this worker runtime is already running")
-        await self._connect_with_backoff()
+        await self._connect_with_backoff(self._backoff.give_up_after)
         self._running = True
         self._supervisor = asyncio.create_task(self._supervise(), name="handoffs-reconnect")
 
-    async def _connect_with_backoff(self) -> None:
+    async def _connect_with_backoff(self, give_up_after: float | None = None) -> None:
         loop = asyncio.get_running_loop()
-        deadline = None if self._backoff.give_up_after is None else loop.time() + self._backoff.give_up_after
+        deadline = None if give_up_after is None else loop.time() + give_up_after
         for delay in self._backoff.delays():
             try:
                 await self._connect_once()
@@ -206,6 +210,10 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
                 logger.exception("giving up on the host at %s", self._host_address)
                 self._running = False
                 raise
+
+    @property
+    def running(self) -> bool:
+        return bool(self._running)
 
     @property
     def connected(self) -> bool:
