@@ -9,7 +9,7 @@ import pytest
 from autogen_core import TopicId, TypeSubscription
 
 from handoffs_runtime.distributed import Address, SessionSubscription, max_message_bytes, parse_shard
-from handoffs_runtime.distributed.host import placement_conflict
+from handoffs_runtime.distributed.host import exposure_warning, placement_conflict
 from handoffs_runtime.errors import DistributedError
 from handoffs_runtime.topics import (
     accepts,
@@ -104,3 +104,10 @@ def test_message_size_limit() -> None:
     assert max_message_bytes(64) == 64 * 1024 * 1024
     with pytest.raises(DistributedError, match="positive"):
         max_message_bytes(0)
+
+
+def test_a_host_beyond_loopback_is_warned_about_the_missing_tls() -> None:
+    assert exposure_warning(Address.parse("127.0.0.1:50051")) is None
+    assert exposure_warning(Address.parse("localhost:50051")) is None
+    warning = exposure_warning(Address.parse("0.0.0.0:50051"))
+    assert warning is not None and "no TLS" in warning

@@ -15,7 +15,7 @@ from ..channels import ConsoleChannel
 from ..models import model_from_options
 from ..team import TeamSpec
 from .frontend import chat_remote, parse_shard, start_worker
-from .host import serve
+from .host import exposure_warning, serve
 from .options import Address
 
 
@@ -35,8 +35,9 @@ def _run_until_signal(main: Coroutine[Any, Any, None]) -> None:
 
 def run_host(args: argparse.Namespace) -> int:
     address = Address.parse(args.address)
-    if not address.is_loopback:
-        print(f"warning: {address} is not loopback and the channel has no TLS", file=sys.stderr)
+    warning = exposure_warning(address)
+    if warning is not None:
+        print(f"warning: {warning}", file=sys.stderr)
     _run_until_signal(serve(address, max_message_mb=args.max_message_mb))
     return 0
 

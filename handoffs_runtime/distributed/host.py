@@ -69,6 +69,16 @@ def placement_conflict(new_type: str, registered: list[str]) -> str | None:
     return None
 
 
+def exposure_warning(address: Address) -> str | None:
+    """What to tell whoever binds a host beyond loopback: the channel has no TLS."""
+    if address.is_loopback:
+        return None
+    return (
+        f"{address} is not loopback and the channel has no TLS: whoever reaches this port can join the team "
+        "and read every conversation; keep it on a private network"
+    )
+
+
 class TeamHostServicer(GrpcWorkerAgentRuntimeHostServicer):
     """The stock servicer with session placement and undeliverable notices (see the module docstring)."""
 
@@ -212,12 +222,9 @@ class Host:
         await server.start()
         self._server = server
         self.address = self._requested.with_port(port)
-        if not self._requested.is_loopback:
-            logger.warning(
-                "listening on %s without TLS: whoever reaches this port can join the team and read every "
-                "conversation; keep it on a private network",
-                self.address,
-            )
+        warning = exposure_warning(self.address)
+        if warning is not None:
+            logger.warning("%s", warning)
         return self.address
 
     async def stop(self, grace: float = 1.0) -> None:
@@ -250,6 +257,3 @@ async def serve(address: str | Address, *, max_message_mb: float = DEFAULT_MAX_M
         await host.wait_closed()
     finally:
         await asyncio.shield(host.stop())
-
-
-__all__ = ["Host", "TeamHostServicer", "placement_conflict", "serve"]
