@@ -7,8 +7,10 @@ import re
 from collections.abc import AsyncIterator
 
 import pytest
+from autogen_core import AgentId
+from autogen_core.models import UserMessage
 
-from handoffs_runtime import Notice, QueueChannel, ScriptedChannel, acme_team
+from handoffs_runtime import Notice, QueueChannel, ScriptedChannel, UserTask, acme_team
 from handoffs_runtime.distributed import Backoff, FrontEnd, Host, RelayChannel, WorkerRuntime
 from handoffs_runtime.errors import DistributedError
 from handoffs_runtime.topics import shard_of
@@ -278,3 +280,24 @@ async def test_a_worker_killed_during_a_turn_the_person_is_told_and_says_it_agai
 def test_a_turn_timeout_must_be_positive() -> None:
     with pytest.raises(DistributedError, match="positive"):
         FrontEnd(acme_team(), "127.0.0.1:1", QueueChannel(), turn_timeout=0)
+
+
+async def test_a_request_to_a_sharded_type_reaches_the_shard_of_its_key(processes: list[Process]) -> None:
+    host, address = await start_host()
+    processes.append(host)
+    shard = await start_worker(address, "TriageAgent", shard="0/2", echo=True, latency=0.01)
+    processes.append(shard)
+    on_shard_0 = next(f"k{n}" for n in range(100) if shard_of(f"k{n}", 2) == 0)
+    on_shard_1 = next(f"k{n}" for n in range(100) if shard_of(f"k{n}", 2) == 1)
+    runtime = WorkerRuntime(address)
+    await runtime.start()
+    task = UserTask(context=[UserMessage(content="hi", source="User")])
+    # The agent's handler returns nothing, which autogen's gRPC worker cannot send back: watch it arrive.
+    request = asyncio.ensure_future(runtime.send_message(task, AgentId("TriageAgent", on_shard_0)))
+    try:
+        await shard.expect(rf"^thinking {on_shard_0}$")
+        with pytest.raises(Exception, match=f"nobody serves TriageAgent for session {on_shard_1}"):
+            await asyncio.wait_for(runtime.send_message(task, AgentId("TriageAgent", on_shard_1)), TIMEOUT)
+    finally:
+        request.cancel()
+        await runtime.stop()

@@ -21,7 +21,6 @@ Example::
 from __future__ import annotations
 
 import asyncio
-import re
 import uuid
 from types import TracebackType
 from typing import Any
@@ -34,13 +33,12 @@ from autogen_ext.runtimes.grpc.protos import agent_worker_pb2, agent_worker_pb2_
 
 from ..errors import DistributedError
 from ..messages import Undeliverable, UserTask
-from ..topics import HANDOFF_EVENTS, USER, accepts, base_agent_type, parse_shard, session_agent_type
+from ..topics import HANDOFF_EVENTS, USER, accepts, base_agent_type, parse_shard
 from .options import DEFAULT_MAX_MESSAGE_MB, Address, grpc_options, logger, max_message_bytes
 from .serializers import decode, protocol_serializers, type_name
 
 _USER_TASK = type_name(UserTask)
 _UNDELIVERABLE = type_name(Undeliverable)
-_SESSION_ID = re.compile(r"^[\w\-.]+\Z")
 
 
 def placement_conflict(new_type: str, registered: list[str]) -> str | None:
@@ -98,13 +96,14 @@ class TeamHostServicer(GrpcWorkerAgentRuntimeHostServicer):
         return await super().RegisterAgent(request, context)  # type: ignore[no-any-return]
 
     async def _process_request(self, request: agent_worker_pb2.RpcRequest, client_id: str) -> None:
-        """An RPC to ``User``/``s1`` goes to the front end of ``s1``; with none, an error reply."""
+        """An RPC to ``X``/``key`` goes to the type that serves ``key`` for ``X`` (``X`` itself, the shard of
+        ``key``, the front end of session ``key``); with none, the caller gets an error reply at once."""
         target = request.target
         async with self._agent_type_to_client_id_lock:
-            known = set(self._agent_type_to_client_id)
+            known = list(self._agent_type_to_client_id)
         if target.type not in known:
-            pinned = session_agent_type(target.type, target.key) if _SESSION_ID.match(target.key) else None
-            if pinned not in known:
+            placed = [t for t in known if base_agent_type(t) == target.type and accepts(t, target.key)]
+            if not placed:
                 connection = self._data_connections.get(client_id)
                 error = f"nobody serves {target.type} for session {target.key}"
                 logger.warning("%s: the request was refused", error)
@@ -112,7 +111,7 @@ class TeamHostServicer(GrpcWorkerAgentRuntimeHostServicer):
                     response = agent_worker_pb2.RpcResponse(request_id=request.request_id, error=error)
                     await connection.send(agent_worker_pb2.Message(response=response))
                 return
-            target.type = pinned
+            target.type = placed[0]
         await super()._process_request(request, client_id)
 
     async def _process_event(self, event: cloudevent_pb2.CloudEvent) -> None:
