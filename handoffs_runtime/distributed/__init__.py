@@ -8,23 +8,24 @@
     handoffs worker --host 127.0.0.1:50051 --agents SalesAgent --shard 1/2
     handoffs chat --host 127.0.0.1:50051                          # a front end: the person's side
 
-``host`` places sessions (shards, front ends) and tells the person when nobody serves an agent;
-``runtime`` reconnects workers and front ends to a restarted host; ``frontend`` holds the front end,
-which knows when its sessions are done, and the worker wiring; ``relay`` lets agents on workers reach
-the person at the front end; ``watch`` reports turns lost with a dead process; ``launch`` starts hosts
-and workers as child processes.
+Modules: ``host`` places sessions (shards, front ends) and tells the person when nobody serves an
+agent; ``runtime`` reconnects workers and front ends to a restarted host; ``frontend`` holds the
+person's side, which knows when its sessions are done; ``worker`` registers a team's agents, sharded
+or not; ``relay`` lets agents on workers reach the person at the front end; ``watch`` reports turns
+lost with a dead process; ``launch`` starts hosts and workers as child processes.
 
 ``host`` and ``runtime`` extend autogen-ext's gRPC classes through some of their private members, which
 is why autogen-ext is pinned to one version.
 """
 
 from ..errors import DistributedError
-from .frontend import FrontEnd, chat_remote, parse_shard, start_worker
+from .frontend import FrontEnd, chat_remote
 from .host import Host, TeamHostServicer, placement_conflict, serve
 from .launch import ChildProcess, launch_host, launch_worker
 from .options import DEFAULT_MAX_MESSAGE_MB, Address, grpc_options, max_message_bytes
 from .relay import RelayChannel
 from .runtime import Backoff, SessionSubscription, WorkerRuntime
+from .worker import parse_shard, start_worker
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_MB",

@@ -14,9 +14,10 @@ from typing import Any
 from ..channels import ConsoleChannel
 from ..models import model_from_options
 from ..team import TeamSpec
-from .frontend import chat_remote, parse_shard, start_worker
+from .frontend import chat_remote
 from .host import exposure_warning, serve
 from .options import Address
+from .worker import parse_shard, start_worker
 
 
 def _run_until_signal(main: Coroutine[Any, Any, None]) -> None:
