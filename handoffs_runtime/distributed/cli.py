@@ -67,9 +67,10 @@ def run_worker(args: argparse.Namespace, team: TeamSpec) -> int:
         where = f" as shard {shard[0]}/{shard[1]}" if shard else ""
         print(f"worker ready: {', '.join(names)}{where} on {args.host}", flush=True)
         try:
-            await asyncio.Event().wait()
+            await runtime.wait_closed()  # until a signal, or the host refuses us after a reconnection
         finally:
-            await asyncio.shield(runtime.stop())
+            if runtime.running:
+                await asyncio.shield(runtime.stop())
 
     _run_until_signal(main())
     return 0

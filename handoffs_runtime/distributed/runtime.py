@@ -219,6 +219,11 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
     def connected(self) -> bool:
         return self._connected.is_set()
 
+    async def wait_closed(self) -> None:
+        """Wait until the runtime stops; raises ``DistributedError`` if it gave up on its host."""
+        if self._supervisor is not None:
+            await asyncio.shield(self._supervisor)
+
     async def wait_connections(self, count: int) -> None:
         """Wait until this runtime has connected ``count`` times in all (e.g. 2: after one reconnection)."""
         async with self._connection_changed:
