@@ -21,7 +21,12 @@ async def run(*args: str, stdin: str = "", timeout: float = TIMEOUT) -> tuple[in
         stderr=asyncio.subprocess.PIPE,
         env=ChildProcess.environment(),
     )
-    out, err = await asyncio.wait_for(proc.communicate(stdin.encode()), timeout)
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(stdin.encode()), timeout)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+        raise
     assert proc.returncode is not None
     return proc.returncode, out.decode(), err.decode()
 
