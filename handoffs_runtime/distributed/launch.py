@@ -107,7 +107,11 @@ class ChildProcess:
 async def launch_host(address: str = "127.0.0.1:0", *options: str) -> tuple[ChildProcess, str]:
     """``handoffs host`` in a child process; returns it and the address it listens on."""
     host = await ChildProcess.start("-m", "handoffs_runtime", "host", "--address", address, *options)
-    match = await host.expect(r"listening on (\S+)")
+    try:
+        match = await host.expect(r"listening on (\S+)")
+    except BaseException:
+        await host.kill()
+        raise
     return host, match[1]
 
 
