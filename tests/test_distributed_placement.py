@@ -6,9 +6,16 @@ import hashlib
 from collections import Counter
 
 import pytest
-from autogen_core import TopicId, TypeSubscription
+from autogen_core import TopicId, TypePrefixSubscription, TypeSubscription
+from autogen_core._runtime_impl_helpers import SubscriptionManager
 
-from handoffs_runtime.distributed import Address, SessionSubscription, max_message_bytes, parse_shard
+from handoffs_runtime.distributed import (
+    Address,
+    IndexedSubscriptions,
+    SessionSubscription,
+    max_message_bytes,
+    parse_shard,
+)
 from handoffs_runtime.distributed.host import exposure_warning, placement_conflict
 from handoffs_runtime.errors import DistributedError
 from handoffs_runtime.topics import (
@@ -111,3 +118,41 @@ def test_a_host_beyond_loopback_is_warned_about_the_missing_tls() -> None:
     assert exposure_warning(Address.parse("localhost:50051")) is None
     warning = exposure_warning(Address.parse("0.0.0.0:50051"))
     assert warning is not None and "no TLS" in warning
+
+
+async def test_indexed_subscriptions_match_like_autogens_and_keep_nothing_per_session() -> None:
+    ours, theirs = IndexedSubscriptions(), SubscriptionManager()
+    subscriptions = [
+        TypeSubscription(topic_type="SalesAgent", agent_type="SalesAgent.shard-0-of-2"),
+        TypeSubscription(topic_type="SalesAgent", agent_type="SalesAgent.shard-1-of-2"),
+        TypeSubscription(topic_type="User", agent_type="User"),
+        TypePrefixSubscription(topic_type_prefix="Sales", agent_type="Audit"),
+    ]
+    for subscription in subscriptions:
+        await ours.add_subscription(subscription)
+        await theirs.add_subscription(subscription)
+    topics = [TopicId(t, f"s{n}") for n in range(300) for t in ("SalesAgent", "User", "Nobody")]
+    for topic in topics:
+        assert await ours.get_subscribed_recipients(topic) == await theirs.get_subscribed_recipients(topic)
+    assert not ours._seen_topics and not ours._subscribed_recipients
+    await ours.remove_subscription(subscriptions[0].id)
+    assert [a.type for a in await ours.get_subscribed_recipients(TopicId("SalesAgent", "s1"))] == [
+        "SalesAgent.shard-1-of-2",
+        "Audit",
+    ]
+    with pytest.raises(ValueError, match="already exists"):
+        await ours.add_subscription(subscriptions[2])
+    with pytest.raises(ValueError, match="does not exist"):
+        await ours.remove_subscription(subscriptions[0].id)
+
+
+async def test_session_subscriptions_are_indexed_by_their_topic_type() -> None:
+    ours = IndexedSubscriptions()
+    await ours.add_subscription(
+        SessionSubscription(TypeSubscription(topic_type="User", agent_type="User.session-a"))
+    )
+    await ours.add_subscription(
+        SessionSubscription(TypeSubscription(topic_type="User", agent_type="User.session-b"))
+    )
+    assert [a.type for a in await ours.get_subscribed_recipients(TopicId("User", "b"))] == ["User.session-b"]
+    assert await ours.get_subscribed_recipients(TopicId("User", "c")) == []

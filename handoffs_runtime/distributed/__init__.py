@@ -24,7 +24,8 @@ from .host import Host, TeamHostServicer, placement_conflict, serve
 from .launch import ChildProcess, launch_host, launch_worker
 from .options import DEFAULT_MAX_MESSAGE_MB, Address, grpc_options, max_message_bytes
 from .relay import RelayChannel
-from .runtime import Backoff, SessionSubscription, WorkerRuntime
+from .runtime import Backoff, WorkerRuntime
+from .subscriptions import IndexedSubscriptions, SessionSubscription
 from .worker import parse_shard, start_worker
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "DistributedError",
     "FrontEnd",
     "Host",
+    "IndexedSubscriptions",
     "RelayChannel",
     "SessionSubscription",
     "TeamHostServicer",

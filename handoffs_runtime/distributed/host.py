@@ -36,6 +36,7 @@ from ..messages import Undeliverable, UserTask
 from ..topics import HANDOFF_EVENTS, USER, accepts, base_agent_type, parse_shard
 from .options import DEFAULT_MAX_MESSAGE_MB, Address, grpc_options, logger, max_message_bytes
 from .serializers import decode, protocol_serializers, type_name
+from .subscriptions import IndexedSubscriptions
 
 _USER_TASK = type_name(UserTask)
 _UNDELIVERABLE = type_name(Undeliverable)
@@ -82,6 +83,7 @@ class TeamHostServicer(GrpcWorkerAgentRuntimeHostServicer):
 
     def __init__(self, *, user_topic: str = USER) -> None:
         super().__init__()
+        self._subscription_manager = IndexedSubscriptions()
         self._user_topic = user_topic
         self._serializers = protocol_serializers()
 

@@ -37,9 +37,10 @@ from autogen_ext.runtimes.grpc.protos import agent_worker_pb2, agent_worker_pb2_
 
 from ..errors import DistributedError
 from ..messages import MESSAGE_TYPES, Undeliverable, UserTask
-from ..topics import USER, accepts
+from ..topics import USER
 from .options import DEFAULT_MAX_MESSAGE_MB, grpc_options, logger, max_message_bytes
 from .serializers import type_name
+from .subscriptions import IndexedSubscriptions, SessionSubscription
 
 _USER_TASK = type_name(UserTask)
 
@@ -65,31 +66,6 @@ class Backoff:
             delay = min(delay * self.factor, self.maximum)
 
 
-class SessionSubscription:
-    """A subscription that delivers only the sessions its agent type accepts (``topics.accepts``)."""
-
-    def __init__(self, inner: Subscription) -> None:
-        self.inner = inner
-
-    @property
-    def id(self) -> str:
-        return self.inner.id
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, SessionSubscription) and other.inner == self.inner
-
-    def __hash__(self) -> int:
-        return hash(self.inner.id)
-
-    def is_match(self, topic_id: TopicId) -> bool:
-        if not self.inner.is_match(topic_id):
-            return False
-        return accepts(self.inner.map_to_agent(topic_id).type, topic_id.source)
-
-    def map_to_agent(self, topic_id: TopicId) -> AgentId:
-        return self.inner.map_to_agent(topic_id)
-
-
 ConnectionHook = Callable[[int], Awaitable[None] | None]
 
 
@@ -107,6 +83,7 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
     ) -> None:
         self._limit = max_message_bytes(max_message_mb)
         super().__init__(host_address, extra_grpc_config=grpc_options(self._limit))
+        self._subscription_manager = IndexedSubscriptions()
         for message_type in MESSAGE_TYPES:
             self.add_message_serializer(try_get_known_serializers_for_type(message_type))
         self._backoff = backoff or Backoff()
