@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 from autogen_core import AgentId
 from autogen_core.models import UserMessage
+from autogen_ext.runtimes.grpc.protos import agent_worker_pb2
 
 from handoffs_runtime import Notice, QueueChannel, ScriptedChannel, UserTask, acme_team
 from handoffs_runtime.distributed import Backoff, FrontEnd, Host, RelayChannel, WorkerRuntime
@@ -301,3 +302,30 @@ async def test_a_request_to_a_sharded_type_reaches_the_shard_of_its_key(processe
     finally:
         request.cancel()
         await runtime.stop()
+
+
+async def test_an_ended_session_is_no_longer_routed_to_its_front_end(processes: list[Process]) -> None:
+    host, address = await start_host()
+    processes.append(host)
+    processes.append(await start_worker(address, "TriageAgent"))
+    channel = QueueChannel()
+    async with FrontEnd(acme_team(), address, channel) as front:
+
+        async def subscribers() -> set[str]:
+            connection = front.runtime._host_connection
+            assert connection is not None
+            reply = await connection.stub.GetSubscriptions(
+                agent_worker_pb2.GetSubscriptionsRequest(), metadata=connection.metadata
+            )
+            return {s.typeSubscription.agent_type for s in reply.subscriptions}
+
+        for session in ("s1", "s2"):
+            await front.open(session)
+        assert {"User.session-s1", "User.session-s2"} <= await subscribers()
+        await channel.leave("s1")
+        await front.wait("s1")
+        await asyncio.gather(*front._retiring)
+        remaining = await subscribers()
+        assert "User.session-s1" not in remaining and "User.session-s2" in remaining
+        await channel.leave("s2")
+        await front.wait("s2")

@@ -62,6 +62,7 @@ class FrontEnd:
             self.channel = WatchedChannel(channel, self._watch)
         self._pinned = pinned
         self._ended: dict[str, asyncio.Event] = {}
+        self._retiring: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
         await self.runtime.start()
@@ -81,6 +82,12 @@ class FrontEnd:
 
     def _session_ended(self, session_id: str) -> None:
         self._ended.setdefault(session_id, asyncio.Event()).set()
+        if self._pinned:  # the host stops routing to this session, so it does not grow with every session
+            task = asyncio.get_running_loop().create_task(
+                self.runtime.retire_agent_type(session_agent_type(self.team.user_topic, session_id))
+            )
+            self._retiring.add(task)
+            task.add_done_callback(self._retiring.discard)
 
     async def open(self, session_id: str) -> None:
         """Start a session: its ``UserAgent`` asks the person for their first message."""
@@ -105,6 +112,7 @@ class FrontEnd:
     async def stop(self) -> None:
         if self._watch is not None:
             self._watch.close()
+        await asyncio.gather(*self._retiring, return_exceptions=True)
         if self.runtime.running:
             await self.runtime.stop()
 

@@ -248,6 +248,24 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
         self._subscriptions.append(subscription)
         await self._subscription_manager.add_subscription(SessionSubscription(subscription))
 
+    async def retire_agent_type(self, agent_type: str) -> None:
+        """Stop serving ``agent_type``: drop its subscriptions here and at the host, and its instances.
+
+        The gRPC protocol cannot unregister a type, so the host keeps the name until this process leaves;
+        nothing reaches it any more. A front end retires each session's type when the session ends.
+        """
+        for subscription in [s for s in self._subscriptions if _agent_type_of(s) == agent_type]:
+            if self._host_connection is not None and self.connected:
+                await self._host_connection.stub.RemoveSubscription(
+                    agent_worker_pb2.RemoveSubscriptionRequest(id=subscription.id),
+                    metadata=self._host_connection.metadata,
+                )
+            self._subscriptions.remove(subscription)
+            await self._subscription_manager.remove_subscription(subscription.id)
+        self._agent_factories.pop(agent_type, None)
+        for agent_id in [a for a in self._instantiated_agents if a.type == agent_type]:
+            del self._instantiated_agents[agent_id]
+
     # --- stopping ----------------------------------------------------------------------------------
 
     async def stop(self, grace: float = 2.0) -> None:
@@ -280,3 +298,7 @@ async def _close(connection: HostConnection) -> None:
     if task is not None:
         with contextlib.suppress(BaseException):
             await task
+
+
+def _agent_type_of(subscription: Subscription) -> str | None:
+    return getattr(subscription, "agent_type", None)
