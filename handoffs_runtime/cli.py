@@ -7,6 +7,7 @@ import asyncio
 import logging
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from . import __version__
 from .channels import ConsoleChannel
@@ -47,7 +48,65 @@ def _parser() -> argparse.ArgumentParser:
     graph.add_argument("--team", choices=sorted(TEAMS), default="acme", help="which team (default: acme)")
     graph.set_defaults(verbose=0)
     add_sessions_parser(sub)
+    _add_distributed_commands(sub, chat)
     return parser
+
+
+def _add_distributed_commands(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], chat: argparse.ArgumentParser
+) -> None:
+    """``host``, ``worker`` and ``chat --host``: the team across processes (handoffs_runtime.distributed)."""
+    from .distributed.options import DEFAULT_MAX_MESSAGE_MB
+
+    size: dict[str, Any] = {
+        "type": float,
+        "default": DEFAULT_MAX_MESSAGE_MB,
+        "metavar": "MiB",
+        "help": f"largest gRPC message (default: {DEFAULT_MAX_MESSAGE_MB}; the context grows every turn)",
+    }
+    verbose: dict[str, Any] = {"action": "count", "default": 0, "help": "log warnings (-v) or all (-vv)"}
+    chat.add_argument("--host", help="join a distributed team through its host at HOST:PORT")
+    chat.add_argument("--max-message-mb", **size)
+    chat.add_argument(
+        "--turn-timeout",
+        type=float,
+        default=180.0,
+        metavar="S",
+        help="with --host: tell the person when a turn gets no answer for S seconds (default: 180)",
+    )
+    chat.add_argument(
+        "--connect-timeout",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="with --host: give up if no host answers within S seconds at start (default: 30)",
+    )
+
+    host = sub.add_parser("host", help="run the gRPC host that workers and chat front ends join")
+    host.add_argument(
+        "--address",
+        default="127.0.0.1:50051",
+        help="HOST:PORT to listen on (default: 127.0.0.1:50051; port 0 = any free port)",
+    )
+    host.add_argument("--max-message-mb", **size)
+    host.add_argument("-v", "--verbose", **verbose)
+
+    worker = sub.add_parser("worker", help="serve some of the team's agents for a host")
+    worker.add_argument("--host", required=True, help="the host's HOST:PORT")
+    worker.add_argument("--agents", help="comma-separated agent names (default: every agent of the team)")
+    worker.add_argument("--shard", metavar="i/N", help="serve the i-th (from 0) of N shares of the sessions")
+    worker.add_argument("--team", choices=sorted(TEAMS), default="acme", help="which team (default: acme)")
+    worker.add_argument("--model", help="model name on an OpenAI-compatible endpoint (default: offline)")
+    worker.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
+    worker.add_argument("--max-message-mb", **size)
+    worker.add_argument(
+        "--takeover-seconds",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="retry an agent type still held by a crashed predecessor this long (default: 10)",
+    )
+    worker.add_argument("-v", "--verbose", **verbose)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -62,6 +121,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if args.command == "sessions":
             return run_sessions_command(args)
+
+        if args.command in ("host", "worker"):
+            from .distributed.cli import run_host, run_worker
+
+            return run_host(args) if args.command == "host" else run_worker(args, TEAMS[args.team]())
     except HandoffsError as exc:
         print(f"handoffs: {exc}", file=sys.stderr)
         return 2
@@ -82,6 +146,10 @@ def _chat(args: argparse.Namespace) -> int:
     banner = f"handoffs · {team.title or team.name} · {model_line}"
     store = open_store(args.store)
     try:
+        if args.host:
+            from .distributed.cli import run_remote_chat
+
+            return run_remote_chat(args, team, channel)
         asyncio.run(
             run_chat(team, model=model, channel=channel, session_id=args.session, banner=banner, store=store)
         )

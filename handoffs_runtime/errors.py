@@ -9,6 +9,8 @@
     └── StoreError           the session store cannot be opened, read or written
         └── UnknownSessionError   no session with that id in the store
 
+    └── DistributedError     a distributed deployment is misconfigured or its host cannot be reached
+
 Bad output from a model is never raised: it becomes a tool result or a message to the person.
 """
 
@@ -37,3 +39,7 @@ class StoreError(HandoffsError, RuntimeError):
 
 class UnknownSessionError(StoreError, LookupError):
     """No session with that id in the store; ``handoffs sessions list`` shows the ids it holds."""
+
+
+class DistributedError(HandoffsError):
+    """A host, worker or front end is misconfigured or cannot reach its host; the message says what to do."""

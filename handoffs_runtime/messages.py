@@ -78,6 +78,39 @@ class WorkerResult(BaseModel):
     ok: bool = True
 
 
+class Undeliverable(BaseModel):
+    """A conversation could not reach ``topic_type``; sent to the session's ``User`` topic.
+
+    The host sends it when no worker serves the topic; a worker sends it with a ``reason`` when the
+    message was over the size limit. ``context`` is what could not be handed over, so the person can
+    try again.
+    """
+
+    topic_type: str
+    context: list[LLMMessage] = Field(default_factory=list)
+    reason: str = ""
+
+
+class PersonQuestion(BaseModel):
+    """A question for the session's person (a confirmation, the operator's turn), asked by an agent on
+    another process; the session's ``UserAgent`` answers it with a ``PersonAnswer``."""
+
+    prompt: str
+    person: Literal["customer", "operator"] = "customer"
+
+
+class PersonAnswer(BaseModel):
+    """The person's answer; ``None`` when they left."""
+
+    text: str | None = None
+
+
+class PersonNotice(BaseModel):
+    """A line for the session's person from an agent on another process."""
+
+    text: str
+
+
 MESSAGE_TYPES: tuple[type[BaseModel], ...] = (
     UserLogin,
     UserTask,
@@ -85,6 +118,10 @@ MESSAGE_TYPES: tuple[type[BaseModel], ...] = (
     HandoffEvent,
     WorkerTask,
     WorkerResult,
+    Undeliverable,
+    PersonQuestion,
+    PersonAnswer,
+    PersonNotice,
 )
 """Every message type of the protocol: a distributed worker registers a serializer for each."""
 

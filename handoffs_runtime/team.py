@@ -233,14 +233,18 @@ async def register_team(
     on_session_end: SessionEndHook | None = None,
     store: SessionStore | None = None,
     release_ended: bool = True,
+    agent_type: Callable[[str], str] | None = None,
 ) -> dict[str, BuiltAgent]:
     """Register the team's agents (and the ``UserAgent``) on ``runtime`` with their subscriptions.
 
     ``models`` overrides the model per agent name (after each ``AgentSpec.model``); ``only`` registers a
     subset, for a distributed worker; ``with_user=False`` leaves the ``UserAgent`` to a front end;
     ``store`` makes sessions durable: the ``UserAgent`` records every message there and resumes from it;
-    ``release_ended`` frees a finished session's agent instances (see :mod:`handoffs_runtime.release`).
+    ``release_ended`` frees a finished session's agent instances (see :mod:`handoffs_runtime.release`);
+    ``agent_type`` maps a name to the agent type registered for it (a shard or a front end's session,
+    see ``topics.shard_agent_type``); it still subscribes to the topic type of the name.
     """
+    type_of = agent_type or (lambda name: name)
     built = build_team(team)
     wanted = set(only) if only is not None else set(built)
     unknown = wanted - set(built) - {team.user_topic}
@@ -259,16 +263,15 @@ async def register_team(
         agent_model = overrides.get(name) or spec.model or model
         if spec.kind == "worker" or name in as_tools:
             worker_type = name if spec.kind == "worker" else tool_agent_type(name)
-            await WorkerAgent.register(
-                runtime, worker_type, _factory(WorkerAgent, _worker_config(agent, agent_model, channel, team))
-            )
+            worker_config = _worker_config(agent, agent_model, channel, team)
+            await WorkerAgent.register(runtime, type_of(worker_type), _factory(WorkerAgent, worker_config))
             if spec.kind == "worker":
                 continue
         if spec.kind == "human":
             targets = frozenset(n for n, a in built.items() if a.spec.kind == "ai")
             description = spec.description or "A human operator."
             human_config = HumanAgentConfig(name, channel, team.user_topic, description, targets)
-            await HumanAgent.register(runtime, name, _factory(HumanAgent, human_config))
+            await HumanAgent.register(runtime, type_of(name), _factory(HumanAgent, human_config))
         else:
             ai_config = AIAgentConfig(
                 name=name,
@@ -282,8 +285,8 @@ async def register_team(
                 user_topic=team.user_topic,
                 description=spec.description or name,
             )
-            await AIAgent.register(runtime, name, _factory(AIAgent, ai_config))
-        await runtime.add_subscription(TypeSubscription(topic_type=name, agent_type=name))
+            await AIAgent.register(runtime, type_of(name), _factory(AIAgent, ai_config))
+        await runtime.add_subscription(TypeSubscription(topic_type=name, agent_type=type_of(name)))
     if with_user:
         user_config = UserAgentConfig(
             team.entry,
@@ -298,13 +301,10 @@ async def register_team(
             team=team.name,
             agents=frozenset(a.name for a in team.agents if a.kind != "worker"),
         )
-        await UserAgent.register(runtime, team.user_topic, _factory(UserAgent, user_config))
-        await runtime.add_subscription(
-            TypeSubscription(topic_type=team.user_topic, agent_type=team.user_topic)
-        )
-        await runtime.add_subscription(
-            TypeSubscription(topic_type=HANDOFF_EVENTS, agent_type=team.user_topic)
-        )
+        user_type = type_of(team.user_topic)
+        await UserAgent.register(runtime, user_type, _factory(UserAgent, user_config))
+        await runtime.add_subscription(TypeSubscription(topic_type=team.user_topic, agent_type=user_type))
+        await runtime.add_subscription(TypeSubscription(topic_type=HANDOFF_EVENTS, agent_type=user_type))
     return built
 
 

@@ -6,6 +6,9 @@ the session id, so each session gets its own agent instance and sessions never s
 
 from __future__ import annotations
 
+import hashlib
+import re
+
 from autogen_core import TopicId
 
 TRIAGE_AGENT = "TriageAgent"
@@ -20,3 +23,66 @@ HANDOFF_EVENTS = "HandoffEvents"
 def session_topic(topic_type: str, session_id: str) -> TopicId:
     """The topic of ``topic_type`` for one session, e.g. ``session_topic("SalesAgent", "s1")``."""
     return TopicId(topic_type, source=session_id)
+
+
+# --- placement: which worker serves which session (distributed mode) ----------------------------------
+#
+# The gRPC host accepts each agent type from one worker only, so a type served by N workers is registered
+# as N agent types, ``SalesAgent.shard-0-of-4`` ... ``SalesAgent.shard-3-of-4``, all subscribed to the
+# ``SalesAgent`` topic type; a chat front end registers ``User.session-<id>`` for its own session. The
+# host delivers a message on ``SalesAgent``/``s1`` only to the agent types that accept source ``s1``:
+# the one shard that ``shard_of("s1", 4)`` names, the front end of session ``s1``. Publishers never
+# need to know how a type is deployed.
+
+_SHARD = re.compile(r"^(?P<name>.+)\.shard-(?P<index>\d+)-of-(?P<count>\d+)\Z")
+_SESSION = re.compile(r"^(?P<name>.+)\.session-(?P<session>[\w\-.]+)\Z")
+
+
+def shard_of(session_id: str, count: int) -> int:
+    """The shard (0-based) that serves ``session_id`` among ``count``: stable across processes and runs."""
+    if count < 1:
+        raise ValueError(f"a shard count must be at least 1, got {count}")
+    digest = hashlib.blake2b(session_id.encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest, "big") % count
+
+
+def shard_agent_type(name: str, index: int, count: int) -> str:
+    """The agent type of shard ``index`` of ``count`` of ``name``, e.g. ``SalesAgent.shard-1-of-4``."""
+    if not 0 <= index < count:
+        raise ValueError(f"shard index must be in 0..{count - 1} for {count} shards, got {index}")
+    return f"{name}.shard-{index}-of-{count}"
+
+
+def session_agent_type(name: str, session_id: str) -> str:
+    """The agent type that serves only ``session_id``, e.g. ``User.session-s1`` (a chat front end)."""
+    agent_type = f"{name}.session-{session_id}"
+    if not _SESSION.match(agent_type):
+        raise ValueError(
+            f"session id {session_id!r} cannot name a front end: use letters, digits, '_', '-' and '.' only"
+        )
+    return agent_type
+
+
+def parse_shard(agent_type: str) -> tuple[str, int, int] | None:
+    """``(name, index, count)`` of a shard agent type, or ``None`` for any other agent type."""
+    match = _SHARD.match(agent_type)
+    if match is None:
+        return None
+    return match["name"], int(match["index"]), int(match["count"])
+
+
+def base_agent_type(agent_type: str) -> str:
+    """The team member an agent type stands for: ``SalesAgent.shard-1-of-4`` -> ``SalesAgent``."""
+    match = _SHARD.match(agent_type) or _SESSION.match(agent_type)
+    return match["name"] if match is not None else agent_type
+
+
+def accepts(agent_type: str, session_id: str) -> bool:
+    """Whether an agent type serves ``session_id``: a shard its share, a front end its session, others all."""
+    shard = _SHARD.match(agent_type)
+    if shard is not None:
+        return shard_of(session_id, int(shard["count"])) == int(shard["index"])
+    session = _SESSION.match(agent_type)
+    if session is not None:
+        return session["session"] == session_id
+    return True

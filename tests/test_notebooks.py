@@ -17,6 +17,12 @@ EXPECTED = {
         "resuming session durable-session with IssuesAndRepairsAgent",
     ],
     "02_custom_handoffs.ipynb": ["handoff loop stopped", "because 'Please help me solve"],
+    "03_distributed.ipynb": [
+        "TriageAgent handed the conversation to IssuesAndRepairsAgent",
+        "execute refund → success",
+        "HumanAgent is not available right now",
+        "exited with 0",
+    ],
     "04_orchestrator_workers.ipynb": ["<stdout>42\n</stdout>", "timed out after 1 s"],
 }
 """Text each notebook must print, so a notebook that runs but shows the wrong thing fails."""

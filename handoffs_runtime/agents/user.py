@@ -15,7 +15,16 @@ from autogen_core.models import LLMMessage, UserMessage
 
 from ..channels import USER_PROMPT, AgentReply, Channel, Notice, is_exit
 from ..errors import StoreError
-from ..messages import AgentResponse, HandoffEvent, UserLogin, user_task
+from ..messages import (
+    AgentResponse,
+    HandoffEvent,
+    PersonAnswer,
+    PersonNotice,
+    PersonQuestion,
+    Undeliverable,
+    UserLogin,
+    user_task,
+)
 from ..recording import record_event, record_reply, record_user, resume
 from ..store import SessionStore
 from ..topics import session_topic
@@ -45,6 +54,16 @@ def describe_event(event: HandoffEvent) -> str:
     if event.outcome == "loop_stopped":
         return f"⚠ handoff loop stopped at {event.source}: {event.reason}"
     return f"✗ {event.source} could not hand over to {event.target}: {event.reason}"
+
+
+def describe_undeliverable(message: Undeliverable) -> str:
+    """The line the console shows when a message could not reach its agent."""
+    if message.reason:
+        return f"⚠ {message.topic_type} did not get your last message: {message.reason}. Type 'exit' to leave"
+    return (
+        f"⚠ {message.topic_type} is not available right now (no worker serves it), so your last message was "
+        "not delivered. Try again in a moment, or type 'exit' to leave."
+    )
 
 
 class UserAgent(SessionAgent):
@@ -108,6 +127,25 @@ class UserAgent(SessionAgent):
     def _ended(self) -> None:
         if self._config.on_session_end is not None:
             self._config.on_session_end(self.id.key)
+
+    @message_handler
+    async def handle_undeliverable(self, message: Undeliverable, ctx: MessageContext) -> None:
+        """Nobody serves the agent the conversation was sent to: say so, and let the person try again."""
+        await self._config.channel.show(self.id.key, Notice(describe_undeliverable(message)))
+        context = list(message.context)
+        if context and isinstance(context[-1], UserMessage):  # the person will say it again
+            context.pop()
+        await self._next_turn(context, message.topic_type)
+
+    @message_handler
+    async def handle_question(self, message: PersonQuestion, ctx: MessageContext) -> PersonAnswer:
+        """An agent on another process asks this session's person something (distributed mode)."""
+        answer = await self._config.channel.ask(self.id.key, message.prompt, person=message.person)
+        return PersonAnswer(text=answer)
+
+    @message_handler
+    async def handle_person_notice(self, message: PersonNotice, ctx: MessageContext) -> None:
+        await self._config.channel.show(self.id.key, Notice(message.text))
 
     async def _next_turn(self, context: list[LLMMessage], agent: str) -> None:
         config = self._config

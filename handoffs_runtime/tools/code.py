@@ -202,12 +202,14 @@ async def run_python(
                 timed_out = True
             finally:
                 _kill_group(proc)  # also whatever the script left running
+                # Let asyncio reap it before closing the transport: closing first would reap it in
+                # Popen.poll() and asyncio would then report an unknown child (returncode 255).
+                await protocol.exited.wait()
             with contextlib.suppress(TimeoutError):  # the group is gone, so the pipes close soon
                 await asyncio.wait_for(asyncio.shield(drains), _DRAIN_GRACE)
         finally:
             drains.cancel()
             transport.close()  # a process that left the group may still hold the pipes
-            await protocol.exited.wait()
         stdout, cut_out = out.text()
         stderr, cut_err = err.text()
         return CodeResult(proc.returncode or 0, stdout, stderr, timed_out, wall, cut_out or cut_err)

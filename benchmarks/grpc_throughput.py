@@ -1,0 +1,82 @@
+"""Sessions per second of the ACME refund path on the gRPC runtime, with 1, 2 and 4 worker processes.
+
+Each worker process serves the whole team for its shard of the sessions (``--shard i/N``); one host
+process routes; this process is the front end of every session. The model is the built-in offline one,
+which answers at once, so the figure is the runtime's own cost: gRPC, serialization, routing, placement.
+
+    python benchmarks/grpc_throughput.py [--sessions 200]
+
+``measure(workers, sessions)`` is importable and returns a dict of figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import time
+from typing import Any
+
+from handoffs_runtime import ScriptedChannel, acme_team
+from handoffs_runtime.distributed import ChildProcess, FrontEnd, launch_host, launch_worker
+
+SCRIPT = ("I want a refund for my shoes", "yes")
+"""Two turns and one handoff per session; the session ends when the script runs out."""
+
+
+async def measure_async(workers: int, sessions: int) -> dict[str, Any]:
+    """Run ``sessions`` refund conversations at once across ``workers`` worker processes."""
+    if workers < 1 or sessions < 1:
+        raise ValueError("workers and sessions must be at least 1")
+    children: list[ChildProcess] = []
+    try:
+        host, address = await launch_host()
+        children.append(host)
+        shards = [None] if workers == 1 else [(i, workers) for i in range(workers)]
+        children += await asyncio.gather(*(launch_worker(address, shard=shard) for shard in shards))
+        ids = [f"bench-{n}" for n in range(sessions)]
+        channel = ScriptedChannel.for_sessions({s: SCRIPT for s in ids})
+        async with FrontEnd(acme_team(), address, channel, pinned=False) as front:
+            started = time.perf_counter()
+            await asyncio.gather(*(front.open(s) for s in ids))
+            await front.wait()
+            elapsed = time.perf_counter() - started
+        done = sum(1 for s in ids if len(channel.replies(s)) == len(SCRIPT))
+        if done != sessions:
+            raise RuntimeError(f"only {done} of {sessions} sessions got every reply")
+        return {
+            "workers": workers,
+            "sessions": sessions,
+            "seconds": round(elapsed, 3),
+            "sessions_per_second": round(sessions / elapsed, 1),
+            "turns_per_second": round(sessions * len(SCRIPT) / elapsed, 1),
+            "cpus": os.cpu_count(),
+        }
+    finally:
+        await asyncio.gather(*(c.stop() for c in children), return_exceptions=True)
+
+
+def measure(workers: int, sessions: int) -> dict[str, Any]:
+    """``measure_async`` for callers without an event loop."""
+    return asyncio.run(measure_async(workers, sessions))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=200)
+    parser.add_argument("--workers", default="1,2,4", help="comma-separated worker counts (default: 1,2,4)")
+    args = parser.parse_args()
+    rows = [measure(int(n), args.sessions) for n in args.workers.split(",")]
+    print(
+        f"gRPC runtime, ACME refund path (2 turns, 1 handoff), {args.sessions} concurrent sessions, "
+        f"offline model, {rows[0]['cpus']} CPUs\n"
+    )
+    print("| worker processes | seconds | sessions/s | turns/s |")
+    print("| ---: | ---: | ---: | ---: |")
+    for row in rows:
+        cells = (row["workers"], row["seconds"], row["sessions_per_second"], row["turns_per_second"])
+        print("| " + " | ".join(str(c) for c in cells) + " |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,53 @@
+"""The team across processes and machines, on autogen-ext's gRPC runtime.
+
+::
+
+    handoffs host --address 127.0.0.1:50051                      # routes messages; no agents
+    handoffs worker --host 127.0.0.1:50051 --agents TriageAgent   # any subset of the team
+    handoffs worker --host 127.0.0.1:50051 --agents SalesAgent --shard 0/2
+    handoffs worker --host 127.0.0.1:50051 --agents SalesAgent --shard 1/2
+    handoffs chat --host 127.0.0.1:50051                          # a front end: the person's side
+
+Modules: ``host`` places sessions (shards, front ends) and tells the person when nobody serves an
+agent; ``runtime`` reconnects workers and front ends to a restarted host; ``frontend`` holds the
+person's side, which knows when its sessions are done; ``worker`` registers a team's agents, sharded
+or not; ``relay`` lets agents on workers reach the person at the front end; ``watch`` reports turns
+lost with a dead process; ``launch`` starts hosts and workers as child processes.
+
+``host`` and ``runtime`` extend autogen-ext's gRPC classes through some of their private members, which
+is why autogen-ext is pinned to one version.
+"""
+
+from ..errors import DistributedError
+from .frontend import FrontEnd, chat_remote
+from .host import Host, TeamHostServicer, placement_conflict, serve
+from .launch import ChildProcess, launch_host, launch_worker
+from .options import DEFAULT_MAX_MESSAGE_MB, Address, grpc_options, max_message_bytes
+from .relay import RelayChannel
+from .runtime import Backoff, WorkerRuntime
+from .subscriptions import IndexedSubscriptions, SessionSubscription
+from .worker import parse_shard, start_worker
+
+__all__ = [
+    "DEFAULT_MAX_MESSAGE_MB",
+    "Address",
+    "Backoff",
+    "ChildProcess",
+    "DistributedError",
+    "FrontEnd",
+    "Host",
+    "IndexedSubscriptions",
+    "RelayChannel",
+    "SessionSubscription",
+    "TeamHostServicer",
+    "WorkerRuntime",
+    "chat_remote",
+    "grpc_options",
+    "launch_host",
+    "launch_worker",
+    "max_message_bytes",
+    "parse_shard",
+    "placement_conflict",
+    "serve",
+    "start_worker",
+]

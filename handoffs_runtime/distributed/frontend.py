@@ -1,0 +1,158 @@
+"""Chat front ends: the person's side of a distributed team.
+
+A front end hosts the ``UserAgent`` of its own sessions (agent type ``User.session-<id>``, so any
+number of front ends can be connected at once) and knows when each session is done: the ``UserAgent``'s
+``on_session_end`` hook fires when the person leaves. That replaces ``stop_when_idle``, which the gRPC
+worker runtime does not have (and which could never tell a quiet session from a finished one).
+
+Example::
+
+    async with FrontEnd(acme_team(), "127.0.0.1:50051", QueueChannel()) as front:
+        await front.open("s1")
+        await front.wait("s1")
+"""
+
+from __future__ import annotations
+
+import asyncio
+from types import TracebackType
+
+from ..channels import Channel, Notice
+from ..errors import DistributedError
+from ..offline import OfflineModel
+from ..team import TeamSpec, register_team, start_session
+from ..topics import session_agent_type
+from .options import DEFAULT_MAX_MESSAGE_MB
+from .runtime import Backoff
+from .watch import TurnWatch, WatchedChannel, WatchedRuntime
+
+
+class FrontEnd:
+    """One process's customer side of a distributed team. See the module docstring.
+
+    ``pinned=False`` registers a single ``User`` agent type that serves every session (one such front end
+    per host, e.g. a load driver); the default pins each session to this front end. With
+    ``turn_timeout`` seconds, a turn that hears nothing back is reported to the person (see ``watch``).
+    """
+
+    def __init__(
+        self,
+        team: TeamSpec,
+        host: str,
+        channel: Channel,
+        *,
+        pinned: bool = True,
+        max_message_mb: float = DEFAULT_MAX_MESSAGE_MB,
+        backoff: Backoff | None = None,
+        turn_timeout: float | None = None,
+    ) -> None:
+        self.team = team
+        self.runtime = WatchedRuntime(
+            host, max_message_mb=max_message_mb, backoff=backoff, user_topic=team.user_topic
+        )
+        self.channel = channel
+        self._watch: TurnWatch | None = None
+        if turn_timeout is not None:
+            if turn_timeout <= 0:
+                raise DistributedError(
+                    f"turn_timeout must be a positive number of seconds, got {turn_timeout}"
+                )
+            self._watch = TurnWatch(self.runtime, user_topic=team.user_topic, timeout=turn_timeout)
+            self.runtime.watch = self._watch
+            self.channel = WatchedChannel(channel, self._watch)
+        self._pinned = pinned
+        self._ended: dict[str, asyncio.Event] = {}
+        self._retiring: set[asyncio.Task[None]] = set()
+
+    async def start(self) -> None:
+        await self.runtime.start()
+        if not self._pinned:
+            await self._register_user(None)
+
+    async def _register_user(self, session_id: str | None) -> None:
+        await register_team(
+            self.runtime,
+            self.team,
+            model=OfflineModel(),  # no AI agent is registered here; register_team wants a default model
+            channel=self.channel,
+            only=(),
+            on_session_end=self._session_ended,
+            agent_type=None if session_id is None else (lambda name: session_agent_type(name, session_id)),
+        )
+
+    def _session_ended(self, session_id: str) -> None:
+        self._ended.setdefault(session_id, asyncio.Event()).set()
+        if self._pinned:  # the host stops routing to this session, so it does not grow with every session
+            task = asyncio.get_running_loop().create_task(
+                self.runtime.retire_agent_type(session_agent_type(self.team.user_topic, session_id))
+            )
+            self._retiring.add(task)
+            task.add_done_callback(self._retiring.discard)
+
+    async def open(self, session_id: str) -> None:
+        """Start a session: its ``UserAgent`` asks the person for their first message."""
+        if session_id in self._ended:
+            raise DistributedError(f"session {session_id!r} is already open on this front end")
+        self._ended[session_id] = asyncio.Event()
+        if self._pinned:
+            try:
+                await self._register_user(session_id)
+            except ValueError as exc:
+                raise DistributedError(str(exc)) from exc
+        await start_session(self.runtime, session_id, user_topic=self.team.user_topic)
+
+    async def wait(self, session_id: str | None = None) -> None:
+        """Wait until ``session_id`` (or every open session) has ended."""
+        ids = [session_id] if session_id is not None else list(self._ended)
+        await asyncio.gather(*(self._ended[s].wait() for s in ids))
+
+    def ended(self, session_id: str) -> bool:
+        return session_id in self._ended and self._ended[session_id].is_set()
+
+    async def stop(self) -> None:
+        if self._watch is not None:
+            self._watch.close()
+        await asyncio.gather(*self._retiring, return_exceptions=True)
+        if self.runtime.running:
+            await self.runtime.stop()
+
+    async def __aenter__(self) -> FrontEnd:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.stop()
+
+
+async def chat_remote(
+    team: TeamSpec,
+    host: str,
+    channel: Channel,
+    *,
+    session_id: str,
+    banner: str | None = None,
+    max_message_mb: float = DEFAULT_MAX_MESSAGE_MB,
+    turn_timeout: float | None = None,
+    connect_timeout: float | None = 30.0,
+) -> str:
+    """One conversation through a host, until the person leaves (``handoffs chat --host``).
+
+    Gives up after ``connect_timeout`` seconds if no host answers at first; later, it reconnects forever.
+    """
+    front = FrontEnd(
+        team,
+        host,
+        channel,
+        max_message_mb=max_message_mb,
+        turn_timeout=turn_timeout,
+        backoff=Backoff(give_up_after=connect_timeout),
+    )
+    async with front:
+        if banner:
+            await channel.show(session_id, Notice(banner))
+        await channel.show(session_id, Notice(f"session {session_id} via {host} · type 'exit' to leave"))
+        await front.open(session_id)
+        await front.wait(session_id)
+    return session_id

@@ -1,0 +1,260 @@
+"""The gRPC host: autogen-ext's host, plus session placement and a clear word when nobody serves a topic.
+
+Two things the stock host does not do:
+
+- **Placement** (see ``topics.accepts``): a message on ``SalesAgent``/``s1`` goes only to the agent
+  types that accept session ``s1`` - one shard of a sharded type, the front end of that session - so
+  one agent type can be served by N workers (the stock host takes each type from one worker only), and
+  any number of chat front ends can be connected at once. Shard counts must agree, or the worker that
+  disagrees is refused when it registers.
+- **Undeliverable**: a ``UserTask`` published to a topic nobody serves (a worker is down, a shard is
+  missing) is answered with an ``Undeliverable`` message to the session's ``User`` topic, so the person
+  reads "SalesAgent is not available right now" instead of waiting in silence.
+
+Example::
+
+    async with Host("127.0.0.1:0") as host:
+        print(host.address)            # the port the system chose
+        await host.wait_closed()
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from types import TracebackType
+from typing import Any
+
+import grpc  # type: ignore[import-untyped]
+from autogen_core import JSON_DATA_CONTENT_TYPE, TopicId
+from autogen_ext.runtimes.grpc import _constants as wire
+from autogen_ext.runtimes.grpc._worker_runtime_host_servicer import GrpcWorkerAgentRuntimeHostServicer
+from autogen_ext.runtimes.grpc.protos import agent_worker_pb2, agent_worker_pb2_grpc, cloudevent_pb2
+
+from ..errors import DistributedError
+from ..messages import Undeliverable, UserTask
+from ..topics import HANDOFF_EVENTS, USER, accepts, base_agent_type, parse_shard
+from .options import DEFAULT_MAX_MESSAGE_MB, Address, grpc_options, logger, max_message_bytes
+from .serializers import decode, protocol_serializers, type_name
+from .subscriptions import IndexedSubscriptions
+
+_USER_TASK = type_name(UserTask)
+_UNDELIVERABLE = type_name(Undeliverable)
+
+
+def placement_conflict(new_type: str, registered: list[str]) -> str | None:
+    """Why ``new_type`` cannot join the agent types already registered, or ``None`` if it can.
+
+    A team member is served either by one worker (its plain name) or by N shards that agree on N.
+    """
+    name = base_agent_type(new_type)
+    new_shard = parse_shard(new_type)
+    if name != new_type and new_shard is None:
+        return None  # a front end's own session type
+    for other in registered:
+        other_shard = parse_shard(other)
+        if other == new_type or base_agent_type(other) != name or (other != name and other_shard is None):
+            continue
+        if new_shard is None or other_shard is None:
+            return (
+                f"cannot register {new_type}: {other} is already registered; {name} is sharded on every "
+                "worker that serves it or on none, so start all its workers with --shard i/N, or none"
+            )
+        if new_shard[2] != other_shard[2]:
+            return (
+                f"cannot register {new_type}: {other} is already registered with {other_shard[2]} shards; "
+                f"start every worker of {name} with the same N in --shard i/N"
+            )
+    return None
+
+
+def exposure_warning(address: Address) -> str | None:
+    """What to tell whoever binds a host beyond loopback: the channel has no TLS."""
+    if address.is_loopback:
+        return None
+    return (
+        f"{address} is not loopback and the channel has no TLS: whoever reaches this port can join the team "
+        "and read every conversation; keep it on a private network"
+    )
+
+
+class TeamHostServicer(GrpcWorkerAgentRuntimeHostServicer):
+    """The stock servicer with session placement and undeliverable notices (see the module docstring)."""
+
+    def __init__(self, *, user_topic: str = USER) -> None:
+        super().__init__()
+        self._subscription_manager = IndexedSubscriptions()
+        self._user_topic = user_topic
+        self._serializers = protocol_serializers()
+
+    async def RegisterAgent(  # type: ignore[override]
+        self, request: agent_worker_pb2.RegisterAgentTypeRequest, context: Any
+    ) -> agent_worker_pb2.RegisterAgentTypeResponse:
+        async with self._agent_type_to_client_id_lock:
+            conflict = placement_conflict(request.type, list(self._agent_type_to_client_id))
+        if conflict is not None:
+            logger.error("%s", conflict)
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, conflict)
+        return await super().RegisterAgent(request, context)  # type: ignore[no-any-return]
+
+    async def _process_request(self, request: agent_worker_pb2.RpcRequest, client_id: str) -> None:
+        """An RPC to ``X``/``key`` goes to the type that serves ``key`` for ``X`` (``X`` itself, the shard of
+        ``key``, the front end of session ``key``); with none, the caller gets an error reply at once."""
+        target = request.target
+        async with self._agent_type_to_client_id_lock:
+            known = list(self._agent_type_to_client_id)
+        if target.type not in known:
+            placed = [t for t in known if base_agent_type(t) == target.type and accepts(t, target.key)]
+            if not placed:
+                connection = self._data_connections.get(client_id)
+                error = f"nobody serves {target.type} for session {target.key}"
+                logger.warning("%s: the request was refused", error)
+                if connection is not None:
+                    response = agent_worker_pb2.RpcResponse(request_id=request.request_id, error=error)
+                    await connection.send(agent_worker_pb2.Message(response=response))
+                return
+            target.type = placed[0]
+        await super()._process_request(request, client_id)
+
+    async def _process_event(self, event: cloudevent_pb2.CloudEvent) -> None:
+        if not await self._deliver(event):
+            await self._undeliverable(event)
+
+    async def _deliver(self, event: cloudevent_pb2.CloudEvent) -> bool:
+        """Send ``event`` to every worker with a subscribed agent type that accepts its session."""
+        topic_id = TopicId(event.type, event.source)
+        recipients = await self._subscription_manager.get_subscribed_recipients(topic_id)
+        async with self._agent_type_to_client_id_lock:
+            client_ids = {
+                self._agent_type_to_client_id[r.type]
+                for r in recipients
+                if r.type in self._agent_type_to_client_id and accepts(r.type, topic_id.source)
+            }
+        delivered = False
+        for client_id in client_ids:
+            connection = self._data_connections.get(client_id)
+            if connection is not None:
+                await connection.send(agent_worker_pb2.Message(cloudEvent=event))
+                delivered = True
+        return delivered
+
+    async def _undeliverable(self, event: cloudevent_pb2.CloudEvent) -> None:
+        kind = (
+            event.attributes[wire.DATA_SCHEMA_ATTR].ce_string
+            if wire.DATA_SCHEMA_ATTR in event.attributes
+            else "?"
+        )
+        if event.type == HANDOFF_EVENTS:
+            return  # observers are optional
+        if kind != _USER_TASK:
+            logger.error(
+                "no worker serves %s for session %s: a %s was dropped", event.type, event.source, kind
+            )
+            return
+        logger.warning("no worker serves %s for session %s: telling the person", event.type, event.source)
+        try:
+            task = decode(self._serializers, event.binary_data, kind)
+            context = task.context if isinstance(task, UserTask) else []
+        except Exception:  # a payload we cannot read still deserves the notice
+            logger.exception("could not read the undelivered UserTask")
+            context = []
+        notice = Undeliverable(topic_type=event.type, context=context)
+        if not await self._deliver(self._event(notice, TopicId(self._user_topic, event.source))):
+            logger.error("no front end serves session %s either: the notice was dropped", event.source)
+
+    def _event(self, message: Undeliverable, topic_id: TopicId) -> cloudevent_pb2.CloudEvent:
+        def text(value: str) -> cloudevent_pb2.CloudEvent.CloudEventAttributeValue:
+            return cloudevent_pb2.CloudEvent.CloudEventAttributeValue(ce_string=value)
+
+        payload = self._serializers.serialize(
+            message, type_name=_UNDELIVERABLE, data_content_type=JSON_DATA_CONTENT_TYPE
+        )
+        return cloudevent_pb2.CloudEvent(
+            id=str(uuid.uuid4()),
+            spec_version="1.0",
+            type=topic_id.type,
+            source=topic_id.source,
+            attributes={
+                wire.DATA_CONTENT_TYPE_ATTR: text(JSON_DATA_CONTENT_TYPE),
+                wire.DATA_SCHEMA_ATTR: text(_UNDELIVERABLE),
+                wire.AGENT_SENDER_TYPE_ATTR: text("host"),
+                wire.AGENT_SENDER_KEY_ATTR: text("host"),
+                wire.MESSAGE_KIND_ATTR: text(wire.MESSAGE_KIND_VALUE_PUBLISH),
+            },
+            binary_data=payload,
+        )
+
+
+class Host:
+    """The gRPC host of a distributed team; binds to loopback unless told otherwise (see the module)."""
+
+    def __init__(
+        self,
+        address: str | Address = "127.0.0.1:0",
+        *,
+        max_message_mb: float = DEFAULT_MAX_MESSAGE_MB,
+        user_topic: str = USER,
+    ) -> None:
+        self._requested = address if isinstance(address, Address) else Address.parse(address)
+        self._limit = max_message_bytes(max_message_mb)
+        self._user_topic = user_topic
+        self._server: grpc.aio.Server | None = None
+        self.address: Address = self._requested
+
+    async def start(self) -> Address:
+        """Listen; returns the address with the port actually bound (useful with port 0)."""
+        if self._server is not None:
+            raise DistributedError("this host is already started")
+        # No SO_REUSEPORT: a second host on a port in use must fail, not split the workers between two hosts.
+        server = grpc.aio.server(options=[*grpc_options(self._limit), ("grpc.so_reuseport", 0)])
+        agent_worker_pb2_grpc.add_AgentRpcServicer_to_server(
+            TeamHostServicer(user_topic=self._user_topic), server
+        )
+        try:
+            port = server.add_insecure_port(str(self._requested))
+        except RuntimeError as exc:
+            port = 0
+            logger.debug("bind failed: %s", exc)
+        if port == 0:
+            raise DistributedError(
+                f"cannot listen on {self._requested}: is the port in use? "
+                "Pick another, or port 0 for any free one"
+            )
+        await server.start()
+        self._server = server
+        self.address = self._requested.with_port(port)
+        warning = exposure_warning(self.address)
+        if warning is not None:
+            logger.warning("%s", warning)
+        return self.address
+
+    async def stop(self, grace: float = 1.0) -> None:
+        """Stop listening; workers and front ends keep trying to reconnect until a host comes back."""
+        if self._server is not None:
+            server, self._server = self._server, None
+            await server.stop(grace)
+
+    async def wait_closed(self) -> None:
+        """Wait until the host is stopped (from another task or a signal)."""
+        if self._server is not None:
+            await self._server.wait_for_termination()
+
+    async def __aenter__(self) -> Host:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.stop()
+
+
+async def serve(address: str | Address, *, max_message_mb: float = DEFAULT_MAX_MESSAGE_MB) -> None:
+    """Run a host until cancelled (``handoffs host``); prints the bound address as its first line."""
+    host = Host(address, max_message_mb=max_message_mb)
+    await host.start()
+    print(f"handoffs host listening on {host.address}", flush=True)
+    try:
+        await host.wait_closed()
+    finally:
+        await asyncio.shield(host.stop())

@@ -1,0 +1,58 @@
+"""Addresses and gRPC channel options shared by the host, the workers and the front ends."""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import DistributedError
+
+logger = logging.getLogger("handoffs_runtime.distributed")
+
+DEFAULT_MAX_MESSAGE_MB = 64
+"""gRPC refuses messages over 4 MiB by default; the full-context ``UserTask`` grows every turn."""
+
+
+def max_message_bytes(megabytes: float) -> int:
+    """The message-size limit in bytes for ``--max-message-mb``."""
+    if megabytes <= 0:
+        raise DistributedError(f"--max-message-mb must be a positive number of MiB, got {megabytes}")
+    return int(megabytes * 1024 * 1024)
+
+
+def grpc_options(limit_bytes: int) -> list[tuple[str, Any]]:
+    """Channel and server options that raise gRPC's size limits to ``limit_bytes`` both ways."""
+    return [("grpc.max_send_message_length", limit_bytes), ("grpc.max_receive_message_length", limit_bytes)]
+
+
+@dataclass(frozen=True, slots=True)
+class Address:
+    """``HOST:PORT`` of a gRPC host, validated. Port 0 asks the system for a free port (host side only)."""
+
+    host: str
+    port: int
+
+    @classmethod
+    def parse(cls, text: str) -> Address:
+        host, sep, port = text.strip().rpartition(":")
+        host = host.strip("[]")
+        if not sep or not host or not port.isdigit() or int(port) > 65535:
+            raise DistributedError(f"address {text!r} is not HOST:PORT, e.g. 127.0.0.1:50051")
+        return cls(host, int(port))
+
+    @property
+    def is_loopback(self) -> bool:
+        if self.host == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(self.host).is_loopback
+        except ValueError:
+            return False
+
+    def with_port(self, port: int) -> Address:
+        return Address(self.host, port)
+
+    def __str__(self) -> str:
+        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"

@@ -1,0 +1,304 @@
+"""``WorkerRuntime``: autogen-ext's gRPC worker runtime, made to survive its host.
+
+What it adds to ``GrpcWorkerAgentRuntime``:
+
+- the serializer of every protocol message, and gRPC size limits raised (``max_message_mb``);
+- **reconnection**: the stock worker never notices that its host went away (its read loop just ends).
+  This one watches the stream; when it ends it reconnects with exponential backoff, registers its agent
+  types and subscriptions again, and sends what was published meanwhile. Agents keep running;
+- **placement on the worker side**: a subscription only delivers the sessions its agent type accepts
+  (``topics.accepts``), so one process can hold several front-end sessions;
+- a clear error, not a broken stream, when a message is over the size limit.
+
+Example::
+
+    runtime = WorkerRuntime("127.0.0.1:50051")
+    await runtime.start()                       # waits, with backoff, until the host answers
+    await register_team(runtime, team, model=model, channel=channel, only=["SalesAgent"], with_user=False)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import grpc  # type: ignore[import-untyped]
+from autogen_core import AgentId, Subscription, TopicId
+from autogen_core._serialization import try_get_known_serializers_for_type
+from autogen_ext.runtimes.grpc import GrpcWorkerAgentRuntime
+from autogen_ext.runtimes.grpc import _constants as wire
+from autogen_ext.runtimes.grpc._utils import subscription_to_proto
+from autogen_ext.runtimes.grpc._worker_runtime import HostConnection
+from autogen_ext.runtimes.grpc.protos import agent_worker_pb2, agent_worker_pb2_grpc
+
+from ..errors import DistributedError
+from ..messages import MESSAGE_TYPES, Undeliverable, UserTask
+from ..topics import USER
+from .options import DEFAULT_MAX_MESSAGE_MB, grpc_options, logger, max_message_bytes
+from .serializers import type_name
+from .subscriptions import IndexedSubscriptions, SessionSubscription
+
+_USER_TASK = type_name(UserTask)
+
+
+@dataclass(frozen=True, slots=True)
+class Backoff:
+    """Exponential backoff with jitter between connection attempts.
+
+    ``give_up_after`` bounds the first connection only (None: wait for the host forever); once connected,
+    a runtime keeps reconnecting until it is stopped.
+    """
+
+    initial: float = 0.1
+    maximum: float = 5.0
+    factor: float = 2.0
+    connect_timeout: float = 5.0
+    give_up_after: float | None = None
+
+    def delays(self) -> Any:
+        delay = self.initial
+        while True:
+            yield delay * random.uniform(0.5, 1.0)
+            delay = min(delay * self.factor, self.maximum)
+
+
+ConnectionHook = Callable[[int], Awaitable[None] | None]
+
+
+class WorkerRuntime(GrpcWorkerAgentRuntime):
+    """A gRPC worker runtime that reconnects to its host. See the module docstring."""
+
+    def __init__(
+        self,
+        host_address: str,
+        *,
+        max_message_mb: float = DEFAULT_MAX_MESSAGE_MB,
+        backoff: Backoff | None = None,
+        on_connected: ConnectionHook | None = None,
+        user_topic: str = USER,
+    ) -> None:
+        self._limit = max_message_bytes(max_message_mb)
+        super().__init__(host_address, extra_grpc_config=grpc_options(self._limit))
+        self._subscription_manager = IndexedSubscriptions()
+        for message_type in MESSAGE_TYPES:
+            self.add_message_serializer(try_get_known_serializers_for_type(message_type))
+        self._backoff = backoff or Backoff()
+        self._on_connected = on_connected
+        self._user_topic = user_topic
+        self._connected = asyncio.Event()
+        self._supervisor: asyncio.Task[None] | None = None
+        self._subscriptions: list[Subscription] = []
+        self.connections = 0
+        """How many times this runtime has connected (1 after ``start``; +1 per reconnection)."""
+        self._connection_changed = asyncio.Condition()
+
+    # --- connecting --------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Connect (retrying with backoff until the host answers) and keep reconnecting until ``stop``."""
+        if self._running:
+            raise DistributedError("this worker runtime is already running")
+        await self._connect_with_backoff(self._backoff.give_up_after)
+        self._running = True
+        self._supervisor = asyncio.create_task(self._supervise(), name="handoffs-reconnect")
+
+    async def _connect_with_backoff(self, give_up_after: float | None = None) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = None if give_up_after is None else loop.time() + give_up_after
+        for delay in self._backoff.delays():
+            try:
+                await self._connect_once()
+                return
+            except (TimeoutError, grpc.aio.AioRpcError, OSError) as exc:
+                reason = exc.details() if isinstance(exc, grpc.aio.AioRpcError) else type(exc).__name__
+                if (
+                    isinstance(exc, grpc.aio.AioRpcError)
+                    and exc.code() == grpc.StatusCode.FAILED_PRECONDITION
+                ):
+                    raise DistributedError(
+                        f"the host at {self._host_address} refused this worker: {reason}"
+                    ) from exc
+                if deadline is not None and loop.time() + delay > deadline:
+                    raise DistributedError(
+                        f"cannot reach a handoffs host at {self._host_address} ({reason}); start one with "
+                        "`handoffs host --address HOST:PORT`, or check --host"
+                    ) from exc
+                logger.info("host at %s not ready (%s); retrying in %.2fs", self._host_address, reason, delay)
+                await asyncio.sleep(delay)
+
+    async def _connect_once(self) -> None:
+        """Open a channel, then register every agent type and subscription again (a new client id)."""
+        channel = grpc.aio.insecure_channel(
+            self._host_address, options=[*HostConnection.DEFAULT_GRPC_CONFIG, *self._extra_grpc_config]
+        )
+        connection = HostConnection(channel, agent_worker_pb2_grpc.AgentRpcStub(channel))  # type: ignore[no-untyped-call]
+        try:
+            connection._connection_task = await asyncio.wait_for(
+                HostConnection._connect(
+                    connection.stub, connection._send_queue, connection._recv_queue, connection._client_id
+                ),
+                self._backoff.connect_timeout,
+            )
+            for agent_type in self._agent_factories:
+                await connection.stub.RegisterAgent(
+                    agent_worker_pb2.RegisterAgentTypeRequest(type=agent_type), metadata=connection.metadata
+                )
+            for subscription in self._subscriptions:
+                await connection.stub.AddSubscription(
+                    agent_worker_pb2.AddSubscriptionRequest(subscription=subscription_to_proto(subscription)),
+                    metadata=connection.metadata,
+                )
+        except BaseException:
+            await _close(connection)
+            raise
+        self._host_connection = connection
+        if self._read_task is not None:
+            self._read_task.cancel()
+        self._read_task = asyncio.create_task(self._run_read_loop(), name="handoffs-read")
+        self.connections += 1
+        self._connected.set()
+        async with self._connection_changed:
+            self._connection_changed.notify_all()
+        if self.connections > 1:
+            logger.warning("reconnected to the host at %s", self._host_address)
+        if self._on_connected is not None:
+            result = self._on_connected(self.connections)
+            if result is not None:
+                await result
+
+    async def _supervise(self) -> None:
+        while self._running:
+            connection = self._host_connection
+            assert connection is not None and connection._connection_task is not None
+            with contextlib.suppress(BaseException):
+                await asyncio.shield(connection._connection_task)
+            if not self._running:
+                return
+            self._connected.clear()
+            logger.warning("lost the host at %s; reconnecting", self._host_address)
+            await _close(connection)
+            try:
+                await self._connect_with_backoff()
+            except DistributedError:
+                logger.exception("giving up on the host at %s", self._host_address)
+                self._running = False
+                raise
+
+    @property
+    def running(self) -> bool:
+        return bool(self._running)
+
+    @property
+    def connected(self) -> bool:
+        return self._connected.is_set()
+
+    async def wait_closed(self) -> None:
+        """Wait until the runtime stops; raises ``DistributedError`` if it gave up on its host."""
+        if self._supervisor is not None:
+            await asyncio.shield(self._supervisor)
+
+    async def wait_connections(self, count: int) -> None:
+        """Wait until this runtime has connected ``count`` times in all (e.g. 2: after one reconnection)."""
+        async with self._connection_changed:
+            await self._connection_changed.wait_for(lambda: self.connections >= count)
+
+    # --- sending -----------------------------------------------------------------------------------
+
+    async def _send_message(
+        self,
+        runtime_message: agent_worker_pb2.Message,
+        send_type: Literal["send", "publish"],
+        recipient: AgentId | TopicId,
+        telemetry_metadata: Mapping[str, str],
+    ) -> None:
+        size = runtime_message.ByteSize()
+        if size > self._limit:
+            await self._too_large(runtime_message, size, recipient)
+            return
+        await self._connected.wait()  # published while the host was away: sent after reconnecting
+        await super()._send_message(runtime_message, send_type, recipient, telemetry_metadata)
+
+    async def _too_large(
+        self, runtime_message: agent_worker_pb2.Message, size: int, recipient: AgentId | TopicId
+    ) -> None:
+        """Drop a message over the limit (gRPC would break the stream); tell the person if it was theirs."""
+        reason = (
+            f"the conversation is {size / 2**20:.1f} MiB, over the {self._limit / 2**20:.1f} MiB limit "
+            "(raise --max-message-mb on the host and every worker and front end)"
+        )
+        logger.error("not sending a message to %s: %s", recipient, reason)
+        event = runtime_message.cloudEvent if runtime_message.WhichOneof("message") == "cloudEvent" else None
+        schema = event.attributes.get(wire.DATA_SCHEMA_ATTR) if event is not None else None
+        if event is not None and schema is not None and schema.ce_string == _USER_TASK:
+            notice = Undeliverable(topic_type=event.type, reason=reason)
+            await self.publish_message(notice, TopicId(self._user_topic, event.source))
+
+    async def add_subscription(self, subscription: Subscription) -> None:
+        """Subscribe at the host as usual; deliver locally only the sessions the agent type accepts."""
+        if self._host_connection is None:
+            raise DistributedError("start the worker runtime before adding subscriptions")
+        await self._host_connection.stub.AddSubscription(
+            agent_worker_pb2.AddSubscriptionRequest(subscription=subscription_to_proto(subscription)),
+            metadata=self._host_connection.metadata,
+        )
+        self._subscriptions.append(subscription)
+        await self._subscription_manager.add_subscription(SessionSubscription(subscription))
+
+    async def retire_agent_type(self, agent_type: str) -> None:
+        """Stop serving ``agent_type``: drop its subscriptions here and at the host, and its instances.
+
+        The gRPC protocol cannot unregister a type, so the host keeps the name until this process leaves;
+        nothing reaches it any more. A front end retires each session's type when the session ends.
+        """
+        for subscription in [s for s in self._subscriptions if _agent_type_of(s) == agent_type]:
+            if self._host_connection is not None and self.connected:
+                await self._host_connection.stub.RemoveSubscription(
+                    agent_worker_pb2.RemoveSubscriptionRequest(id=subscription.id),
+                    metadata=self._host_connection.metadata,
+                )
+            self._subscriptions.remove(subscription)
+            await self._subscription_manager.remove_subscription(subscription.id)
+        self._agent_factories.pop(agent_type, None)
+        for agent_id in [a for a in self._instantiated_agents if a.type == agent_type]:
+            del self._instantiated_agents[agent_id]
+
+    # --- stopping ----------------------------------------------------------------------------------
+
+    async def stop(self, grace: float = 2.0) -> None:
+        """Stop: give handlers in flight ``grace`` seconds, then cancel them, and close the connection."""
+        if not self._running:
+            raise DistributedError("this worker runtime is not running")
+        self._running = False
+        if self._supervisor is not None:
+            self._supervisor.cancel()
+            with contextlib.suppress(BaseException):
+                await self._supervisor
+        pending = [t for t in self._background_tasks if not t.done()]
+        if pending:
+            _, late = await asyncio.wait(pending, timeout=grace)
+            for task in late:
+                task.cancel()
+            await asyncio.gather(*late, return_exceptions=True)
+        if self._read_task is not None:
+            self._read_task.cancel()
+            with contextlib.suppress(BaseException):
+                await self._read_task
+        if self._host_connection is not None:
+            await _close(self._host_connection)
+
+
+async def _close(connection: HostConnection) -> None:
+    with contextlib.suppress(BaseException):
+        await connection._channel.close()
+    task = connection._connection_task
+    if task is not None:
+        with contextlib.suppress(BaseException):
+            await task
+
+
+def _agent_type_of(subscription: Subscription) -> str | None:
+    return getattr(subscription, "agent_type", None)

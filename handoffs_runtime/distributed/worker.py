@@ -1,0 +1,104 @@
+"""Workers: processes that serve some of a team's agents for a host.
+
+A worker registers some of the team's agents (all when ``agents`` is None), optionally as shard ``i``
+of ``N`` of each (``topics.shard_agent_type``), and reaches people through the sessions' front ends.
+
+Example::
+
+    runtime, names = await start_worker(acme_team(), "127.0.0.1:50051", model=OfflineModel(),
+                                        agents=["SalesAgent"], shard=(0, 2))
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+
+import grpc  # type: ignore[import-untyped]
+from autogen_core.models import ChatCompletionClient
+
+from ..channels import Channel
+from ..errors import DistributedError
+from ..team import TeamSpec, build_team, register_team
+from ..topics import shard_agent_type
+from .options import DEFAULT_MAX_MESSAGE_MB, logger
+from .relay import RelayChannel
+from .runtime import Backoff, WorkerRuntime
+
+
+def parse_shard(text: str | None) -> tuple[int, int] | None:
+    """``"i/N"`` (0-based ``i``) as ``(i, N)``; a clear error for anything else."""
+    if text is None:
+        return None
+    index, sep, count = text.partition("/")
+    if not sep or not index.strip().isdigit() or not count.strip().isdigit():
+        raise DistributedError(f"--shard {text!r} is not i/N, e.g. --shard 0/2 for the first of two shards")
+    i, n = int(index), int(count)
+    if n < 1 or not 0 <= i < n:
+        raise DistributedError(f"--shard {text!r}: i must be in 0..N-1 (shards are numbered from 0)")
+    return i, n
+
+
+async def start_worker(
+    team: TeamSpec,
+    host: str,
+    *,
+    model: ChatCompletionClient,
+    channel: Channel | None = None,
+    agents: Iterable[str] | None = None,
+    shard: tuple[int, int] | None = None,
+    models: Mapping[str, ChatCompletionClient] | None = None,
+    max_message_mb: float = DEFAULT_MAX_MESSAGE_MB,
+    backoff: Backoff | None = None,
+    on_connected: Callable[[int], Awaitable[None] | None] | None = None,
+    takeover_timeout: float = 10.0,
+) -> tuple[WorkerRuntime, list[str]]:
+    """Connect to ``host`` and register ``agents`` of ``team`` (all when None); returns the runtime and names.
+
+    ``channel`` reaches the people; by default a ``RelayChannel`` to each session's front end.
+    A type still held by another worker is retried for ``takeover_timeout`` seconds: a worker restarted
+    right after a crash often reaches the host before the host has noticed the crash.
+    """
+    build_team(team)  # every misconfiguration is raised before connecting
+    wanted = list(agents) if agents is not None else list(team.names)
+    unknown = sorted(set(wanted) - set(team.names))
+    if unknown or not wanted:
+        missing = f"has no {', '.join(unknown)}" if unknown else "needs at least one agent"
+        raise DistributedError(f"--agents: team {team.name!r} {missing}; it has {', '.join(team.names)}")
+    agent_type = None if shard is None else (lambda name: shard_agent_type(name, shard[0], shard[1]))
+    delays = (backoff or Backoff()).delays()
+    deadline = asyncio.get_running_loop().time() + takeover_timeout
+    while True:
+        runtime = WorkerRuntime(
+            host,
+            max_message_mb=max_message_mb,
+            backoff=backoff,
+            on_connected=on_connected,
+            user_topic=team.user_topic,
+        )
+        await runtime.start()
+        try:
+            await register_team(
+                runtime,
+                team,
+                model=model,
+                channel=channel or RelayChannel(runtime, user_topic=team.user_topic),
+                models=models,
+                only=wanted,
+                with_user=False,
+                agent_type=agent_type,
+            )
+            return runtime, wanted
+        except grpc.aio.AioRpcError as exc:
+            await runtime.stop()
+            taken = exc.code() == grpc.StatusCode.INVALID_ARGUMENT and "already registered" in (
+                exc.details() or ""
+            )
+            delay = next(delays)
+            if taken and asyncio.get_running_loop().time() + delay < deadline:
+                # Most often our own predecessor, killed a moment ago: the host drops it when it notices.
+                logger.info("the host still has %s; retrying in %.2fs", exc.details(), delay)
+                await asyncio.sleep(delay)
+                continue
+            hint = "; to serve one agent from several workers, start each with --shard i/N" if taken else ""
+            raise DistributedError(f"the host refused this worker: {exc.details()}{hint}") from exc
