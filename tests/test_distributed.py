@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 from autogen_core import AgentId
@@ -329,3 +330,38 @@ async def test_an_ended_session_is_no_longer_routed_to_its_front_end(processes: 
         assert "User.session-s1" not in remaining and "User.session-s2" in remaining
         await channel.leave("s2")
         await front.wait("s2")
+
+
+async def test_a_front_end_with_a_store_resumes_after_it_and_a_worker_were_killed(
+    processes: list[Process], tmp_path: Path
+) -> None:
+    from handoffs_runtime import SQLiteSessionStore
+
+    host, address = await start_host()
+    processes.append(host)
+    processes.append(await start_worker(address, "TriageAgent"))
+    specialist = await start_worker(address, "IssuesAndRepairsAgent,SalesAgent,HumanAgent")
+    processes.append(specialist)
+    path = tmp_path / "sessions.sqlite3"
+    store = SQLiteSessionStore(path)
+    channel = QueueChannel()
+    front = FrontEnd(acme_team(), address, channel, store=store)
+    await front.start()
+    await front.open("s1")
+    await channel.say("s1", REFUND)
+    assert await reply(channel) == PROPOSAL  # shown, so stored
+    await front.stop()  # the front end goes away mid-session ...
+    await store.close()
+    await specialist.kill()  # ... and so does the worker that held the conversation
+    processes.append(await start_worker(address, "IssuesAndRepairsAgent,SalesAgent,HumanAgent"))
+
+    store = SQLiteSessionStore(path)
+    channel = QueueChannel()
+    async with FrontEnd(acme_team(), address, channel, store=store) as front:
+        await front.open("s1")
+        await notice(channel, "resuming session s1 with IssuesAndRepairsAgent")
+        await channel.say("s1", "yes")
+        assert await reply(channel) == DONE  # the stored proposal was carried to the new worker
+        await channel.leave("s1")
+        await front.wait("s1")
+    await store.close()

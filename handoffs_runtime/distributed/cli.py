@@ -13,6 +13,7 @@ from typing import Any
 
 from ..channels import ConsoleChannel
 from ..models import model_from_options
+from ..sessions_cli import open_store
 from ..team import TeamSpec
 from .frontend import chat_remote
 from .host import exposure_warning, serve
@@ -80,6 +81,7 @@ def run_remote_chat(args: argparse.Namespace, team: TeamSpec, channel: ConsoleCh
     Address.parse(args.host)
     session = args.session or uuid.uuid4().hex[:12]
     banner = f"handoffs · {team.title or team.name} · distributed"
+    store = open_store(args.store)
     try:
         asyncio.run(
             chat_remote(
@@ -91,8 +93,11 @@ def run_remote_chat(args: argparse.Namespace, team: TeamSpec, channel: ConsoleCh
                 max_message_mb=args.max_message_mb,
                 turn_timeout=args.turn_timeout,
                 connect_timeout=args.connect_timeout,
+                store=store,
             )
         )
     except KeyboardInterrupt:
         channel.write("\nsession ended (interrupted)")
+    finally:
+        store.close_now()
     return 0

@@ -20,6 +20,7 @@ from types import TracebackType
 from ..channels import Channel, Notice
 from ..errors import DistributedError
 from ..offline import OfflineModel
+from ..store import SessionStore
 from ..team import TeamSpec, register_team, start_session
 from ..topics import session_agent_type
 from .options import DEFAULT_MAX_MESSAGE_MB
@@ -45,8 +46,10 @@ class FrontEnd:
         max_message_mb: float = DEFAULT_MAX_MESSAGE_MB,
         backoff: Backoff | None = None,
         turn_timeout: float | None = None,
+        store: SessionStore | None = None,
     ) -> None:
         self.team = team
+        self.store = store
         self.runtime = WatchedRuntime(
             host, max_message_mb=max_message_mb, backoff=backoff, user_topic=team.user_topic
         )
@@ -77,6 +80,7 @@ class FrontEnd:
             channel=self.channel,
             only=(),
             on_session_end=self._session_ended,
+            store=self.store,
             agent_type=None if session_id is None else (lambda name: session_agent_type(name, session_id)),
         )
 
@@ -136,6 +140,7 @@ async def chat_remote(
     max_message_mb: float = DEFAULT_MAX_MESSAGE_MB,
     turn_timeout: float | None = None,
     connect_timeout: float | None = 30.0,
+    store: SessionStore | None = None,
 ) -> str:
     """One conversation through a host, until the person leaves (``handoffs chat --host``).
 
@@ -148,6 +153,7 @@ async def chat_remote(
         max_message_mb=max_message_mb,
         turn_timeout=turn_timeout,
         backoff=Backoff(give_up_after=connect_timeout),
+        store=store,
     )
     async with front:
         if banner:
