@@ -33,9 +33,7 @@ class TypeIndexedSubscriptions(SubscriptionManager):
         found = self._candidates.get(topic_type)
         if found is None:
             found = self._candidates[topic_type] = [
-                s
-                for s in self._subscriptions
-                if type(s) is not TypeSubscription or s.topic_type == topic_type
+                s for s in self._subscriptions if (only := _topic_type(s)) is None or only == topic_type
             ]
         return found
 
@@ -47,3 +45,10 @@ class TypeIndexedSubscriptions(SubscriptionManager):
             elif subscription.is_match(topic):
                 recipients.append(subscription.map_to_agent(topic))
         return recipients
+
+
+def _topic_type(subscription: Subscription) -> str | None:
+    """The one topic type a subscription can match, if it has one; a wrapper (``inner``) counts as its
+    subscription. ``None``: it is checked against every topic."""
+    inner = getattr(subscription, "inner", subscription)
+    return inner.topic_type if isinstance(inner, TypeSubscription) else None
