@@ -168,6 +168,8 @@ async def test_handoff_with_invalid_json_is_refused_with_an_event() -> None:
 
 async def test_a_hanging_model_times_out_into_an_apology() -> None:
     class Hanging(ScriptedModel):
+        answers_promptly = False
+
         async def create(self, *args: object, **kwargs: object) -> Any:  # type: ignore[override]
             await asyncio.sleep(3600)
 

@@ -73,6 +73,8 @@ class AIAgentConfig:
     description: str = ""
     tool_schemas: tuple[ToolSchema, ...] = field(init=False)
     handoff_names: frozenset[str] = field(init=False)
+    model_timeout: float | None = field(init=False)
+    """The policy's per-call timeout, or ``None`` for a model that answers promptly (in-process)."""
     static_schemas: tuple[ToolSchema, ...] | None = field(init=False)
     """Every schema, when no handoff is enabled by a function: then nothing is computed per call."""
 
@@ -81,6 +83,8 @@ class AIAgentConfig:
         tool_schemas = tuple(t.schema for t in self.tools.values())
         set_field(self, "tool_schemas", tool_schemas)
         set_field(self, "handoff_names", frozenset(self.handoffs))
+        prompt = getattr(self.model, "answers_promptly", False) is True
+        set_field(self, "model_timeout", None if prompt else self.policy.model_timeout)
         static = all(h.always_enabled for h in self.handoffs.values())
         handoff_schemas = tuple(h.schema for h in self.handoffs.values())
         set_field(self, "static_schemas", tool_schemas + handoff_schemas if static else None)
@@ -166,9 +170,10 @@ class AIAgent(SessionAgent):
     ) -> CreateResult:
         config = self._config
         messages = [config.system_message, *conversation]
-        timeout = config.policy.model_timeout
         with model_call_scope(ModelCall(config.name, session, handoffs)):
-            async with asyncio.timeout(timeout):
+            if config.model_timeout is None:
+                return await self._create(messages, tools, cancellation_token)
+            async with asyncio.timeout(config.model_timeout):
                 return await self._create(messages, tools, cancellation_token)
 
     async def _create(
