@@ -79,7 +79,7 @@ def write_json(results: dict[str, Any], path: Path) -> None:
 
 
 def write_chart(results: dict[str, Any], path: Path) -> None:
-    """Four panels: per-session time, concurrency against the ideal, memory, and context sizes."""
+    """Per-session time, concurrency against the ideal, memory, context sizes, and gRPC throughput."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -88,7 +88,7 @@ def write_chart(results: dict[str, Any], path: Path) -> None:
     measured = {n: r for n, r in results["frameworks"].items() if "sequential" in r and "concurrent" in r}
     names = list(measured)
     colours = ["tab:green" if n.startswith(OURS) else "tab:grey" for n in names]
-    fig, axes = plt.subplots(2, 2, figsize=(15, 8), layout="constrained")
+    fig, axes = plt.subplots(2, 3, figsize=(20, 8), layout="constrained")
     panels = [
         (
             axes[0][0],
@@ -101,7 +101,7 @@ def write_chart(results: dict[str, Any], path: Path) -> None:
             f"{results['config']['concurrent']} concurrent sessions: wall time ÷ ideal",
         ),
         (
-            axes[1][0],
+            axes[0][2],
             [measured[n]["concurrent"]["peak_rss_mib_per_1000"] for n in names],
             "peak RSS growth, MiB per 1000 sessions",
         ),
@@ -112,16 +112,33 @@ def write_chart(results: dict[str, Any], path: Path) -> None:
         ax.set_title(title, fontsize=10)
         for i, v in enumerate(values):
             ax.text(v, i, f" {v:,.1f}" if v < 100 else f" {v:,.0f}", va="center", fontsize=8)
-    ax = axes[1][1]
+    ax = axes[1][0]
     context = results.get("context") or {}
     modes = list(context)
     tokens = [context[m]["est_tokens"] for m in modes]
     ax.barh(modes, tokens, color="tab:blue")
     ax.invert_yaxis()
-    ax.set_title("estimated tokens sent to the model, 20 turns with 5 handoffs", fontsize=10)
+    ax.set_title("estimated tokens sent, 20 turns with 5 handoffs", fontsize=10)
     for i, v in enumerate(tokens):
         ax.text(v, i, f" {v:,}", va="center", fontsize=8)
+    _grpc_panel(axes[1][1], results.get("grpc"))
+    axes[1][2].axis("off")
     fig.suptitle(f"handoffs benchmarks ({results['config']['mode']} mode, {results['machine']['cpus']} CPUs)")
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=90)
     plt.close(fig)
+
+
+def _grpc_panel(ax: Any, grpc: Any) -> None:
+    """Sessions per second through the gRPC host by number of worker processes, when measured."""
+    runs = grpc.get("runs") if isinstance(grpc, dict) else None
+    if not runs:
+        ax.axis("off")
+        return
+    workers = list(runs)
+    rates = [float(_sessions_per_s(runs[w]).replace(",", "")) for w in workers]
+    ax.bar([str(w) for w in workers], rates, color="tab:green")
+    ax.set_title("gRPC host: sessions per second by worker processes", fontsize=10)
+    ax.set_xlabel("worker processes")
+    for i, v in enumerate(rates):
+        ax.text(i, v, f"{v:,.0f}", ha="center", va="bottom", fontsize=8)
