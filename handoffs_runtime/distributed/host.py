@@ -21,7 +21,9 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import itertools
 import uuid
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
@@ -34,7 +36,14 @@ from autogen_ext.runtimes.grpc.protos import agent_worker_pb2, agent_worker_pb2_
 from ..errors import DistributedError
 from ..messages import Undeliverable, UserTask
 from ..topics import HANDOFF_EVENTS, USER, accepts, base_agent_type, parse_shard
-from .options import DEFAULT_MAX_MESSAGE_MB, Address, grpc_options, logger, max_message_bytes
+from .options import (
+    DEFAULT_MAX_MESSAGE_MB,
+    Address,
+    grpc_options,
+    logger,
+    max_message_bytes,
+    server_keepalive,
+)
 from .serializers import decode, protocol_serializers, type_name
 from .subscriptions import IndexedSubscriptions
 
@@ -68,6 +77,16 @@ def placement_conflict(new_type: str, registered: list[str]) -> str | None:
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class _Forwarded:
+    """An RPC request the host forwarded and has not seen answered: who asked, under which id, and whom."""
+
+    caller: str
+    request_id: str
+    target: str
+    target_type: str
+
+
 def exposure_warning(address: Address) -> str | None:
     """What to tell whoever binds a host beyond loopback: the channel has no TLS."""
     if address.is_loopback:
@@ -86,6 +105,10 @@ class TeamHostServicer(GrpcWorkerAgentRuntimeHostServicer):
         self._subscription_manager = IndexedSubscriptions()
         self._user_topic = user_topic
         self._serializers = protocol_serializers()
+        # Every worker numbers its requests 1, 2, ...: the host renames each forwarded request with an id
+        # of its own, so two callers of one target never file their replies under the same key.
+        self._forwarded: dict[str, _Forwarded] = {}
+        self._request_ids = itertools.count(1)
 
     async def RegisterAgent(  # type: ignore[override]
         self, request: agent_worker_pb2.RegisterAgentTypeRequest, context: Any
@@ -99,22 +122,66 @@ class TeamHostServicer(GrpcWorkerAgentRuntimeHostServicer):
 
     async def _process_request(self, request: agent_worker_pb2.RpcRequest, client_id: str) -> None:
         """An RPC to ``X``/``key`` goes to the type that serves ``key`` for ``X`` (``X`` itself, the shard of
-        ``key``, the front end of session ``key``); with none, the caller gets an error reply at once."""
+        ``key``, the front end of session ``key``) under a host-unique id; with none, the caller gets an
+        error reply at once."""
         target = request.target
         async with self._agent_type_to_client_id_lock:
-            known = list(self._agent_type_to_client_id)
+            known = dict(self._agent_type_to_client_id)
         if target.type not in known:
             placed = [t for t in known if base_agent_type(t) == target.type and accepts(t, target.key)]
             if not placed:
-                connection = self._data_connections.get(client_id)
                 error = f"nobody serves {target.type} for session {target.key}"
                 logger.warning("%s: the request was refused", error)
-                if connection is not None:
-                    response = agent_worker_pb2.RpcResponse(request_id=request.request_id, error=error)
-                    await connection.send(agent_worker_pb2.Message(response=response))
+                await self._reply_error(client_id, request.request_id, error)
                 return
             target.type = placed[0]
-        await super()._process_request(request, client_id)
+        target_client = known[target.type]
+        connection = self._data_connections.get(target_client)
+        if connection is None:
+            await self._reply_error(client_id, request.request_id, f"{target.type} has just disconnected")
+            return
+        forwarded_id = str(next(self._request_ids))
+        self._forwarded[forwarded_id] = _Forwarded(client_id, request.request_id, target_client, target.type)
+        forwarded = agent_worker_pb2.RpcRequest()
+        forwarded.CopyFrom(request)
+        forwarded.request_id = forwarded_id
+        await connection.send(agent_worker_pb2.Message(request=forwarded))
+
+    async def _process_response(self, response: agent_worker_pb2.RpcResponse, client_id: str) -> None:
+        """Send a reply back to its caller under the caller's own request id."""
+        forwarded = self._forwarded.get(response.request_id)
+        if forwarded is None or forwarded.target != client_id:
+            logger.warning(
+                "dropped a reply from %s to a request it was not asked (%s)", client_id, response.request_id
+            )
+            return
+        del self._forwarded[response.request_id]
+        response.request_id = forwarded.request_id
+        connection = self._data_connections.get(forwarded.caller)
+        if connection is None:
+            logger.info("the caller of a %s request left before its reply", forwarded.target_type)
+            return
+        await connection.send(agent_worker_pb2.Message(response=response))
+
+    async def _reply_error(self, caller: str, request_id: str, error: str) -> None:
+        connection = self._data_connections.get(caller)
+        if connection is not None:
+            response = agent_worker_pb2.RpcResponse(request_id=request_id, error=error)
+            await connection.send(agent_worker_pb2.Message(response=response))
+
+    async def _on_client_disconnect(self, client_id: str) -> None:
+        """Answer with an error the requests the leaving client still had to answer; forget its own."""
+        await super()._on_client_disconnect(client_id)
+        for forwarded_id, forwarded in list(self._forwarded.items()):
+            if client_id not in (forwarded.caller, forwarded.target):
+                continue
+            del self._forwarded[forwarded_id]
+            if forwarded.target == client_id and forwarded.caller != client_id:
+                await self._reply_error(
+                    forwarded.caller,
+                    forwarded.request_id,
+                    f"the process serving {forwarded.target_type} went away before answering",
+                )
 
     async def _process_event(self, event: cloudevent_pb2.CloudEvent) -> None:
         if not await self._deliver(event):
@@ -206,7 +273,9 @@ class Host:
         if self._server is not None:
             raise DistributedError("this host is already started")
         # No SO_REUSEPORT: a second host on a port in use must fail, not split the workers between two hosts.
-        server = grpc.aio.server(options=[*grpc_options(self._limit), ("grpc.so_reuseport", 0)])
+        server = grpc.aio.server(
+            options=[*grpc_options(self._limit), *server_keepalive(), ("grpc.so_reuseport", 0)]
+        )
         agent_worker_pb2_grpc.add_AgentRpcServicer_to_server(
             TeamHostServicer(user_topic=self._user_topic), server
         )
