@@ -21,6 +21,7 @@ from handoffs_runtime.errors import DistributedError
 from handoffs_runtime.topics import (
     accepts,
     base_agent_type,
+    check_session_id,
     session_agent_type,
     shard_agent_type,
     shard_of,
@@ -66,6 +67,14 @@ def test_a_session_id_that_cannot_name_an_agent_type_is_refused_clearly() -> Non
         session_agent_type("User", "a b/c")
 
 
+@pytest.mark.parametrize("session", ["a.session-b", "x.shard-0-of-2", "a.session-"])
+def test_a_session_id_that_would_read_as_another_placement_is_refused(session: str) -> None:
+    # Without the check, the front end of "a.session-b" would be read as the front end of session "b".
+    with pytest.raises(ValueError, match="pick an id without it"):
+        session_agent_type("User", session)
+    assert check_session_id("a.session_b-shard.2") == "a.session_b-shard.2"
+
+
 @pytest.mark.parametrize(("text", "expected"), [("0/2", (0, 2)), ("3/4", (3, 4)), (None, None)])
 def test_parse_shard_option(text: str | None, expected: tuple[int, int] | None) -> None:
     assert parse_shard(text) == expected
@@ -84,7 +93,11 @@ def test_placement_conflicts() -> None:
     assert placement_conflict("SalesAgent", ["SalesAgent.shard-0-of-2"]) is not None
     counts = placement_conflict("SalesAgent.shard-0-of-3", ["SalesAgent.shard-1-of-2"])
     assert counts is not None and "same N" in counts
-    assert placement_conflict("User.session-a", ["User.session-b", "User"]) is None
+    assert placement_conflict("User.session-a", ["User.session-b", "TriageAgent"]) is None
+    unpinned = placement_conflict("User.session-a", ["User.session-b", "User"])
+    assert unpinned is not None and "pinned=False" in unpinned
+    pinned = placement_conflict("User", ["TriageAgent", "User.session-b"])
+    assert pinned is not None and "User.session-b" in pinned
     assert placement_conflict("SalesAgent.shard-0-of-2", ["SalesAgentX.shard-0-of-3"]) is None
 
 

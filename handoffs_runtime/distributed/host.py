@@ -58,8 +58,19 @@ def placement_conflict(new_type: str, registered: list[str]) -> str | None:
     """
     name = base_agent_type(new_type)
     new_shard = parse_shard(new_type)
-    if name != new_type and new_shard is None:
-        return None  # a front end's own session type
+    pinned = [o for o in registered if o != name and base_agent_type(o) == name and parse_shard(o) is None]
+    if name != new_type and new_shard is None:  # a front end's own session type
+        if name in registered:
+            return (
+                f"cannot register {new_type}: a front end started with pinned=False already serves every "
+                f"session as {name}; connect either that one front end or only pinned ones"
+            )
+        return None
+    if new_type == name and pinned:
+        return (
+            f"cannot register {name} for every session: front ends already serve their own sessions "
+            f"(e.g. {pinned[0]}); connect either one front end with pinned=False or only pinned ones"
+        )
     for other in registered:
         other_shard = parse_shard(other)
         if other == new_type or base_agent_type(other) != name or (other != name and other_shard is None):
