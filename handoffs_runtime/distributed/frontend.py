@@ -116,6 +116,8 @@ class FrontEnd:
 
     def _session_ended(self, session_id: str) -> None:
         self._ended.setdefault(session_id, asyncio.Event()).set()
+        if self._watch is not None:
+            self._watch.forget(session_id)
         if self._pinned:  # the host stops routing to this session, so it does not grow with every session
             task = asyncio.get_running_loop().create_task(
                 self.runtime.retire_agent_type(session_agent_type(self.team.user_topic, session_id))
