@@ -73,3 +73,14 @@ async def test_a_pinned_front_end_is_refused_beside_an_unpinned_one(address: str
         with pytest.raises(DistributedError, match="pinned=False already serves every session as User"):
             await pinned.open("s1")
         assert not pinned.ended("s1")
+
+
+async def test_a_session_ended_on_one_front_end_can_be_opened_on_another(address: str) -> None:
+    # The host forgets an ended session's type, so it keeps no entry per session ever held.
+    first_channel, second_channel = QueueChannel(), QueueChannel()
+    async with front_end(address, first_channel) as first, front_end(address, second_channel) as second:
+        for session in ("s1", "s2"):
+            await first.open(session)
+            await leave(first, first_channel, session)
+            await second.open(session)
+            await leave(second, second_channel, session)

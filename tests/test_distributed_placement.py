@@ -14,7 +14,7 @@ from handoffs_runtime.distributed import (
     IndexedSubscriptions,
     SessionSubscription,
     max_message_bytes,
-    parse_shard,
+    parse_shard_option,
 )
 from handoffs_runtime.distributed.host import exposure_warning, placement_conflict
 from handoffs_runtime.errors import DistributedError
@@ -22,12 +22,10 @@ from handoffs_runtime.topics import (
     accepts,
     base_agent_type,
     check_session_id,
+    parse_shard,
     session_agent_type,
     shard_agent_type,
     shard_of,
-)
-from handoffs_runtime.topics import (
-    parse_shard as parse_shard_type,
 )
 
 
@@ -48,8 +46,8 @@ def test_shards_spread_sessions_and_exactly_one_shard_accepts_each() -> None:
 
 def test_agent_type_names_round_trip() -> None:
     assert shard_agent_type("SalesAgent", 1, 4) == "SalesAgent.shard-1-of-4"
-    assert parse_shard_type("SalesAgent.shard-1-of-4") == ("SalesAgent", 1, 4)
-    assert parse_shard_type("SalesAgent") is None
+    assert parse_shard("SalesAgent.shard-1-of-4") == ("SalesAgent", 1, 4)
+    assert parse_shard("SalesAgent") is None
     assert base_agent_type("SalesAgent.shard-1-of-4") == "SalesAgent"
     assert base_agent_type(session_agent_type("User", "abc-1")) == "User"
     assert accepts("User.session-abc-1", "abc-1") and not accepts("User.session-abc-1", "abc-2")
@@ -77,13 +75,13 @@ def test_a_session_id_that_would_read_as_another_placement_is_refused(session: s
 
 @pytest.mark.parametrize(("text", "expected"), [("0/2", (0, 2)), ("3/4", (3, 4)), (None, None)])
 def test_parse_shard_option(text: str | None, expected: tuple[int, int] | None) -> None:
-    assert parse_shard(text) == expected
+    assert parse_shard_option(text) == expected
 
 
 @pytest.mark.parametrize("text", ["2/2", "1", "a/b", "-1/2", "0/0", "1/2/3"])
 def test_parse_shard_option_refuses_bad_input(text: str) -> None:
     with pytest.raises(DistributedError, match="--shard"):
-        parse_shard(text)
+        parse_shard_option(text)
 
 
 def test_placement_conflicts() -> None:

@@ -20,7 +20,7 @@ from ..topics import check_session_id
 from .frontend import chat_remote
 from .host import exposure_warning, serve
 from .options import Address
-from .worker import parse_shard, start_worker
+from .worker import parse_shard_option, start_worker
 
 
 def _run_until_signal(main: Coroutine[Any, Any, None]) -> None:
@@ -48,7 +48,7 @@ def run_host(args: argparse.Namespace) -> int:
 
 def run_worker(args: argparse.Namespace, team: TeamSpec) -> int:
     agents = [a.strip() for a in args.agents.split(",") if a.strip()] if args.agents else None
-    shard = parse_shard(args.shard)
+    shard = parse_shard_option(args.shard)
     model = model_from_options(args.model, base_url=args.base_url)
     Address.parse(args.host)
 

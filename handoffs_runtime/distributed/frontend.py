@@ -92,7 +92,7 @@ class FrontEnd:
             raise DistributedError(str(exc)) from exc
         except grpc.aio.AioRpcError as exc:
             await self.runtime.retire_agent_type(agent_type)
-            reason = exc.details() or str(exc.code())
+            reason = (exc.details() or str(exc.code())).rstrip(".")
             which = "every session" if session_id is None else f"session {session_id!r}"
             held = "already registered" in reason
             hint = (
@@ -118,7 +118,9 @@ class FrontEnd:
         self._ended.setdefault(session_id, asyncio.Event()).set()
         if self._watch is not None:
             self._watch.forget(session_id)
-        if self._pinned:  # the host stops routing to this session, so it does not grow with every session
+        # Retiring drops the session's subscriptions, and with the last of them the host forgets the type;
+        # here only the small ended flag stays (for ``ended``).
+        if self._pinned:
             task = asyncio.get_running_loop().create_task(
                 self.runtime.retire_agent_type(session_agent_type(self.team.user_topic, session_id))
             )
@@ -143,9 +145,10 @@ class FrontEnd:
         await start_session(self.runtime, session_id, user_topic=self.team.user_topic)
 
     async def wait(self, session_id: str | None = None) -> None:
-        """Wait until ``session_id`` (or every open session) has ended."""
+        """Wait until ``session_id`` (or every open session) has ended, and the host has let it go."""
         ids = [session_id] if session_id is not None else list(self._ended)
         await asyncio.gather(*(self._ended[s].wait() for s in ids))
+        await asyncio.gather(*self._retiring, return_exceptions=True)
 
     def ended(self, session_id: str) -> bool:
         return session_id in self._ended and self._ended[session_id].is_set()

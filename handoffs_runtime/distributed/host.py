@@ -30,7 +30,10 @@ from typing import Any
 import grpc  # type: ignore[import-untyped]
 from autogen_core import JSON_DATA_CONTENT_TYPE, TopicId
 from autogen_ext.runtimes.grpc import _constants as wire
-from autogen_ext.runtimes.grpc._worker_runtime_host_servicer import GrpcWorkerAgentRuntimeHostServicer
+from autogen_ext.runtimes.grpc._worker_runtime_host_servicer import (
+    GrpcWorkerAgentRuntimeHostServicer,
+    get_client_id_or_abort,
+)
 from autogen_ext.runtimes.grpc.protos import agent_worker_pb2, agent_worker_pb2_grpc, cloudevent_pb2
 
 from ..errors import DistributedError
@@ -59,7 +62,7 @@ def placement_conflict(new_type: str, registered: list[str]) -> str | None:
     name = base_agent_type(new_type)
     new_shard = parse_shard(new_type)
     pinned = [o for o in registered if o != name and base_agent_type(o) == name and parse_shard(o) is None]
-    if name != new_type and new_shard is None:  # a front end's own session type
+    if _is_session_type(new_type):  # a front end's own session type
         if name in registered:
             return (
                 f"cannot register {new_type}: a front end started with pinned=False already serves every "
@@ -130,6 +133,27 @@ class TeamHostServicer(GrpcWorkerAgentRuntimeHostServicer):
             logger.error("%s", conflict)
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, conflict)
         return await super().RegisterAgent(request, context)  # type: ignore[no-any-return]
+
+    async def RemoveSubscription(  # type: ignore[override]
+        self, request: agent_worker_pb2.RemoveSubscriptionRequest, context: Any
+    ) -> agent_worker_pb2.RemoveSubscriptionResponse:
+        """Remove as usual; when a front end's session type loses its last subscription (the session
+        ended), forget that agent type too, so the host does not keep one entry per session ever held."""
+        client_id = await get_client_id_or_abort(context)
+        types = {_agent_type_of(s) for s in self._subscription_manager.subscriptions if s.id == request.id}
+        response = await super().RemoveSubscription(request, context)
+        self._client_id_to_subscription_id_mapping.get(client_id, set()).discard(request.id)
+        for agent_type in types:
+            if agent_type is not None and _is_session_type(agent_type):
+                await self._forget_type_without_subscriptions(agent_type, client_id)
+        return response  # type: ignore[no-any-return]
+
+    async def _forget_type_without_subscriptions(self, agent_type: str, client_id: str) -> None:
+        if any(_agent_type_of(s) == agent_type for s in self._subscription_manager.subscriptions):
+            return
+        async with self._agent_type_to_client_id_lock:
+            if self._agent_type_to_client_id.get(agent_type) == client_id:
+                del self._agent_type_to_client_id[agent_type]
 
     async def _process_request(self, request: agent_worker_pb2.RpcRequest, client_id: str) -> None:
         """An RPC to ``X``/``key`` goes to the type that serves ``key`` for ``X`` (``X`` itself, the shard of
@@ -261,6 +285,15 @@ class TeamHostServicer(GrpcWorkerAgentRuntimeHostServicer):
             },
             binary_data=payload,
         )
+
+
+def _agent_type_of(subscription: object) -> str | None:
+    return getattr(subscription, "agent_type", None)
+
+
+def _is_session_type(agent_type: str) -> bool:
+    """``User.session-s1``: one front end's type for one session."""
+    return base_agent_type(agent_type) != agent_type and parse_shard(agent_type) is None
 
 
 class Host:

@@ -350,8 +350,9 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
     async def retire_agent_type(self, agent_type: str) -> None:
         """Stop serving ``agent_type``: drop its subscriptions here and at the host, and its instances.
 
-        The gRPC protocol cannot unregister a type, so the host keeps the name until this process leaves;
-        nothing reaches it any more. A front end retires each session's type when the session ends.
+        The gRPC protocol cannot unregister a type; our host forgets a front end's session type once its
+        last subscription is removed (other types stay registered until this process leaves, though
+        nothing reaches them). A front end retires each session's type when the session ends.
         """
         for subscription in [s for s in self._subscriptions if _agent_type_of(s) == agent_type]:
             if self._host_connection is not None and self.connected:
