@@ -11,7 +11,7 @@ from handoffs_runtime import QueueChannel, acme_team
 from handoffs_runtime.distributed import Backoff, FrontEnd, Host
 from handoffs_runtime.errors import DistributedError
 
-from .distributed_support import TIMEOUT
+from .distributed_support import TIMEOUT, free_port
 
 FAST = Backoff(initial=0.01, maximum=0.05)
 
@@ -84,3 +84,22 @@ async def test_a_session_ended_on_one_front_end_can_be_opened_on_another(address
             await leave(first, first_channel, session)
             await second.open(session)
             await leave(second, second_channel, session)
+
+
+async def test_opening_a_session_while_the_host_is_away_fails_clearly_and_works_later() -> None:
+    address = f"127.0.0.1:{free_port()}"
+    channel = QueueChannel()
+    async with Host(address):
+        front = front_end(address, channel)
+        await front.start()
+    try:
+        with pytest.raises(DistributedError, match="try again shortly"):
+            await front.open("s1")
+        async with Host(address):
+            await asyncio.wait_for(front.runtime.wait_connections(2), TIMEOUT)
+            await front.open("s1")
+            await leave(front, channel, "s1")
+            await front.stop()
+    finally:
+        if front.runtime.running:
+            await front.stop()

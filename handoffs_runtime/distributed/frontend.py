@@ -90,10 +90,17 @@ class FrontEnd:
             await self._register_team(session_id)
         except ValueError as exc:  # registered here already: nothing of ours to undo
             raise DistributedError(str(exc)) from exc
-        except grpc.aio.AioRpcError as exc:
+        except (grpc.aio.AioRpcError, DistributedError) as exc:
             await self.runtime.retire_agent_type(agent_type)
-            reason = (exc.details() or str(exc.code())).rstrip(".")
             which = "every session" if session_id is None else f"session {session_id!r}"
+            if isinstance(exc, DistributedError):
+                raise DistributedError(f"could not open {which}: {exc}") from exc
+            reason = (exc.details() or str(exc.code())).rstrip(".")
+            refused = (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.FAILED_PRECONDITION)
+            if exc.code() not in refused:
+                raise DistributedError(
+                    f"could not open {which} at the host ({reason}); it may be restarting: try again shortly"
+                ) from exc
             held = "already registered" in reason
             hint = (
                 "; another front end holds it: end the session there, or pick another session id"

@@ -336,13 +336,35 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
             notice = Undeliverable(topic_type=event.type, reason=reason)
             await self.publish_message(notice, TopicId(self._user_topic, event.source))
 
+    def _require_connection(self) -> HostConnection:
+        """Registering meanwhile would go to a closed channel; the reconnection registers what exists."""
+        if self._host_connection is None:
+            raise DistributedError("start the worker runtime before registering agents or subscriptions")
+        if not self.connected:
+            raise self._away()
+        return self._host_connection
+
+    def _away(self) -> DistributedError:
+        return DistributedError(
+            f"not connected to the host at {self._host_address} (reconnecting); try again shortly"
+        )
+
+    async def _register_agent_type(self, type: str) -> None:
+        self._require_connection()
+        try:
+            await super()._register_agent_type(type)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise
+            raise self._away() from None  # the channel was closed under the call: the host just went
+
     async def add_subscription(self, subscription: Subscription) -> None:
         """Subscribe at the host as usual; deliver locally only the sessions the agent type accepts."""
-        if self._host_connection is None:
-            raise DistributedError("start the worker runtime before adding subscriptions")
-        await self._host_connection.stub.AddSubscription(
+        connection = self._require_connection()
+        await connection.stub.AddSubscription(
             agent_worker_pb2.AddSubscriptionRequest(subscription=subscription_to_proto(subscription)),
-            metadata=self._host_connection.metadata,
+            metadata=connection.metadata,
         )
         self._subscriptions.append(subscription)
         await self._subscription_manager.add_subscription(SessionSubscription(subscription))
