@@ -1,15 +1,20 @@
 """The gRPC host: autogen-ext's host, plus session placement and a clear word when nobody serves a topic.
 
-Two things the stock host does not do:
+Three things the stock host does not do (or not safely):
 
 - **Placement** (see ``topics.accepts``): a message on ``SalesAgent``/``s1`` goes only to the agent
   types that accept session ``s1`` - one shard of a sharded type, the front end of that session - so
   one agent type can be served by N workers (the stock host takes each type from one worker only), and
   any number of chat front ends can be connected at once. Shard counts must agree, or the worker that
-  disagrees is refused when it registers.
+  disagrees is refused when it registers; front ends pinned to their sessions (``User.session-<id>``)
+  and one serving every session (plain ``User``) are never mixed. A session type whose last
+  subscription is removed (its session ended) is forgotten, so the host does not grow per session.
 - **Undeliverable**: a ``UserTask`` published to a topic nobody serves (a worker is down, a shard is
   missing) is answered with an ``Undeliverable`` message to the session's ``User`` topic, so the person
   reads "SalesAgent is not available right now" instead of waiting in silence.
+- **Calls (RPC)** are forwarded under an id of the host's own and answered under the caller's, since
+  every worker numbers its requests from 1; when the process that should answer leaves, each waiting
+  caller gets an error reply instead of waiting for ever.
 
 Example::
 
