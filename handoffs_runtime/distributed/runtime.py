@@ -149,6 +149,9 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
         loop = asyncio.get_running_loop()
         deadline = None if give_up_after is None else loop.time() + give_up_after
         for delay in self._backoff.delays():
+            if self._supervisor is not None and not self._running:
+                # stop() was called; its cancel may have been swallowed while a dead channel was closed
+                raise asyncio.CancelledError()
             try:
                 await self._connect_once()
                 return
@@ -230,6 +233,8 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
             logger.warning("lost the host at %s; reconnecting", self._host_address)
             await _close(connection)
             self._fail_pending(f"lost the host at {self._host_address} before the reply came")
+            if not self._running:
+                return
             try:
                 await self._connect_with_backoff()
             except DistributedError:
