@@ -53,14 +53,33 @@ def shard_agent_type(name: str, index: int, count: int) -> str:
     return f"{name}.shard-{index}-of-{count}"
 
 
-def session_agent_type(name: str, session_id: str) -> str:
-    """The agent type that serves only ``session_id``, e.g. ``User.session-s1`` (a chat front end)."""
-    agent_type = f"{name}.session-{session_id}"
-    if not _SESSION.match(agent_type):
+_SESSION_ID = re.compile(r"[\w\-.]+\Z")
+_RESERVED = (".session-", ".shard-")
+
+
+def check_session_id(session_id: str) -> str:
+    """``session_id`` if it can be placed across processes; a ``ValueError`` saying why not otherwise.
+
+    Letters, digits, ``_``, ``-`` and ``.`` only, and neither ``.session-`` nor ``.shard-`` inside: the
+    front end of session ``a.session-b`` would be named ``User.session-a.session-b`` and read as the
+    front end of session ``b``, and receive that person's replies.
+    """
+    if not _SESSION_ID.match(session_id):
         raise ValueError(
             f"session id {session_id!r} cannot name a front end: use letters, digits, '_', '-' and '.' only"
         )
-    return agent_type
+    for reserved in _RESERVED:
+        if reserved in session_id:
+            raise ValueError(
+                f"session id {session_id!r} contains {reserved!r}, which names agent types across processes; "
+                "pick an id without it"
+            )
+    return session_id
+
+
+def session_agent_type(name: str, session_id: str) -> str:
+    """The agent type that serves only ``session_id``, e.g. ``User.session-s1`` (a chat front end)."""
+    return f"{name}.session-{check_session_id(session_id)}"
 
 
 def parse_shard(agent_type: str) -> tuple[str, int, int] | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 
-from handoffs_runtime.distributed import ChildProcess, launch_host, launch_worker, parse_shard
+from handoffs_runtime.distributed import ChildProcess, launch_host, launch_worker, parse_shard_option
 
 TIMEOUT = 30.0
 """Upper bound on waiting for one reply; a healthy run needs a fraction of it."""
@@ -21,7 +21,7 @@ async def start_host(address: str = "127.0.0.1:0") -> tuple[ChildProcess, str]:
 async def start_worker(
     address: str, agents: str, *, shard: str | None = None, echo: bool = False, latency: float = 0.0
 ) -> ChildProcess:
-    parsed = parse_shard(shard)
+    parsed = parse_shard_option(shard)
     if not echo:
         return await launch_worker(address, agents=agents.split(","), shard=parsed)
     options = ["--latency", str(latency)] if latency else []

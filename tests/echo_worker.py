@@ -18,7 +18,7 @@ from autogen_core.models import CreateResult, LLMMessage
 from autogen_core.tools import ToolSchema
 
 from handoffs_runtime import FunctionModel, QueueChannel, acme_team, current_model_call
-from handoffs_runtime.distributed import parse_shard, start_worker
+from handoffs_runtime.distributed import parse_shard_option, start_worker
 
 
 class AnnouncingModel(FunctionModel):
@@ -38,7 +38,7 @@ def main() -> None:
     parser.add_argument("--shard")
     parser.add_argument("--latency", type=float, default=0.0)
     args = parser.parse_args()
-    shard = parse_shard(args.shard)
+    shard = parse_shard_option(args.shard)
     label = f"shard {shard[0]}/{shard[1]}" if shard else "unsharded"
 
     def respond(messages: Sequence[LLMMessage], tools: Sequence[ToolSchema]) -> str:

@@ -62,6 +62,7 @@ async def test_bad_options_are_refused_before_connecting() -> None:
         (("worker", "--host", "127.0.0.1:1", "--shard", "2/2"), "numbered from 0"),
         (("worker", "--host", "nowhere"), "HOST:PORT"),
         (("host", "--address", "127.0.0.1:0", "--max-message-mb", "0"), "positive"),
+        (("chat", "--host", "127.0.0.1:1", "--session", "a.session-b"), "contains '.session-'"),
     ]:
         code, _, err = await run(*args)
         assert code == 2, (args, err)

@@ -14,19 +14,18 @@ from handoffs_runtime.distributed import (
     IndexedSubscriptions,
     SessionSubscription,
     max_message_bytes,
-    parse_shard,
+    parse_shard_option,
 )
 from handoffs_runtime.distributed.host import exposure_warning, placement_conflict
 from handoffs_runtime.errors import DistributedError
 from handoffs_runtime.topics import (
     accepts,
     base_agent_type,
+    check_session_id,
+    parse_shard,
     session_agent_type,
     shard_agent_type,
     shard_of,
-)
-from handoffs_runtime.topics import (
-    parse_shard as parse_shard_type,
 )
 
 
@@ -47,8 +46,8 @@ def test_shards_spread_sessions_and_exactly_one_shard_accepts_each() -> None:
 
 def test_agent_type_names_round_trip() -> None:
     assert shard_agent_type("SalesAgent", 1, 4) == "SalesAgent.shard-1-of-4"
-    assert parse_shard_type("SalesAgent.shard-1-of-4") == ("SalesAgent", 1, 4)
-    assert parse_shard_type("SalesAgent") is None
+    assert parse_shard("SalesAgent.shard-1-of-4") == ("SalesAgent", 1, 4)
+    assert parse_shard("SalesAgent") is None
     assert base_agent_type("SalesAgent.shard-1-of-4") == "SalesAgent"
     assert base_agent_type(session_agent_type("User", "abc-1")) == "User"
     assert accepts("User.session-abc-1", "abc-1") and not accepts("User.session-abc-1", "abc-2")
@@ -66,15 +65,23 @@ def test_a_session_id_that_cannot_name_an_agent_type_is_refused_clearly() -> Non
         session_agent_type("User", "a b/c")
 
 
+@pytest.mark.parametrize("session", ["a.session-b", "x.shard-0-of-2", "a.session-"])
+def test_a_session_id_that_would_read_as_another_placement_is_refused(session: str) -> None:
+    # Without the check, the front end of "a.session-b" would be read as the front end of session "b".
+    with pytest.raises(ValueError, match="pick an id without it"):
+        session_agent_type("User", session)
+    assert check_session_id("a.session_b-shard.2") == "a.session_b-shard.2"
+
+
 @pytest.mark.parametrize(("text", "expected"), [("0/2", (0, 2)), ("3/4", (3, 4)), (None, None)])
 def test_parse_shard_option(text: str | None, expected: tuple[int, int] | None) -> None:
-    assert parse_shard(text) == expected
+    assert parse_shard_option(text) == expected
 
 
 @pytest.mark.parametrize("text", ["2/2", "1", "a/b", "-1/2", "0/0", "1/2/3"])
 def test_parse_shard_option_refuses_bad_input(text: str) -> None:
     with pytest.raises(DistributedError, match="--shard"):
-        parse_shard(text)
+        parse_shard_option(text)
 
 
 def test_placement_conflicts() -> None:
@@ -84,7 +91,11 @@ def test_placement_conflicts() -> None:
     assert placement_conflict("SalesAgent", ["SalesAgent.shard-0-of-2"]) is not None
     counts = placement_conflict("SalesAgent.shard-0-of-3", ["SalesAgent.shard-1-of-2"])
     assert counts is not None and "same N" in counts
-    assert placement_conflict("User.session-a", ["User.session-b", "User"]) is None
+    assert placement_conflict("User.session-a", ["User.session-b", "TriageAgent"]) is None
+    unpinned = placement_conflict("User.session-a", ["User.session-b", "User"])
+    assert unpinned is not None and "pinned=False" in unpinned
+    pinned = placement_conflict("User", ["TriageAgent", "User.session-b"])
+    assert pinned is not None and "User.session-b" in pinned
     assert placement_conflict("SalesAgent.shard-0-of-2", ["SalesAgentX.shard-0-of-3"]) is None
 
 

@@ -26,7 +26,7 @@ from .options import DEFAULT_MAX_MESSAGE_MB, Address, grpc_options, max_message_
 from .relay import RelayChannel
 from .runtime import Backoff, WorkerRuntime
 from .subscriptions import IndexedSubscriptions, SessionSubscription
-from .worker import parse_shard, start_worker
+from .worker import parse_shard_option, start_worker
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_MB",
@@ -46,7 +46,7 @@ __all__ = [
     "launch_host",
     "launch_worker",
     "max_message_bytes",
-    "parse_shard",
+    "parse_shard_option",
     "placement_conflict",
     "serve",
     "start_worker",

@@ -12,13 +12,15 @@ from collections.abc import Coroutine
 from typing import Any
 
 from ..channels import ConsoleChannel
+from ..errors import DistributedError
 from ..models import model_from_options
 from ..sessions_cli import open_store
 from ..team import TeamSpec
+from ..topics import check_session_id
 from .frontend import chat_remote
 from .host import exposure_warning, serve
 from .options import Address
-from .worker import parse_shard, start_worker
+from .worker import parse_shard_option, start_worker
 
 
 def _run_until_signal(main: Coroutine[Any, Any, None]) -> None:
@@ -46,7 +48,7 @@ def run_host(args: argparse.Namespace) -> int:
 
 def run_worker(args: argparse.Namespace, team: TeamSpec) -> int:
     agents = [a.strip() for a in args.agents.split(",") if a.strip()] if args.agents else None
-    shard = parse_shard(args.shard)
+    shard = parse_shard_option(args.shard)
     model = model_from_options(args.model, base_url=args.base_url)
     Address.parse(args.host)
 
@@ -80,6 +82,10 @@ def run_worker(args: argparse.Namespace, team: TeamSpec) -> int:
 def run_remote_chat(args: argparse.Namespace, team: TeamSpec, channel: ConsoleChannel) -> int:
     Address.parse(args.host)
     session = args.session or uuid.uuid4().hex[:12]
+    try:
+        check_session_id(session)
+    except ValueError as exc:
+        raise DistributedError(f"--session: {exc}") from exc
     banner = f"handoffs · {team.title or team.name} · distributed"
     store = open_store(args.store)
     try:

@@ -17,12 +17,14 @@ from __future__ import annotations
 import asyncio
 from types import TracebackType
 
+import grpc  # type: ignore[import-untyped]
+
 from ..channels import Channel, Notice
 from ..errors import DistributedError
 from ..offline import OfflineModel
 from ..store import SessionStore
 from ..team import TeamSpec, register_team, start_session
-from ..topics import session_agent_type
+from ..topics import check_session_id, session_agent_type
 from .options import DEFAULT_MAX_MESSAGE_MB
 from .runtime import Backoff
 from .watch import TurnWatch, WatchedChannel, WatchedRuntime
@@ -70,9 +72,44 @@ class FrontEnd:
     async def start(self) -> None:
         await self.runtime.start()
         if not self._pinned:
-            await self._register_user(None)
+            try:
+                await self._register_user(None)
+            except BaseException:
+                await self.runtime.stop()
+                raise
 
     async def _register_user(self, session_id: str | None) -> None:
+        """Register this front end's ``UserAgent`` (for one session, or all); if the host refuses, forget
+        it again and say why, so the front end keeps working for its other sessions."""
+        agent_type = (
+            self.team.user_topic
+            if session_id is None
+            else session_agent_type(self.team.user_topic, session_id)
+        )
+        try:
+            await self._register_team(session_id)
+        except ValueError as exc:  # registered here already: nothing of ours to undo
+            raise DistributedError(str(exc)) from exc
+        except (grpc.aio.AioRpcError, DistributedError) as exc:
+            await self.runtime.retire_agent_type(agent_type)
+            which = "every session" if session_id is None else f"session {session_id!r}"
+            if isinstance(exc, DistributedError):
+                raise DistributedError(f"could not open {which}: {exc}") from exc
+            reason = (exc.details() or str(exc.code())).rstrip(".")
+            refused = (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.FAILED_PRECONDITION)
+            if exc.code() not in refused:
+                raise DistributedError(
+                    f"could not open {which} at the host ({reason}); it may be restarting: try again shortly"
+                ) from exc
+            held = "already registered" in reason
+            hint = (
+                "; another front end holds it: end the session there, or pick another session id"
+                if held
+                else ""
+            )
+            raise DistributedError(f"the host refused this front end for {which}: {reason}{hint}") from exc
+
+    async def _register_team(self, session_id: str | None) -> None:
         await register_team(
             self.runtime,
             self.team,
@@ -86,7 +123,11 @@ class FrontEnd:
 
     def _session_ended(self, session_id: str) -> None:
         self._ended.setdefault(session_id, asyncio.Event()).set()
-        if self._pinned:  # the host stops routing to this session, so it does not grow with every session
+        if self._watch is not None:
+            self._watch.forget(session_id)
+        # Retiring drops the session's subscriptions, and with the last of them the host forgets the type;
+        # here only the small ended flag stays (for ``ended``).
+        if self._pinned:
             task = asyncio.get_running_loop().create_task(
                 self.runtime.retire_agent_type(session_agent_type(self.team.user_topic, session_id))
             )
@@ -95,20 +136,26 @@ class FrontEnd:
 
     async def open(self, session_id: str) -> None:
         """Start a session: its ``UserAgent`` asks the person for their first message."""
+        try:
+            check_session_id(session_id)
+        except ValueError as exc:
+            raise DistributedError(str(exc)) from exc
         if session_id in self._ended:
             raise DistributedError(f"session {session_id!r} is already open on this front end")
         self._ended[session_id] = asyncio.Event()
         if self._pinned:
             try:
                 await self._register_user(session_id)
-            except ValueError as exc:
-                raise DistributedError(str(exc)) from exc
+            except BaseException:
+                del self._ended[session_id]
+                raise
         await start_session(self.runtime, session_id, user_topic=self.team.user_topic)
 
     async def wait(self, session_id: str | None = None) -> None:
-        """Wait until ``session_id`` (or every open session) has ended."""
+        """Wait until ``session_id`` (or every open session) has ended, and the host has let it go."""
         ids = [session_id] if session_id is not None else list(self._ended)
         await asyncio.gather(*(self._ended[s].wait() for s in ids))
+        await asyncio.gather(*self._retiring, return_exceptions=True)
 
     def ended(self, session_id: str) -> bool:
         return session_id in self._ended and self._ended[session_id].is_set()

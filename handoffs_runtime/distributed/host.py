@@ -1,15 +1,20 @@
 """The gRPC host: autogen-ext's host, plus session placement and a clear word when nobody serves a topic.
 
-Two things the stock host does not do:
+Three things the stock host does not do (or not safely):
 
 - **Placement** (see ``topics.accepts``): a message on ``SalesAgent``/``s1`` goes only to the agent
   types that accept session ``s1`` - one shard of a sharded type, the front end of that session - so
   one agent type can be served by N workers (the stock host takes each type from one worker only), and
   any number of chat front ends can be connected at once. Shard counts must agree, or the worker that
-  disagrees is refused when it registers.
+  disagrees is refused when it registers; front ends pinned to their sessions (``User.session-<id>``)
+  and one serving every session (plain ``User``) are never mixed. A session type whose last
+  subscription is removed (its session ended) is forgotten, so the host does not grow per session.
 - **Undeliverable**: a ``UserTask`` published to a topic nobody serves (a worker is down, a shard is
   missing) is answered with an ``Undeliverable`` message to the session's ``User`` topic, so the person
   reads "SalesAgent is not available right now" instead of waiting in silence.
+- **Calls (RPC)** are forwarded under an id of the host's own and answered under the caller's, since
+  every worker numbers its requests from 1; when the process that should answer leaves, each waiting
+  caller gets an error reply instead of waiting for ever.
 
 Example::
 
@@ -21,20 +26,32 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import itertools
 import uuid
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
 import grpc  # type: ignore[import-untyped]
 from autogen_core import JSON_DATA_CONTENT_TYPE, TopicId
 from autogen_ext.runtimes.grpc import _constants as wire
-from autogen_ext.runtimes.grpc._worker_runtime_host_servicer import GrpcWorkerAgentRuntimeHostServicer
+from autogen_ext.runtimes.grpc._worker_runtime_host_servicer import (
+    GrpcWorkerAgentRuntimeHostServicer,
+    get_client_id_or_abort,
+)
 from autogen_ext.runtimes.grpc.protos import agent_worker_pb2, agent_worker_pb2_grpc, cloudevent_pb2
 
 from ..errors import DistributedError
 from ..messages import Undeliverable, UserTask
 from ..topics import HANDOFF_EVENTS, USER, accepts, base_agent_type, parse_shard
-from .options import DEFAULT_MAX_MESSAGE_MB, Address, grpc_options, logger, max_message_bytes
+from .options import (
+    DEFAULT_MAX_MESSAGE_MB,
+    Address,
+    grpc_options,
+    logger,
+    max_message_bytes,
+    server_keepalive,
+)
 from .serializers import decode, protocol_serializers, type_name
 from .subscriptions import IndexedSubscriptions
 
@@ -49,8 +66,19 @@ def placement_conflict(new_type: str, registered: list[str]) -> str | None:
     """
     name = base_agent_type(new_type)
     new_shard = parse_shard(new_type)
-    if name != new_type and new_shard is None:
-        return None  # a front end's own session type
+    pinned = [o for o in registered if o != name and base_agent_type(o) == name and parse_shard(o) is None]
+    if _is_session_type(new_type):  # a front end's own session type
+        if name in registered:
+            return (
+                f"cannot register {new_type}: a front end started with pinned=False already serves every "
+                f"session as {name}; connect either that one front end or only pinned ones"
+            )
+        return None
+    if new_type == name and pinned:
+        return (
+            f"cannot register {name} for every session: front ends already serve their own sessions "
+            f"(e.g. {pinned[0]}); connect either one front end with pinned=False or only pinned ones"
+        )
     for other in registered:
         other_shard = parse_shard(other)
         if other == new_type or base_agent_type(other) != name or (other != name and other_shard is None):
@@ -66,6 +94,16 @@ def placement_conflict(new_type: str, registered: list[str]) -> str | None:
                 f"start every worker of {name} with the same N in --shard i/N"
             )
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Forwarded:
+    """An RPC request the host forwarded and has not seen answered: who asked, under which id, and whom."""
+
+    caller: str
+    request_id: str
+    target: str
+    target_type: str
 
 
 def exposure_warning(address: Address) -> str | None:
@@ -86,6 +124,10 @@ class TeamHostServicer(GrpcWorkerAgentRuntimeHostServicer):
         self._subscription_manager = IndexedSubscriptions()
         self._user_topic = user_topic
         self._serializers = protocol_serializers()
+        # Every worker numbers its requests 1, 2, ...: the host renames each forwarded request with an id
+        # of its own, so two callers of one target never file their replies under the same key.
+        self._forwarded: dict[str, _Forwarded] = {}
+        self._request_ids = itertools.count(1)
 
     async def RegisterAgent(  # type: ignore[override]
         self, request: agent_worker_pb2.RegisterAgentTypeRequest, context: Any
@@ -97,24 +139,89 @@ class TeamHostServicer(GrpcWorkerAgentRuntimeHostServicer):
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, conflict)
         return await super().RegisterAgent(request, context)  # type: ignore[no-any-return]
 
+    async def RemoveSubscription(  # type: ignore[override]
+        self, request: agent_worker_pb2.RemoveSubscriptionRequest, context: Any
+    ) -> agent_worker_pb2.RemoveSubscriptionResponse:
+        """Remove as usual; when a front end's session type loses its last subscription (the session
+        ended), forget that agent type too, so the host does not keep one entry per session ever held."""
+        client_id = await get_client_id_or_abort(context)
+        types = {_agent_type_of(s) for s in self._subscription_manager.subscriptions if s.id == request.id}
+        response = await super().RemoveSubscription(request, context)
+        self._client_id_to_subscription_id_mapping.get(client_id, set()).discard(request.id)
+        for agent_type in types:
+            if agent_type is not None and _is_session_type(agent_type):
+                await self._forget_type_without_subscriptions(agent_type, client_id)
+        return response  # type: ignore[no-any-return]
+
+    async def _forget_type_without_subscriptions(self, agent_type: str, client_id: str) -> None:
+        if any(_agent_type_of(s) == agent_type for s in self._subscription_manager.subscriptions):
+            return
+        async with self._agent_type_to_client_id_lock:
+            if self._agent_type_to_client_id.get(agent_type) == client_id:
+                del self._agent_type_to_client_id[agent_type]
+
     async def _process_request(self, request: agent_worker_pb2.RpcRequest, client_id: str) -> None:
         """An RPC to ``X``/``key`` goes to the type that serves ``key`` for ``X`` (``X`` itself, the shard of
-        ``key``, the front end of session ``key``); with none, the caller gets an error reply at once."""
+        ``key``, the front end of session ``key``) under a host-unique id; with none, the caller gets an
+        error reply at once."""
         target = request.target
         async with self._agent_type_to_client_id_lock:
-            known = list(self._agent_type_to_client_id)
+            known = dict(self._agent_type_to_client_id)
         if target.type not in known:
             placed = [t for t in known if base_agent_type(t) == target.type and accepts(t, target.key)]
             if not placed:
-                connection = self._data_connections.get(client_id)
                 error = f"nobody serves {target.type} for session {target.key}"
                 logger.warning("%s: the request was refused", error)
-                if connection is not None:
-                    response = agent_worker_pb2.RpcResponse(request_id=request.request_id, error=error)
-                    await connection.send(agent_worker_pb2.Message(response=response))
+                await self._reply_error(client_id, request.request_id, error)
                 return
             target.type = placed[0]
-        await super()._process_request(request, client_id)
+        target_client = known[target.type]
+        connection = self._data_connections.get(target_client)
+        if connection is None:
+            await self._reply_error(client_id, request.request_id, f"{target.type} has just disconnected")
+            return
+        forwarded_id = str(next(self._request_ids))
+        self._forwarded[forwarded_id] = _Forwarded(client_id, request.request_id, target_client, target.type)
+        forwarded = agent_worker_pb2.RpcRequest()
+        forwarded.CopyFrom(request)
+        forwarded.request_id = forwarded_id
+        await connection.send(agent_worker_pb2.Message(request=forwarded))
+
+    async def _process_response(self, response: agent_worker_pb2.RpcResponse, client_id: str) -> None:
+        """Send a reply back to its caller under the caller's own request id."""
+        forwarded = self._forwarded.get(response.request_id)
+        if forwarded is None or forwarded.target != client_id:
+            logger.warning(
+                "dropped a reply from %s to a request it was not asked (%s)", client_id, response.request_id
+            )
+            return
+        del self._forwarded[response.request_id]
+        response.request_id = forwarded.request_id
+        connection = self._data_connections.get(forwarded.caller)
+        if connection is None:
+            logger.info("the caller of a %s request left before its reply", forwarded.target_type)
+            return
+        await connection.send(agent_worker_pb2.Message(response=response))
+
+    async def _reply_error(self, caller: str, request_id: str, error: str) -> None:
+        connection = self._data_connections.get(caller)
+        if connection is not None:
+            response = agent_worker_pb2.RpcResponse(request_id=request_id, error=error)
+            await connection.send(agent_worker_pb2.Message(response=response))
+
+    async def _on_client_disconnect(self, client_id: str) -> None:
+        """Answer with an error the requests the leaving client still had to answer; forget its own."""
+        await super()._on_client_disconnect(client_id)
+        for forwarded_id, forwarded in list(self._forwarded.items()):
+            if client_id not in (forwarded.caller, forwarded.target):
+                continue
+            del self._forwarded[forwarded_id]
+            if forwarded.target == client_id and forwarded.caller != client_id:
+                await self._reply_error(
+                    forwarded.caller,
+                    forwarded.request_id,
+                    f"the process serving {forwarded.target_type} went away before answering",
+                )
 
     async def _process_event(self, event: cloudevent_pb2.CloudEvent) -> None:
         if not await self._deliver(event):
@@ -185,6 +292,15 @@ class TeamHostServicer(GrpcWorkerAgentRuntimeHostServicer):
         )
 
 
+def _agent_type_of(subscription: object) -> str | None:
+    return getattr(subscription, "agent_type", None)
+
+
+def _is_session_type(agent_type: str) -> bool:
+    """``User.session-s1``: one front end's type for one session."""
+    return base_agent_type(agent_type) != agent_type and parse_shard(agent_type) is None
+
+
 class Host:
     """The gRPC host of a distributed team; binds to loopback unless told otherwise (see the module)."""
 
@@ -206,7 +322,9 @@ class Host:
         if self._server is not None:
             raise DistributedError("this host is already started")
         # No SO_REUSEPORT: a second host on a port in use must fail, not split the workers between two hosts.
-        server = grpc.aio.server(options=[*grpc_options(self._limit), ("grpc.so_reuseport", 0)])
+        server = grpc.aio.server(
+            options=[*grpc_options(self._limit), *server_keepalive(), ("grpc.so_reuseport", 0)]
+        )
         agent_worker_pb2_grpc.add_AgentRpcServicer_to_server(
             TeamHostServicer(user_topic=self._user_topic), server
         )

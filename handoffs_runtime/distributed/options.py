@@ -22,9 +22,44 @@ def max_message_bytes(megabytes: float) -> int:
     return int(megabytes * 1024 * 1024)
 
 
+DEFAULT_KEEPALIVE = 20.0
+"""Seconds between keepalive pings: a peer that vanished without closing TCP is noticed within twice that."""
+
+MIN_KEEPALIVE = 1.0
+"""The shortest ping interval a host accepts from its clients (shorter ones would be refused as abuse)."""
+
+
 def grpc_options(limit_bytes: int) -> list[tuple[str, Any]]:
     """Channel and server options that raise gRPC's size limits to ``limit_bytes`` both ways."""
     return [("grpc.max_send_message_length", limit_bytes), ("grpc.max_receive_message_length", limit_bytes)]
+
+
+def client_keepalive(seconds: float = DEFAULT_KEEPALIVE) -> list[tuple[str, Any]]:
+    """Pings from a worker or front end, even while idle, so a host that is gone is noticed and left."""
+    if seconds < MIN_KEEPALIVE:
+        raise DistributedError(f"the keepalive interval must be at least {MIN_KEEPALIVE:g}s, got {seconds}")
+    interval = int(seconds * 1000)
+    return [
+        ("grpc.keepalive_time_ms", interval),
+        ("grpc.keepalive_timeout_ms", interval),
+        ("grpc.http2.ping_timeout_ms", interval),  # keepalive_timeout_ms alone does not bound the wait
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.max_pings_without_data", 0),
+    ]
+
+
+def server_keepalive() -> list[tuple[str, Any]]:
+    """The host's side: accept the clients' pings (down to ``MIN_KEEPALIVE``) and ping them too, so a
+    vanished worker's agent types are freed and its callers answered."""
+    return [
+        ("grpc.keepalive_time_ms", int(DEFAULT_KEEPALIVE * 1000)),
+        ("grpc.keepalive_timeout_ms", int(DEFAULT_KEEPALIVE * 1000)),
+        ("grpc.http2.ping_timeout_ms", int(DEFAULT_KEEPALIVE * 1000)),
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.min_recv_ping_interval_without_data_ms", int(MIN_KEEPALIVE * 1000)),
+        ("grpc.http2.max_ping_strikes", 0),
+        ("grpc.http2.max_pings_without_data", 0),
+    ]
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,26 +8,39 @@ the answer; lines to show travel as ``PersonNotice`` on the session's ``User`` t
 
 from __future__ import annotations
 
+import asyncio
+
 from autogen_core import AgentId, AgentRuntime
 
 from ..channels import AgentReply, Output, Person
+from ..errors import DistributedError
 from ..messages import PersonAnswer, PersonNotice, PersonQuestion
 from ..topics import USER, session_topic
 from .options import logger
+
+DEFAULT_ASK_TIMEOUT = 900.0
+"""Seconds a question waits for the person before the answer counts as ``None`` (as if they left)."""
 
 
 class RelayChannel:
     """A worker's channel to the people of each session, through the session's front end."""
 
-    def __init__(self, runtime: AgentRuntime, *, user_topic: str = USER) -> None:
+    def __init__(
+        self, runtime: AgentRuntime, *, user_topic: str = USER, timeout: float | None = DEFAULT_ASK_TIMEOUT
+    ) -> None:
+        if timeout is not None and timeout <= 0:
+            raise DistributedError(f"the ask timeout must be a positive number of seconds, got {timeout}")
         self._runtime = runtime
         self._user_topic = user_topic
+        self._timeout = timeout
 
     async def ask(self, session_id: str, prompt: str, *, person: Person = "customer") -> str | None:
-        """The person's answer, or ``None`` if the session's front end is gone (as if they left)."""
+        """The person's answer, or ``None`` if the session's front end is gone or no answer came within
+        ``timeout`` seconds (as if they left)."""
+        question = PersonQuestion(prompt=prompt, person=person)
         try:
-            answer = await self._runtime.send_message(
-                PersonQuestion(prompt=prompt, person=person), AgentId(self._user_topic, session_id)
+            answer = await asyncio.wait_for(
+                self._runtime.send_message(question, AgentId(self._user_topic, session_id)), self._timeout
             )
         except Exception as exc:
             logger.warning("could not ask the person of session %s: %s", session_id, exc)

@@ -3,12 +3,18 @@
 What it adds to ``GrpcWorkerAgentRuntime``:
 
 - the serializer of every protocol message, and gRPC size limits raised (``max_message_mb``);
+- keepalive pings (``keepalive`` seconds), so a host that vanished without closing the connection (a
+  machine that lost power, a cable pulled) is noticed within twice that and reconnected to;
 - **reconnection**: the stock worker never notices that its host went away (its read loop just ends).
   This one watches the stream; when it ends it reconnects with exponential backoff, registers its agent
   types and subscriptions again, and sends what was published meanwhile. Agents keep running;
 - **placement on the worker side**: a subscription only delivers the sessions its agent type accepts
   (``topics.accepts``), so one process can hold several front-end sessions;
-- a clear error, not a broken stream, when a message is over the size limit.
+- a clear error, not a broken stream, when a message is over the size limit: a published message is
+  dropped (the person is told if it was theirs), a request fails at once, a reply becomes an error reply;
+- calls that cannot be answered fail instead of waiting forever: requests in flight when the host
+  connection drops fail with ``DistributedError``; a cancelled call forgets its request (a late reply is
+  dropped; the agent called on the other process is not stopped).
 
 Example::
 
@@ -22,12 +28,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import grpc  # type: ignore[import-untyped]
-from autogen_core import AgentId, Subscription, TopicId
+from autogen_core import AgentId, CancellationToken, Subscription, TopicId
 from autogen_core._serialization import try_get_known_serializers_for_type
 from autogen_ext.runtimes.grpc import GrpcWorkerAgentRuntime
 from autogen_ext.runtimes.grpc import _constants as wire
@@ -38,11 +44,23 @@ from autogen_ext.runtimes.grpc.protos import agent_worker_pb2, agent_worker_pb2_
 from ..errors import DistributedError
 from ..messages import MESSAGE_TYPES, Undeliverable, UserTask
 from ..topics import USER
-from .options import DEFAULT_MAX_MESSAGE_MB, grpc_options, logger, max_message_bytes
+from .options import (
+    DEFAULT_KEEPALIVE,
+    DEFAULT_MAX_MESSAGE_MB,
+    client_keepalive,
+    grpc_options,
+    logger,
+    max_message_bytes,
+)
 from .serializers import type_name
 from .subscriptions import IndexedSubscriptions, SessionSubscription
 
 _USER_TASK = type_name(UserTask)
+_RAISE_LIMIT = "raise --max-message-mb on the host and every worker and front end"
+
+
+def _mib(size: int) -> str:
+    return f"{size / 2**20:.1f} MiB"
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +77,7 @@ class Backoff:
     connect_timeout: float = 5.0
     give_up_after: float | None = None
 
-    def delays(self) -> Any:
+    def delays(self) -> Iterator[float]:
         delay = self.initial
         while True:
             yield delay * random.uniform(0.5, 1.0)
@@ -67,6 +85,25 @@ class Backoff:
 
 
 ConnectionHook = Callable[[int], Awaitable[None] | None]
+
+
+class _LimitedConnection(HostConnection):
+    """A host connection that turns a reply over the size limit into an error reply (gRPC would otherwise
+    break the stream, and the caller would never hear back)."""
+
+    def __init__(self, channel: grpc.aio.Channel, stub: Any, limit: int) -> None:
+        super().__init__(channel, stub)
+        self._limit = limit
+
+    async def send(self, message: agent_worker_pb2.Message) -> None:
+        size = message.ByteSize()
+        if message.WhichOneof("message") == "response" and size > self._limit:
+            reason = f"the reply is {_mib(size)}, over the {_mib(self._limit)} limit ({_RAISE_LIMIT})"
+            logger.error("not sending a reply: %s", reason)
+            message = agent_worker_pb2.Message(
+                response=agent_worker_pb2.RpcResponse(request_id=message.response.request_id, error=reason)
+            )
+        await super().send(message)
 
 
 class WorkerRuntime(GrpcWorkerAgentRuntime):
@@ -80,9 +117,11 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
         backoff: Backoff | None = None,
         on_connected: ConnectionHook | None = None,
         user_topic: str = USER,
+        keepalive: float = DEFAULT_KEEPALIVE,
     ) -> None:
         self._limit = max_message_bytes(max_message_mb)
-        super().__init__(host_address, extra_grpc_config=grpc_options(self._limit))
+        options = [*grpc_options(self._limit), *client_keepalive(keepalive)]
+        super().__init__(host_address, extra_grpc_config=options)
         self._subscription_manager = IndexedSubscriptions()
         for message_type in MESSAGE_TYPES:
             self.add_message_serializer(try_get_known_serializers_for_type(message_type))
@@ -110,11 +149,16 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
         loop = asyncio.get_running_loop()
         deadline = None if give_up_after is None else loop.time() + give_up_after
         for delay in self._backoff.delays():
+            if self._supervisor is not None and not self._running:
+                # stop() was called; its cancel may have been swallowed while a dead channel was closed
+                raise asyncio.CancelledError()
             try:
                 await self._connect_once()
                 return
-            except (TimeoutError, grpc.aio.AioRpcError, OSError) as exc:
+            except Exception as exc:  # any failure to connect is retried; none kills the runtime
                 reason = exc.details() if isinstance(exc, grpc.aio.AioRpcError) else type(exc).__name__
+                if not isinstance(exc, (TimeoutError, grpc.aio.AioRpcError, OSError)):
+                    logger.exception("unexpected error while connecting to %s", self._host_address)
                 if (
                     isinstance(exc, grpc.aio.AioRpcError)
                     and exc.code() == grpc.StatusCode.FAILED_PRECONDITION
@@ -132,10 +176,11 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
 
     async def _connect_once(self) -> None:
         """Open a channel, then register every agent type and subscription again (a new client id)."""
-        channel = grpc.aio.insecure_channel(
-            self._host_address, options=[*HostConnection.DEFAULT_GRPC_CONFIG, *self._extra_grpc_config]
-        )
-        connection = HostConnection(channel, agent_worker_pb2_grpc.AgentRpcStub(channel))  # type: ignore[no-untyped-call]
+        # Not autogen's default retry policy: it can silently reopen the stream at a restarted host under
+        # the old client id, with none of our agent types registered there. Our backoff does the retrying.
+        channel = grpc.aio.insecure_channel(self._host_address, options=list(self._extra_grpc_config))
+        stub = agent_worker_pb2_grpc.AgentRpcStub(channel)  # type: ignore[no-untyped-call]
+        connection = _LimitedConnection(channel, stub, self._limit)
         try:
             connection._connection_task = await asyncio.wait_for(
                 HostConnection._connect(
@@ -143,11 +188,14 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
                 ),
                 self._backoff.connect_timeout,
             )
-            for agent_type in self._agent_factories:
+            # Copies: a session may open or end (adding or retiring a type) while we await the host.
+            for agent_type in list(self._agent_factories):
+                if agent_type not in self._agent_factories:
+                    continue  # retired meanwhile
                 await connection.stub.RegisterAgent(
                     agent_worker_pb2.RegisterAgentTypeRequest(type=agent_type), metadata=connection.metadata
                 )
-            for subscription in self._subscriptions:
+            for subscription in list(self._subscriptions):
                 await connection.stub.AddSubscription(
                     agent_worker_pb2.AddSubscriptionRequest(subscription=subscription_to_proto(subscription)),
                     metadata=connection.metadata,
@@ -166,9 +214,12 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
         if self.connections > 1:
             logger.warning("reconnected to the host at %s", self._host_address)
         if self._on_connected is not None:
-            result = self._on_connected(self.connections)
-            if result is not None:
-                await result
+            try:
+                result = self._on_connected(self.connections)
+                if result is not None:
+                    await result
+            except Exception:  # a hook's bug must not stop the reconnecting
+                logger.exception("the on_connected hook failed")
 
     async def _supervise(self) -> None:
         while self._running:
@@ -181,6 +232,9 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
             self._connected.clear()
             logger.warning("lost the host at %s; reconnecting", self._host_address)
             await _close(connection)
+            self._fail_pending(f"lost the host at {self._host_address} before the reply came")
+            if not self._running:
+                return
             try:
                 await self._connect_with_backoff()
             except DistributedError:
@@ -208,6 +262,49 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
 
     # --- sending -----------------------------------------------------------------------------------
 
+    def _fail_pending(self, reason: str) -> None:
+        """Fail every call still waiting for a reply (its reply can no longer come)."""
+        pending, self._pending_requests = self._pending_requests, {}
+        for future in pending.values():
+            if not future.done():
+                future.set_exception(DistributedError(reason))
+
+    async def send_message(
+        self,
+        message: Any,
+        recipient: AgentId,
+        *,
+        sender: AgentId | None = None,
+        cancellation_token: CancellationToken | None = None,
+        message_id: str | None = None,
+    ) -> Any:
+        """As autogen's, but a cancelled call forgets its request (the remote agent is not stopped)."""
+        try:
+            return await super().send_message(
+                message,
+                recipient,
+                sender=sender,
+                cancellation_token=cancellation_token,
+                message_id=message_id,
+            )
+        finally:
+            for request_id, future in list(self._pending_requests.items()):
+                if future.done():
+                    del self._pending_requests[request_id]
+
+    async def _process_response(self, response: agent_worker_pb2.RpcResponse) -> None:
+        """Deliver a reply; one to a call that was cancelled or failed meanwhile is dropped."""
+        future = self._pending_requests.get(response.request_id)
+        if future is None or future.done():
+            self._pending_requests.pop(response.request_id, None)
+            logger.info("dropped a late reply to request %s", response.request_id)
+            return
+        if response.error:
+            del self._pending_requests[response.request_id]
+            future.set_exception(DistributedError(response.error))
+            return
+        await super()._process_response(response)
+
     async def _send_message(
         self,
         runtime_message: agent_worker_pb2.Message,
@@ -226,24 +323,53 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
         self, runtime_message: agent_worker_pb2.Message, size: int, recipient: AgentId | TopicId
     ) -> None:
         """Drop a message over the limit (gRPC would break the stream); tell the person if it was theirs."""
-        reason = (
-            f"the conversation is {size / 2**20:.1f} MiB, over the {self._limit / 2**20:.1f} MiB limit "
-            "(raise --max-message-mb on the host and every worker and front end)"
-        )
+        reason = f"the conversation is {_mib(size)}, over the {_mib(self._limit)} limit ({_RAISE_LIMIT})"
         logger.error("not sending a message to %s: %s", recipient, reason)
+        if runtime_message.WhichOneof("message") == "request":
+            future = self._pending_requests.pop(runtime_message.request.request_id, None)
+            if future is not None and not future.done():
+                future.set_exception(
+                    DistributedError(
+                        f"not sent: the request is {_mib(size)}, over the "
+                        f"{_mib(self._limit)} limit ({_RAISE_LIMIT})"
+                    )
+                )
+            return
         event = runtime_message.cloudEvent if runtime_message.WhichOneof("message") == "cloudEvent" else None
         schema = event.attributes.get(wire.DATA_SCHEMA_ATTR) if event is not None else None
         if event is not None and schema is not None and schema.ce_string == _USER_TASK:
             notice = Undeliverable(topic_type=event.type, reason=reason)
             await self.publish_message(notice, TopicId(self._user_topic, event.source))
 
+    def _require_connection(self) -> HostConnection:
+        """Registering meanwhile would go to a closed channel; the reconnection registers what exists."""
+        if self._host_connection is None:
+            raise DistributedError("start the worker runtime before registering agents or subscriptions")
+        if not self.connected:
+            raise self._away()
+        return self._host_connection
+
+    def _away(self) -> DistributedError:
+        return DistributedError(
+            f"not connected to the host at {self._host_address} (reconnecting); try again shortly"
+        )
+
+    async def _register_agent_type(self, type: str) -> None:
+        self._require_connection()
+        try:
+            await super()._register_agent_type(type)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise
+            raise self._away() from None  # the channel was closed under the call: the host just went
+
     async def add_subscription(self, subscription: Subscription) -> None:
         """Subscribe at the host as usual; deliver locally only the sessions the agent type accepts."""
-        if self._host_connection is None:
-            raise DistributedError("start the worker runtime before adding subscriptions")
-        await self._host_connection.stub.AddSubscription(
+        connection = self._require_connection()
+        await connection.stub.AddSubscription(
             agent_worker_pb2.AddSubscriptionRequest(subscription=subscription_to_proto(subscription)),
-            metadata=self._host_connection.metadata,
+            metadata=connection.metadata,
         )
         self._subscriptions.append(subscription)
         await self._subscription_manager.add_subscription(SessionSubscription(subscription))
@@ -251,8 +377,9 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
     async def retire_agent_type(self, agent_type: str) -> None:
         """Stop serving ``agent_type``: drop its subscriptions here and at the host, and its instances.
 
-        The gRPC protocol cannot unregister a type, so the host keeps the name until this process leaves;
-        nothing reaches it any more. A front end retires each session's type when the session ends.
+        The gRPC protocol cannot unregister a type; our host forgets a front end's session type once its
+        last subscription is removed (other types stay registered until this process leaves, though
+        nothing reaches them). A front end retires each session's type when the session ends.
         """
         for subscription in [s for s in self._subscriptions if _agent_type_of(s) == agent_type]:
             if self._host_connection is not None and self.connected:

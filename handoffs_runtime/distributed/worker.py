@@ -26,7 +26,7 @@ from .relay import RelayChannel
 from .runtime import Backoff, WorkerRuntime
 
 
-def parse_shard(text: str | None) -> tuple[int, int] | None:
+def parse_shard_option(text: str | None) -> tuple[int, int] | None:
     """``"i/N"`` (0-based ``i``) as ``(i, N)``; a clear error for anything else."""
     if text is None:
         return None

@@ -5,8 +5,11 @@ same runtime: single-process or gRPC) to a ``WorkerAgent`` under a fresh ``Agent
 final answer and gets it back as a tool result, then carries on.
 
 Limits (``WorkerLimits``): workers per turn of the calling agent, nesting depth (a worker may create
-workers when given the tool), and a timeout. Cancelling the caller's tool call cancels the worker. A
-worker that fails, times out or is refused becomes an error result for the model, never a crash.
+workers when given the tool), and a timeout. In one process, cancelling the caller's tool call cancels
+the worker. Across processes (gRPC) a cancel or timeout only ends the caller's wait: the worker on the
+other process runs on until it finishes or its own copy of the timeout (sent with the task) stops it,
+and its late answer is dropped. A worker that fails, times out or is refused becomes an error result
+for the model, never a crash.
 
 Example::
 
