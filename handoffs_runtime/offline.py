@@ -16,7 +16,6 @@ It is not a language model. It reads the person's latest words and:
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -343,10 +342,3 @@ def _arguments(tool: ToolSchema, request: str, found: dict[str, str]) -> dict[st
         elif kind == "boolean" and name in required:
             args[name] = True
     return args
-
-
-def describe(reply: Reply) -> str:
-    """A one-line view of a reply, for logs."""
-    if isinstance(reply, str):
-        return reply
-    return ", ".join(f"{c.name}({json.loads(c.arguments or '{}')})" for c in reply)

@@ -283,22 +283,16 @@ class AIAgent(SessionAgent):
         config = self._config
         session = self.id.key
         payload = _model_dump(data)
-        if handoff.on_handoff is not None:
-            hctx = HandoffContext(session, config.name, handoff.target, [*message.context, *new])
-            try:
-                await call_maybe_async(handoff.on_handoff, *((hctx,) if data is None else (hctx, data)))
-            except Exception as exc:
-                logger.exception("on_handoff of %s failed", handoff.tool_name)
-                await self._publish_event(
-                    session, handoff, call, "refused", len(path), f"on_handoff failed: {exc}"
-                )
-                await self._reply([*message.context, *new], MODEL_ERROR_REPLY)
-                return
+        stage = "on_handoff"  # the user code that runs before the conversation moves: it may fail
         try:
+            if handoff.on_handoff is not None:
+                hctx = HandoffContext(session, config.name, handoff.target, [*message.context, *new])
+                await call_maybe_async(handoff.on_handoff, *((hctx,) if data is None else (hctx, data)))
+            stage = "input filter"
             context = self._filtered(message.context, new, handoff, session)
         except Exception as exc:
-            logger.exception("input filter of %s failed", handoff.tool_name)
-            reason = f"input filter failed: {type(exc).__name__}: {exc}"
+            logger.exception("%s of %s failed", stage, handoff.tool_name)
+            reason = f"{stage} failed: {type(exc).__name__}: {exc}"
             await self._publish_event(session, handoff, call, "refused", len(path), reason)
             await self._reply([*message.context, *new], MODEL_ERROR_REPLY)
             return

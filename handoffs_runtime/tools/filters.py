@@ -54,17 +54,6 @@ def keep_last_messages(n: int) -> InputFilter:
     return keep_last
 
 
-def chain(*filters: InputFilter) -> InputFilter:
-    """Apply several filters in order."""
-
-    def chained(data: HandoffInputData) -> HandoffInputData:
-        for f in filters:
-            data = f(data)
-        return data
-
-    return chained
-
-
 # --- nested handoff history -------------------------------------------------------------------------
 
 HISTORY_START = "<CONVERSATION HISTORY>"
