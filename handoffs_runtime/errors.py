@@ -6,10 +6,11 @@
     ├── TeamConfigError      a team, agent or handoff is misconfigured (raised when the team is built)
     ├── ModelConfigError     the model could not be set up from the given options
     ├── ScriptError          a scripted test model ran out of steps or has steps left
-    └── StoreError           the session store cannot be opened, read or written
-        └── UnknownSessionError   no session with that id in the store
-
-    └── DistributedError     a distributed deployment is misconfigured or its host cannot be reached
+    ├── StoreError           the session store cannot be opened, read or written
+    │   └── UnknownSessionError   no session with that id in the store
+    ├── DistributedError     a distributed deployment is misconfigured or its host cannot be reached
+    └── WorkerError          (tools.workers) a worker could not be created or could not answer; the
+                             tool that called it turns it into an error result for the model
 
 Bad output from a model is never raised: it becomes a tool result or a message to the person.
 """
