@@ -59,6 +59,16 @@ event_logger = logging.getLogger("autogen_core.events")
 _SILENT_PROVIDERS = (NoOpTracerProvider, ProxyTracerProvider)
 
 
+_NODE_MASK = (1 << 48) - 1
+
+
+def _uuid_prefix() -> str:
+    """The first 24 characters of a random version-4 UUID string; a 12-digit hex counter completes it, so
+    every message id parses as a UUID (``uuid.UUID(id).version == 4``) and is unique per runtime."""
+    text = str(uuid.uuid4())
+    return text[:-12]
+
+
 def _global_tracer_provider_set() -> bool:
     """Whether OpenTelemetry has a real global tracer provider (``get_tracer_provider`` reads the environment
     on every call while none is set; the module global says the same without that cost)."""
@@ -78,8 +88,10 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
         tracer_provider: TracerProvider | None = None,
         ignore_unhandled_exceptions: bool = True,
     ) -> None:
-        super().__init__(
-            intervention_handlers=list(intervention_handlers) if intervention_handlers is not None else None,
+        if intervention_handlers is not None and not isinstance(intervention_handlers, list):
+            intervention_handlers = list(intervention_handlers)
+        super().__init__(  # the caller's own list, as the stock runtime keeps it: later appends count
+            intervention_handlers=intervention_handlers,
             tracer_provider=tracer_provider,
             ignore_unhandled_exceptions=ignore_unhandled_exceptions,
         )
@@ -88,8 +100,10 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
         ) or OTEL_PYTHON_TRACER_PROVIDER in os.environ
         self._subscription_manager = TypeIndexedSubscriptions()
         self._factory_arity: dict[Callable[..., Any], int] = {}
-        self._id_prefix = f"{uuid.uuid4().hex}-"  # unique per runtime; a counter makes each message's id
-        self._message_ids = itertools.count(1)  # unique at a tenth of the cost of uuid4() per message
+        # Message ids are UUID strings, as the stock runtime's, built from a random prefix and a counter:
+        # a tenth of the cost of uuid4() per message.
+        self._id_prefix = _uuid_prefix()
+        self._message_ids = itertools.count(1)
 
     def observed(self) -> bool:
         """Whether anyone could see the spans or log records that the short path leaves out."""
@@ -121,7 +135,7 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
                 sender=sender,
                 topic_id=topic_id,
                 metadata=None,
-                message_id=message_id or f"{self._id_prefix}{next(self._message_ids)}",
+                message_id=message_id or f"{self._id_prefix}{next(self._message_ids) & _NODE_MASK:012x}",
             )
         )
 
@@ -131,12 +145,16 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
             return
         try:
             sender = message_envelope.sender
+            sender_checked = sender is None
             deliveries: list[Awaitable[Any]] = []
             for agent_id in await self._subscription_manager.get_subscribed_recipients(
                 message_envelope.topic_id
             ):
                 if sender is not None and agent_id == sender:  # never back to the sender
                     continue
+                if not sender_checked:  # as the stock runtime: an unknown sender type fails the publish,
+                    await self._get_agent(sender)  # type: ignore[arg-type]  # a known one is built
+                    sender_checked = True
                 context = MessageContext(
                     sender=sender,
                     topic_id=message_envelope.topic_id,

@@ -49,6 +49,9 @@ class TypeIndexedSubscriptions(SubscriptionManager):
 
 def _topic_type(subscription: Subscription) -> str | None:
     """The one topic type a subscription can match, if it has one; a wrapper (``inner``) counts as its
-    subscription. ``None``: it is checked against every topic."""
+    subscription. ``None``: it is checked against every topic, as is a ``TypeSubscription``
+    subclass that overrides ``is_match``."""
     inner = getattr(subscription, "inner", subscription)
-    return inner.topic_type if isinstance(inner, TypeSubscription) else None
+    if isinstance(inner, TypeSubscription) and type(inner).is_match is TypeSubscription.is_match:
+        return inner.topic_type
+    return None  # a subclass with its own is_match may match any topic type
