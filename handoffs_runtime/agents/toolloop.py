@@ -59,7 +59,7 @@ def read_reply(result: object, max_chars: int) -> Reply:
     """The text or tool calls of ``result``, whatever it holds; text longer than ``max_chars`` is cut."""
     content = getattr(result, "content", None)
     if isinstance(content, str):
-        return cut_text(content.strip(), max_chars, "reply")
+        return cut_text(content.strip(), max_chars, "reply was")
     if isinstance(content, list | tuple):
         return _read_parts(content, max_chars)
     if isinstance(content, int | float) and not isinstance(content, bool):
@@ -85,7 +85,7 @@ def _read_parts(parts: Sequence[object], max_chars: int) -> Reply:
         if texts:
             logger.warning("ignoring text parts sent with tool calls")
         return calls
-    return cut_text("".join(texts).strip(), max_chars, "reply")
+    return cut_text("".join(texts).strip(), max_chars, "reply was")
 
 
 def _read_call(part: object, max_chars: int) -> FunctionCall | None:
@@ -112,7 +112,7 @@ def _read_call(part: object, max_chars: int) -> FunctionCall | None:
     return FunctionCall(
         id=call_id[:MAX_NAME_CHARS] if isinstance(call_id, str) and call_id else f"call_{next(_call_ids)}",
         name=_text_of(name)[:MAX_NAME_CHARS],
-        arguments=cut_text(_arguments_of(arguments), max_chars, "arguments"),
+        arguments=cut_text(_arguments_of(arguments), max_chars, _CUT_ARGUMENTS),
     )
 
 
@@ -130,15 +130,23 @@ def _arguments_of(value: object) -> str:
         return str(value)
 
 
+_CUT_ARGUMENTS = "arguments were"
+
+
 def cut_text(text: str, max_chars: int, what: str) -> str:
-    """``text``, or its first ``max_chars`` characters with a note saying it was cut and from how much."""
+    """``text``, or its first ``max_chars`` characters with a note saying it was cut and from how much.
+
+    ``what`` names the text with its verb: ``"reply was"``, ``"arguments were"``.
+    """
     if len(text) <= max_chars:
         return text
-    logger.warning("cutting a %s of %d characters to %d", what, len(text), max_chars)
-    return (
-        f"{text[:max_chars]}\n\n[cut: the {what} was {len(text):,} characters long; "
-        f"only the first {max_chars:,} are kept]"
-    )
+    logger.warning("cutting text (the %s %d characters long) to %d", what, len(text), max_chars)
+    kept = f"only the first {max_chars:,} are kept"
+    return f"{text[:max_chars]}\n\n{_cut_note(what)}{len(text):,} characters long; {kept}]"
+
+
+def _cut_note(what: str) -> str:
+    return f"[cut: the {what} "
 
 
 # --- tool calls -----------------------------------------------------------------------------------
@@ -177,6 +185,8 @@ def parse_arguments(call: FunctionCall) -> dict[str, Any] | str:
     try:
         args = json.loads(call.arguments) if call.arguments.strip() else {}
     except ValueError as exc:
+        if _cut_note(_CUT_ARGUMENTS) in call.arguments:
+            return f"arguments of {call.name} are too long and were cut (see their end); send shorter ones"
         return f"arguments of {call.name} are not valid JSON ({exc}); send a JSON object"
     if not isinstance(args, dict):
         return f"arguments of {call.name} must be a JSON object, got {type(args).__name__}"
@@ -194,7 +204,7 @@ def describe_validation(exc: ValidationError) -> str:
 def _capped(result: FunctionExecutionResult, max_chars: int) -> FunctionExecutionResult:
     if len(result.content) <= max_chars:
         return result
-    return result.model_copy(update={"content": cut_text(result.content, max_chars, "result")})
+    return result.model_copy(update={"content": cut_text(result.content, max_chars, "result was")})
 
 
 # --- the loop -------------------------------------------------------------------------------------
