@@ -22,6 +22,7 @@ from handoffs_runtime import (
     AgentSpec,
     HandoffsRuntime,
     ScriptedChannel,
+    TeamPolicy,
     TeamSpec,
     register_team,
     start_session,
@@ -95,10 +96,11 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
-def team() -> TeamSpec:
+def team(policy: TeamPolicy | None = None) -> TeamSpec:
     return TeamSpec(
         name="t",
         entry="Front",
+        policy=policy or TeamPolicy(),
         agents=[
             AgentSpec("Front", tools=[add], handoffs=["Back"]),
             AgentSpec("Back", description="The back office."),
