@@ -27,6 +27,8 @@ from handoffs_runtime import (
     register_team,
     start_session,
 )
+from handoffs_runtime.agents.ai import MODEL_ERROR_REPLY, AIAgent
+from handoffs_runtime.agents.toolloop import ToolLoop
 from handoffs_runtime.agents.worker import WorkerAgent, WorkerAgentConfig
 from handoffs_runtime.channels import Notice
 from handoffs_runtime.messages import WorkerResult, WorkerTask
@@ -180,3 +182,47 @@ def test_chat_goes_on_after_a_malformed_tool_call_from_a_real_server(bad: dict[s
     assert "you › and again" in out
     assert "ended" in out.splitlines()[-1]
     assert len(server.requests) == 3
+
+
+# --- the one guard: a bug in any branch of a turn is logged and apologised for -----------------------
+
+
+async def test_a_bug_inside_a_turn_is_logged_and_apologised_for(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    run_calls = AIAgent._run_calls
+    seen = 0
+
+    async def buggy(self: AIAgent, *args: Any, **kwargs: Any) -> Any:
+        nonlocal seen
+        seen += 1
+        if seen == 1:  # the first turn's tool calls hit the bug; later turns work
+            raise KeyError("a bug in a branch")
+        return await run_calls(self, *args, **kwargs)
+
+    monkeypatch.setattr(AIAgent, "_run_calls", buggy)
+    model = RawModel(raw([FunctionCall(id="c1", name="add", arguments='{"a": 1, "b": 2}')]))
+    channel = ScriptedChannel.for_sessions({"s1": ["first", "first", "second"]})
+    runtime = HandoffsRuntime()
+    await register_team(runtime, team(), model=model, channel=channel)
+    runtime.start()
+    await start_session(runtime, "s1")
+    await runtime.stop_when_idle()
+    assert texts(channel) == [("Front", MODEL_ERROR_REPLY), ("Front", "ok"), ("Front", "ok")]
+    assert "turn of Front in session s1 failed" in caplog.text and "a bug in a branch" in caplog.text
+    assert runtime._instantiated_agents == {}
+
+
+async def test_a_bug_inside_a_worker_task_becomes_a_failed_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def buggy(*args: Any, **kwargs: Any) -> Any:
+        raise KeyError("a bug in a branch")
+
+    monkeypatch.setattr(ToolLoop, "run", buggy)
+    config = WorkerAgentConfig(name="W", system_message=SystemMessage(content="W."), model=RawModel("x"))
+    runtime = HandoffsRuntime()
+    await WorkerAgent.register(runtime, "W", lambda: WorkerAgent(config))
+    runtime.start()
+    task = WorkerTask(task="first", session_id="s1", caller="Front", timeout=30)
+    result = await runtime.send_message(task, AgentId("W", "k"))
+    await runtime.stop()
+    assert result == WorkerResult(text="W failed: KeyError: 'a bug in a branch'", ok=False)
