@@ -44,8 +44,8 @@ class TeamPolicy:
     """Seconds one model call may take, from the request to the last byte of the answer (the client's
     own retries included), before the agent apologises. ``None``: no limit. In-process models skip it."""
     max_reply_chars: int = 256 * 1024
-    """The longest model reply, tool call arguments or tool result kept, in characters; a longer one is
-    cut, with a note saying so, before anyone sees or stores it."""
+    """The longest model reply or tool result kept, in characters; a longer one is cut, with a note
+    saying so, before anyone sees or stores it. (Tool call arguments go to the tool whole.)"""
 
     def __post_init__(self) -> None:
         if self.handoff_budget < 1:

@@ -36,8 +36,14 @@ def huge_result() -> str:
     return "r" * TWENTY_MB
 
 
+def length(text: str) -> int:
+    """Counts characters."""
+    return len(text)
+
+
 def team(policy: TeamPolicy) -> TeamSpec:
-    return TeamSpec(name="t", entry="Front", policy=policy, agents=[AgentSpec("Front", tools=[huge_result])])
+    agents = [AgentSpec("Front", tools=[huge_result, length])]
+    return TeamSpec(name="t", entry="Front", policy=policy, agents=agents)
 
 
 async def run(answers: list[Any], policy: TeamPolicy, store_path: Path) -> tuple[ScriptedChannel, Any]:
@@ -60,13 +66,14 @@ async def test_a_20_mb_reply_is_cut_for_the_person_and_the_store(tmp_path: Path)
     path = tmp_path / "s.db"
     channel, (_, entries) = await run(["x" * TWENTY_MB], TeamPolicy(), path)
     [(_, text)] = texts(channel)
-    limit = 256 * 1024
-    assert text.startswith("x" * limit) and not text.startswith("x" * (limit + 1))
-    assert f"[cut: the reply was {TWENTY_MB:,} characters long; only the first {limit:,} are kept]" in text
+    head, note, tail = text.split("\n\n")
+    assert (head, tail) == ("x" * (192 * 1024), "x" * (64 * 1024))  # 256 Ki characters kept in all
+    left_out = f"{TWENTY_MB - 256 * 1024:,} characters in the middle are left out"
+    assert note == f"[cut: the reply was {TWENTY_MB:,} characters long; {left_out}]"
     stored = [e.text for e in entries if e.kind == "reply"]
     assert stored == [text]
     stored_bytes = sum(os.path.getsize(p) for p in tmp_path.glob("s.db*"))
-    assert stored_bytes < 4 * limit  # the transcript and the context: twice the cut text
+    assert stored_bytes < 4 * 256 * 1024  # the transcript and the context: twice the cut text
 
 
 async def test_a_20_mb_tool_result_is_cut_before_the_model_sees_it(tmp_path: Path) -> None:
@@ -76,22 +83,17 @@ async def test_a_20_mb_tool_result_is_cut_before_the_model_sees_it(tmp_path: Pat
     assert texts(channel) == [("Front", "done")]
     tool_message = requests[1]["messages"][-1]
     assert tool_message["role"] == "tool"
-    content = tool_message["content"]
-    assert content.startswith("r" * 1000) and not content.startswith("r" * 1001)
-    assert f"[cut: the result was {TWENTY_MB:,} characters long" in content
+    head, note, tail = tool_message["content"].split("\n\n")
+    assert (head, tail) == ("r" * 750, "r" * 250)
+    assert note.startswith(f"[cut: the result was {TWENTY_MB:,} characters long")
     assert max(len(json.dumps(e.body)) for e in entries) < 2000
 
 
-async def test_huge_tool_arguments_are_cut_and_the_model_is_told(tmp_path: Path) -> None:
+async def test_huge_tool_arguments_reach_the_tool_whole(tmp_path: Path) -> None:
     policy = TeamPolicy(max_reply_chars=1000)
-    answers: list[Any] = [[("huge_result", {"padding": "p" * TWENTY_MB})], "done"]
-    channel, (requests, _) = await run(answers, policy, tmp_path / "s.db")
-    assert texts(channel) == [("Front", "done")]
-    call = requests[1]["messages"][-2]["tool_calls"][0]
-    arguments = call["function"]["arguments"]
-    assert len(arguments) < 1200 and "[cut: the arguments were" in arguments
-    result = requests[1]["messages"][-1]["content"]
-    assert "too long and were cut" in result
+    answers: list[Any] = [[("length", {"text": "a" * TWENTY_MB})], "done"]
+    _, (requests, _) = await run(answers, policy, tmp_path / "s.db")
+    assert requests[1]["messages"][-1]["content"] == str(TWENTY_MB)
 
 
 @pytest.mark.parametrize("bad", [0, -5])

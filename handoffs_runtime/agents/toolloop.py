@@ -76,7 +76,7 @@ def _read_parts(parts: Sequence[object], max_chars: int) -> Reply:
         if isinstance(part, str):
             texts.append(part)
             continue
-        call = _read_call(part, max_chars)
+        call = _read_call(part)
         if call is None:
             logger.warning("ignoring a model content part of type %s", type(part).__name__)
         else:
@@ -88,8 +88,12 @@ def _read_parts(parts: Sequence[object], max_chars: int) -> Reply:
     return cut_text("".join(texts).strip(), max_chars, "reply was")
 
 
-def _read_call(part: object, max_chars: int) -> FunctionCall | None:
-    """A well-formed ``FunctionCall`` from anything call-like, or ``None`` when ``part`` is not one."""
+def _read_call(part: object) -> FunctionCall | None:
+    """A well-formed ``FunctionCall`` from anything call-like, or ``None`` when ``part`` is not one.
+
+    Arguments are never cut (a cut would only make them invalid JSON); the tools check them, and what a
+    tool returns is capped.
+    """
     if (
         isinstance(part, FunctionCall)
         and isinstance(part.id, str)
@@ -98,7 +102,6 @@ def _read_call(part: object, max_chars: int) -> FunctionCall | None:
         and isinstance(part.arguments, str)
         and len(part.name) <= MAX_NAME_CHARS
         and len(part.id) <= MAX_NAME_CHARS
-        and len(part.arguments) <= max_chars
     ):
         return part  # the usual case: nothing to repair
     fields = part if isinstance(part, Mapping) else None
@@ -112,7 +115,7 @@ def _read_call(part: object, max_chars: int) -> FunctionCall | None:
     return FunctionCall(
         id=call_id[:MAX_NAME_CHARS] if isinstance(call_id, str) and call_id else f"call_{next(_call_ids)}",
         name=_text_of(name)[:MAX_NAME_CHARS],
-        arguments=cut_text(_arguments_of(arguments), max_chars, _CUT_ARGUMENTS),
+        arguments=_arguments_of(arguments),
     )
 
 
@@ -130,23 +133,23 @@ def _arguments_of(value: object) -> str:
         return str(value)
 
 
-_CUT_ARGUMENTS = "arguments were"
-
-
 def cut_text(text: str, max_chars: int, what: str) -> str:
-    """``text``, or its first ``max_chars`` characters with a note saying it was cut and from how much.
+    """``text``, or ``max_chars`` of its characters with a note in the middle saying what was left out.
 
-    ``what`` names the text with its verb: ``"reply was"``, ``"arguments were"``.
+    The start and the end are kept (three quarters and one quarter): a reply's question to the person
+    and a tool's summary or error usually come last. ``what`` names the text with its verb: ``"reply
+    was"``, ``"result was"``.
     """
     if len(text) <= max_chars:
         return text
     logger.warning("cutting text (the %s %d characters long) to %d", what, len(text), max_chars)
-    kept = f"only the first {max_chars:,} are kept"
-    return f"{text[:max_chars]}\n\n{_cut_note(what)}{len(text):,} characters long; {kept}]"
-
-
-def _cut_note(what: str) -> str:
-    return f"[cut: the {what} "
+    tail = max_chars // 4
+    head = max_chars - tail
+    left_out = len(text) - max_chars
+    note = (
+        f"[cut: the {what} {len(text):,} characters long; {left_out:,} characters in the middle are left out]"
+    )
+    return f"{text[:head]}\n\n{note}\n\n{text[len(text) - tail :]}"
 
 
 # --- tool calls -----------------------------------------------------------------------------------
@@ -185,8 +188,6 @@ def parse_arguments(call: FunctionCall) -> dict[str, Any] | str:
     try:
         args = json.loads(call.arguments) if call.arguments.strip() else {}
     except ValueError as exc:
-        if _cut_note(_CUT_ARGUMENTS) in call.arguments:
-            return f"arguments of {call.name} are too long and were cut (see their end); send shorter ones"
         return f"arguments of {call.name} are not valid JSON ({exc}); send a JSON object"
     if not isinstance(args, dict):
         return f"arguments of {call.name} must be a JSON object, got {type(args).__name__}"
