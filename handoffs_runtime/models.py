@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import math
 import os
 from collections.abc import AsyncGenerator, Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
@@ -236,7 +237,7 @@ def openai_model(
     base_url: str | None = None,
     api_key: str | None = None,
     parallel_tool_calls: bool | None = False,
-    timeout: float = 60.0,
+    timeout: float = 30.0,
     max_retries: int = 2,
     model_info: ModelInfo | None = None,
 ) -> ChatCompletionClient:
@@ -244,8 +245,10 @@ def openai_model(
 
     Models that autogen does not know by name get a generic ``model_info`` (function calling on, one system
     message). ``parallel_tool_calls=None`` leaves the setting out for servers that reject it.
+    ``timeout`` is the total deadline of one call in seconds: connecting, the whole answer (streamed or
+    not) and the client's ``max_retries`` retries; a slow or trickling endpoint ends the call there.
     """
-    from autogen_ext.models.openai import OpenAIChatCompletionClient
+    from .deadline import DeadlineOpenAIClient
 
     if not model:
         raise ModelConfigError("no model name: pass --model NAME or set HANDOFFS_MODEL")
@@ -257,6 +260,8 @@ def openai_model(
                 "server that needs none"
             )
         key = "not-needed"  # local servers (Ollama, llama.cpp) accept any key
+    if not (isinstance(timeout, int | float) and 0 < timeout < math.inf):
+        raise ModelConfigError(f"timeout must be a positive number of seconds, got {timeout!r}")
     kwargs: dict[str, Any] = {"model": model, "api_key": key, "timeout": timeout, "max_retries": max_retries}
     if base_url:
         kwargs["base_url"] = base_url
@@ -265,12 +270,12 @@ def openai_model(
     if model_info is not None:
         kwargs["model_info"] = model_info
     try:
-        return OpenAIChatCompletionClient(**kwargs)
+        return DeadlineOpenAIClient(deadline=timeout, **kwargs)
     except ValueError:
         if model_info is not None:
             raise
         kwargs["model_info"] = _generic_model_info()
-        return OpenAIChatCompletionClient(**kwargs)
+        return DeadlineOpenAIClient(deadline=timeout, **kwargs)
 
 
 def model_from_options(

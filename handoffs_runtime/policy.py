@@ -8,6 +8,7 @@ the agent that holds the conversation, or escalation to the team's human agent.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -39,14 +40,24 @@ class TeamPolicy:
     """The team-wide default for nesting the history on handoff."""
     stream: bool = False
     """Call models with ``create_stream`` instead of ``create``."""
-    model_timeout: float | None = 300.0
-    """Seconds one model call may take (the client's own retries included) before the agent apologises."""
+    model_timeout: float | None = 45.0
+    """Seconds one model call may take, from the request to the last byte of the answer (the client's
+    own retries included), before the agent apologises. ``None``: no limit. In-process models skip it."""
+    max_reply_chars: int = 256 * 1024
+    """The longest model reply or tool result kept, in characters; a longer one is cut, with a note
+    saying so, before anyone sees or stores it. (Tool call arguments go to the tool whole.)"""
 
     def __post_init__(self) -> None:
         if self.handoff_budget < 1:
             raise TeamConfigError("handoff_budget must be at least 1")
         if self.max_tool_rounds < 1:
             raise TeamConfigError("max_tool_rounds must be at least 1")
+        if self.model_timeout is not None and not 0 < self.model_timeout < math.inf:
+            raise TeamConfigError(
+                f"model_timeout must be a positive number of seconds or None, got {self.model_timeout!r}"
+            )
+        if self.max_reply_chars < 1:
+            raise TeamConfigError("max_reply_chars must be at least 1")
         if self.on_loop not in ("message", "escalate"):
             raise TeamConfigError("on_loop must be 'message' or 'escalate'")
 

@@ -319,7 +319,7 @@ def _worker_config(
         model=model,
         tools=agent.tools,
         channel=channel,
-        max_tool_rounds=team.policy.max_tool_rounds,
+        policy=team.policy,
         description=spec.description or spec.name,
     )
 

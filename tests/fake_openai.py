@@ -10,8 +10,9 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-Answer = str | list[tuple[str, dict[str, Any]]] | int
-"""Text, tool calls as (name, arguments), or an HTTP error status to return."""
+Answer = str | list[tuple[str, dict[str, Any]]] | int | dict[str, Any]
+"""Text, tool calls as (name, arguments), an HTTP error status to return, or a raw assistant message
+(a dict sent as it is, to script malformed answers)."""
 
 
 class FakeOpenAI:
@@ -30,6 +31,8 @@ class FakeOpenAI:
 
 
 def _message(answer: Answer, n: int) -> dict[str, Any]:
+    if isinstance(answer, dict):
+        return answer
     if isinstance(answer, str):
         return {"role": "assistant", "content": answer}
     calls = [
@@ -52,7 +55,7 @@ def _handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self._send(answer, {"error": {"message": "scripted failure", "type": "server_error"}})
                 return
             message = _message(answer, n)
-            finish = "stop" if isinstance(answer, str) else "tool_calls"
+            finish = "tool_calls" if message.get("tool_calls") else "stop"
             usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
             base = {"id": f"chatcmpl-{n}", "created": int(time.time()), "model": body.get("model", "m")}
             if not body.get("stream"):

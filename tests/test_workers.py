@@ -21,6 +21,7 @@ from handoffs_runtime import (
     FunctionModel,
     ScriptedChannel,
     ScriptedModel,
+    TeamPolicy,
     TeamSpec,
     build_team,
     register_team,
@@ -370,7 +371,7 @@ async def _ask_directly(
         system_message=SystemMessage(content="Work."),
         model=model,
         tools={t.name: t for t in tools},
-        max_tool_rounds=2,
+        policy=TeamPolicy(max_tool_rounds=2),
     )
     await WorkerAgent.register(runtime, "Solo", lambda: WorkerAgent(config))
     runtime.start()

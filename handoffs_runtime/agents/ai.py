@@ -8,16 +8,17 @@ One turn, as an explicit loop::
                          one handoff call -> UserTask to the target's topic, same session; done
                          no handoff       -> ask the model again (at most ``max_tool_rounds`` times)
 
-Everything the model may get wrong (unknown tool, bad JSON, bad arguments, a tool that raises, several
-handoffs, an empty reply, a model error) becomes a tool result or a clear message; the session goes on.
+The loop itself is :class:`~handoffs_runtime.agents.toolloop.ToolLoop`, shared with ``WorkerAgent``.
+Everything the model may get wrong (a malformed response, unknown tool, bad JSON, bad arguments, a tool
+that raises, several handoffs, an empty reply, a model error or timeout) becomes a tool result or a clear
+message; anything else that fails in a turn is logged and apologised for in ``handle_task``, so the
+session goes on.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,9 +26,7 @@ from autogen_core import CancellationToken, FunctionCall, MessageContext, messag
 from autogen_core.models import (
     AssistantMessage,
     ChatCompletionClient,
-    CreateResult,
     FunctionExecutionResult,
-    FunctionExecutionResultMessage,
     LLMMessage,
     SystemMessage,
 )
@@ -37,7 +36,6 @@ from pydantic import BaseModel, ValidationError
 from ..channels import Channel
 from ..context import ToolContext, set_tool_context
 from ..messages import HandoffEvent, HandoffOutcome, UserTask, agent_response, user_task
-from ..models import ModelCall, model_call_scope
 from ..policy import LOOP_MESSAGE, TeamPolicy, loop_reason
 from ..tools.filters import nesting_filter
 from ..tools.handoff import (
@@ -49,6 +47,15 @@ from ..tools.handoff import (
 )
 from ..topics import HANDOFF_EVENTS, USER, session_topic
 from .routing import SessionAgent
+from .toolloop import (
+    Step,
+    ToolLoop,
+    describe_validation,
+    error_result,
+    parse_arguments,
+    run_tool_call,
+    unknown_tool_result,
+)
 
 logger = logging.getLogger("handoffs_runtime")
 
@@ -73,8 +80,8 @@ class AIAgentConfig:
     description: str = ""
     tool_schemas: tuple[ToolSchema, ...] = field(init=False)
     handoff_names: frozenset[str] = field(init=False)
-    model_timeout: float | None = field(init=False)
-    """The policy's per-call timeout, or ``None`` for a model that answers promptly (in-process)."""
+    loop: ToolLoop = field(init=False)
+    """The model, its per-call timeout and the loop's rules (shared with ``WorkerAgent``)."""
     static_schemas: tuple[ToolSchema, ...] | None = field(init=False)
     """Every schema, when no handoff is enabled by a function: then nothing is computed per call."""
 
@@ -83,20 +90,28 @@ class AIAgentConfig:
         tool_schemas = tuple(t.schema for t in self.tools.values())
         set_field(self, "tool_schemas", tool_schemas)
         set_field(self, "handoff_names", frozenset(self.handoffs))
-        prompt = getattr(self.model, "answers_promptly", False) is True
-        set_field(self, "model_timeout", None if prompt else self.policy.model_timeout)
+        set_field(self, "loop", ToolLoop(self.name, self.system_message, self.model, self.policy))
         static = all(h.always_enabled for h in self.handoffs.values())
         handoff_schemas = tuple(h.schema for h in self.handoffs.values())
         set_field(self, "static_schemas", tool_schemas + handoff_schemas if static else None)
 
 
 @dataclass(slots=True)
-class _Step:
-    """The outcome of running one response's tool calls."""
+class _Handoff:
+    """A response's one handoff that will be carried out."""
 
-    results: list[FunctionExecutionResult]
-    handoff: tuple[Handoff, FunctionCall, BaseModel | None] | None = None
-    loop: tuple[Handoff, FunctionCall, str] | None = None
+    handoff: Handoff
+    call: FunctionCall
+    data: BaseModel | None
+
+
+@dataclass(slots=True)
+class _LoopStop:
+    """A response's handoff that the loop guard refused: the turn ends with the team's fallback."""
+
+    handoff: Handoff
+    call: FunctionCall
+    reason: str
 
 
 class AIAgent(SessionAgent):
@@ -108,44 +123,46 @@ class AIAgent(SessionAgent):
 
     @message_handler
     async def handle_task(self, message: UserTask, ctx: MessageContext) -> None:
+        """One turn. The one guard of the turn: whatever fails in it is logged and apologised for."""
+        try:
+            await self._turn(message, ctx)
+        except Exception:
+            logger.exception("turn of %s in session %s failed; apologising", self._config.name, self.id.key)
+            await self._reply(message.context, MODEL_ERROR_REPLY)
+
+    async def _turn(self, message: UserTask, ctx: MessageContext) -> None:
         config = self._config
         session = self.id.key
         history = message.context
-        new: list[LLMMessage] = []
         path = message.turn_path or [config.name]
-        tool_context = ToolContext(
-            session, config.name, config.channel, runtime=self.runtime, agent_id=self.id
+        set_tool_context(
+            ToolContext(session, config.name, config.channel, runtime=self.runtime, agent_id=self.id)
         )
-        set_tool_context(tool_context)
-        for _ in range(config.policy.max_tool_rounds):
-            conversation = history + new
-            offered, enabled = await self._offer(session, conversation)
-            try:
-                result = await self._call_model(
-                    session, conversation, offered, enabled, ctx.cancellation_token
-                )
-            except Exception:
-                logger.exception("model call failed for %s in session %s", config.name, session)
-                await self._reply(conversation, MODEL_ERROR_REPLY)
-                return
-            content = result.content
-            if isinstance(content, str) or not content:
-                text = content.strip() if isinstance(content, str) else ""
-                if not text:
-                    logger.warning("empty model reply from %s in session %s", config.name, session)
-                await self._reply(conversation, text or EMPTY_REPLY)
-                return
-            calls = [c for c in content if isinstance(c, FunctionCall)]
-            step = await self._run_calls(calls, session, conversation, enabled, path, ctx.cancellation_token)
-            new.append(AssistantMessage(content=calls, source=config.name))
-            new.append(FunctionExecutionResultMessage(content=step.results))
-            if step.handoff is not None:
-                await self._hand_off(message, path, new, *step.handoff)
-                return
-            if step.loop is not None:
-                await self._stop_loop(message, path, new, *step.loop)
-                return
-        await self._reply(history + new, TOO_MANY_ROUNDS_REPLY)
+
+        async def offer(conversation: list[LLMMessage]) -> tuple[Sequence[ToolSchema], frozenset[str]]:
+            return await self._offer(session, conversation)
+
+        async def run_calls(
+            calls: list[FunctionCall], conversation: list[LLMMessage], enabled: frozenset[str]
+        ) -> Step:
+            return await self._run_calls(calls, session, conversation, enabled, path, ctx.cancellation_token)
+
+        end = await config.loop.run(history, session, offer, run_calls, ctx.cancellation_token)
+        new = end.new
+        if end.kind == "text":
+            if not end.text:
+                logger.warning("empty model reply from %s in session %s", config.name, session)
+            await self._reply(history + new, end.text or EMPTY_REPLY)
+        elif isinstance(end.outcome, _Handoff):
+            handoff = end.outcome
+            await self._hand_off(message, path, new, handoff.handoff, handoff.call, handoff.data)
+        elif isinstance(end.outcome, _LoopStop):
+            stop = end.outcome
+            await self._stop_loop(message, path, new, stop.handoff, stop.call, stop.reason)
+        elif end.kind == "model_failed":
+            await self._reply(history + new, MODEL_ERROR_REPLY)
+        else:
+            await self._reply(history + new, TOO_MANY_ROUNDS_REPLY)
 
     # --- the model ---------------------------------------------------------------------------------
 
@@ -160,38 +177,6 @@ class AIAgent(SessionAgent):
         enabled = [h for h in config.handoffs.values() if await _is_enabled(h, ctx)]
         return config.tool_schemas + tuple(h.schema for h in enabled), frozenset(h.tool_name for h in enabled)
 
-    async def _call_model(
-        self,
-        session: str,
-        conversation: list[LLMMessage],
-        tools: Sequence[ToolSchema],
-        handoffs: frozenset[str],
-        cancellation_token: CancellationToken,
-    ) -> CreateResult:
-        config = self._config
-        messages = [config.system_message, *conversation]
-        with model_call_scope(ModelCall(config.name, session, handoffs)):
-            if config.model_timeout is None:
-                return await self._create(messages, tools, cancellation_token)
-            async with asyncio.timeout(config.model_timeout):
-                return await self._create(messages, tools, cancellation_token)
-
-    async def _create(
-        self, messages: list[LLMMessage], tools: Sequence[ToolSchema], cancellation_token: CancellationToken
-    ) -> CreateResult:
-        config = self._config
-        if not config.policy.stream:
-            return await config.model.create(messages, tools=tools, cancellation_token=cancellation_token)
-        final: CreateResult | None = None
-        async for chunk in config.model.create_stream(
-            messages, tools=tools, cancellation_token=cancellation_token
-        ):
-            if isinstance(chunk, CreateResult):
-                final = chunk
-        if final is None:
-            raise RuntimeError("the model's stream ended without a final result")
-        return final
-
     # --- tool calls --------------------------------------------------------------------------------
 
     async def _run_calls(
@@ -202,7 +187,7 @@ class AIAgent(SessionAgent):
         enabled: frozenset[str],
         path: list[str],
         cancellation_token: CancellationToken,
-    ) -> _Step:
+    ) -> Step:
         """Run the regular tools first, then decide on at most one handoff; every call gets a result."""
         config = self._config
         # By position, not by call id: some servers repeat ids or leave them empty.
@@ -215,25 +200,25 @@ class AIAgent(SessionAgent):
                 handoff_calls.append(i)
             else:
                 results[i] = unknown_tool_result(call, [*config.tools, *enabled])
-        step = _Step(results=[])
+        step = Step(results=[])
         for rank, i in enumerate(handoff_calls):
             call = calls[i]
             if rank > 0:
                 ignored = "ignored: only one handoff per response is carried out"
                 await self._publish_event(session, config.handoffs[call.name], call, "refused", 0, ignored)
-                results[i] = _error(call, ignored)
+                results[i] = error_result(call, ignored)
                 continue
             decision = await self._check_handoff(call, session, conversation, enabled)
             if isinstance(decision, str):
-                results[i] = _error(call, decision)
+                results[i] = error_result(call, decision)
                 continue
             handoff, data = decision
             reason = loop_reason(path, handoff.target, config.policy.handoff_budget)
             if reason is not None:
-                step.loop = (handoff, call, reason)
-                results[i] = _error(call, f"handoff refused: {reason}")
+                step.outcome = _LoopStop(handoff, call, reason)
+                results[i] = error_result(call, f"handoff refused: {reason}")
                 continue
-            step.handoff = (handoff, call, data)
+            step.outcome = _Handoff(handoff, call, data)
             results[i] = FunctionExecutionResult(
                 call_id=call.id,
                 name=call.name,
@@ -255,7 +240,7 @@ class AIAgent(SessionAgent):
         if call.name not in enabled:
             await self._publish_event(session, handoff, call, "refused", 0, "handoff is disabled")
             return f"{call.name} is not available right now; do not call it"
-        args = _parse_arguments(call)
+        args = parse_arguments(call)
         if isinstance(args, str):
             await self._publish_event(session, handoff, call, "refused", 0, args)
             return args
@@ -264,7 +249,7 @@ class AIAgent(SessionAgent):
             try:
                 data = handoff.input_type.model_validate(args)
             except ValidationError as exc:
-                reason = f"invalid arguments for {call.name}: {_describe_validation(exc)}"
+                reason = f"invalid arguments for {call.name}: {describe_validation(exc)}"
                 await self._publish_event(session, handoff, call, "refused", 0, reason)
                 return reason
         return handoff, data
@@ -383,24 +368,6 @@ class AIAgent(SessionAgent):
         await self.publish_message(event, topic_id=session_topic(HANDOFF_EVENTS, session))
 
 
-async def run_tool_call(
-    tool: Tool, call: FunctionCall, cancellation_token: CancellationToken
-) -> FunctionExecutionResult:
-    """Run one regular tool call; bad arguments and a tool that raises become error results."""
-    args = _parse_arguments(call)
-    if isinstance(args, str):
-        return _error(call, args)
-    try:
-        value = await tool.run_json(args, cancellation_token, call_id=call.id)
-    except ValidationError as exc:
-        return _error(call, f"invalid arguments for {call.name}: {_describe_validation(exc)}")
-    except Exception as exc:
-        logger.warning("tool %s raised %s: %s", call.name, type(exc).__name__, exc)
-        return _error(call, f"tool {call.name} failed: {type(exc).__name__}: {exc}")
-    content = tool.return_value_as_string(value)
-    return FunctionExecutionResult(call_id=call.id, name=call.name, content=content)
-
-
 async def _is_enabled(handoff: Handoff, ctx: SessionContext) -> bool:
     """Whether ``handoff`` is offered now; a callable that fails counts as disabled (and is logged)."""
     if handoff.is_enabled is True or handoff.is_enabled is False:
@@ -410,35 +377,6 @@ async def _is_enabled(handoff: Handoff, ctx: SessionContext) -> bool:
     except Exception:
         logger.exception("is_enabled of %s failed; not offering it", handoff.tool_name)
         return False
-
-
-def unknown_tool_result(call: FunctionCall, available: Iterable[str]) -> FunctionExecutionResult:
-    """The error result for a call to a tool that was not offered, naming the ones that were."""
-    offered = ", ".join(available) or "none"
-    return _error(call, f"there is no tool named {call.name!r}; available: {offered}")
-
-
-def _error(call: FunctionCall, text: str) -> FunctionExecutionResult:
-    return FunctionExecutionResult(call_id=call.id, name=call.name, content=f"Error: {text}", is_error=True)
-
-
-def _parse_arguments(call: FunctionCall) -> dict[str, Any] | str:
-    """The call's arguments as a dict, or an error text for the model."""
-    try:
-        args = json.loads(call.arguments) if call.arguments and call.arguments.strip() else {}
-    except ValueError as exc:
-        return f"arguments of {call.name} are not valid JSON ({exc}); send a JSON object"
-    if not isinstance(args, dict):
-        return f"arguments of {call.name} must be a JSON object, got {type(args).__name__}"
-    return args
-
-
-def _describe_validation(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors():
-        where = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
-        parts.append(f"{where}: {err.get('msg', 'invalid')}")
-    return "; ".join(parts)
 
 
 def _model_dump(data: BaseModel | None) -> dict[str, Any] | None:

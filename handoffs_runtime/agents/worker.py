@@ -5,14 +5,15 @@ Workers are how an agent delegates while keeping control: ``create_worker`` send
 another as a tool is served by a worker type built from its spec. A worker has no handoffs and never
 talks to the person directly (tools it runs may, through the session's channel).
 
-One task, as a loop::
+One task is one run of the tool loop that ``AIAgent`` uses too (:mod:`.toolloop`)::
 
     model(system + [task], tools)
       text        -> WorkerResult(text)
       tool calls  -> run them (errors become tool results) -> ask the model again (bounded)
 
 The loop runs as its own task linked to the message's cancellation token, so cancelling the caller's
-token (or the worker's own deadline) stops the model call or the sandboxed process in flight.
+token (or the worker's own deadline) stops the model call or the sandboxed process in flight. Whatever
+fails in a task is logged and answered with a failed ``WorkerResult``: the caller gets a tool result.
 """
 
 from __future__ import annotations
@@ -23,22 +24,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from autogen_core import FunctionCall, MessageContext, message_handler
-from autogen_core.models import (
-    AssistantMessage,
-    ChatCompletionClient,
-    FunctionExecutionResultMessage,
-    LLMMessage,
-    SystemMessage,
-    UserMessage,
-)
-from autogen_core.tools import Tool
+from autogen_core.models import ChatCompletionClient, LLMMessage, SystemMessage, UserMessage
+from autogen_core.tools import Tool, ToolSchema
 
 from ..channels import Channel
 from ..context import ToolContext, set_tool_context
 from ..messages import WorkerResult, WorkerTask
-from ..models import ModelCall, model_call_scope
-from .ai import run_tool_call, unknown_tool_result
+from ..policy import TeamPolicy
 from .routing import SessionAgent
+from .toolloop import Step, ToolLoop, run_tool_call, unknown_tool_result
 
 logger = logging.getLogger("handoffs_runtime")
 
@@ -52,8 +46,15 @@ class WorkerAgentConfig:
     model: ChatCompletionClient
     tools: Mapping[str, Tool] = field(default_factory=dict)
     channel: Channel | None = None
-    max_tool_rounds: int = 8
+    policy: TeamPolicy = field(default_factory=TeamPolicy)
+    """Tool rounds, the per-call model timeout and the size cap, as for the team's agents."""
     description: str = ""
+    loop: ToolLoop = field(init=False)
+    schemas: tuple[ToolSchema, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "loop", ToolLoop(self.name, self.system_message, self.model, self.policy))
+        object.__setattr__(self, "schemas", tuple(t.schema for t in self.tools.values()))
 
 
 class WorkerAgent(SessionAgent):
@@ -76,6 +77,9 @@ class WorkerAgent(SessionAgent):
             if work.cancelled() and not _current_task_cancelling():
                 return WorkerResult(text=f"{self._config.name} was cancelled", ok=False)
             raise
+        except Exception as exc:  # the one guard of a task: the caller always gets an answer
+            logger.exception("worker %s failed", self.id)
+            return WorkerResult(text=f"{self._config.name} failed: {type(exc).__name__}: {exc}", ok=False)
 
     async def _work(self, message: WorkerTask, ctx: MessageContext) -> WorkerResult:
         config = self._config
@@ -89,28 +93,13 @@ class WorkerAgent(SessionAgent):
                 depth=message.depth,
             )
         )
-        conversation: list[LLMMessage] = [UserMessage(content=message.task, source=message.caller)]
-        schemas = [t.schema for t in config.tools.values()]
-        for _ in range(config.max_tool_rounds):
-            try:
-                with model_call_scope(ModelCall(config.name, message.session_id, frozenset())):
-                    result = await config.model.create(
-                        [config.system_message, *conversation],
-                        tools=schemas,
-                        cancellation_token=ctx.cancellation_token,
-                    )
-            except Exception as exc:
-                logger.exception("model call failed for worker %s", self.id)
-                return WorkerResult(
-                    text=f"{config.name}'s model failed: {type(exc).__name__}: {exc}", ok=False
-                )
-            content = result.content
-            if isinstance(content, str) or not content:
-                text = content.strip() if isinstance(content, str) else ""
-                return (
-                    WorkerResult(text=text, ok=True) if text else WorkerResult(text="empty answer", ok=False)
-                )
-            calls = [c for c in content if isinstance(c, FunctionCall)]
+
+        async def offer(conversation: list[LLMMessage]) -> tuple[tuple[ToolSchema, ...], frozenset[str]]:
+            return config.schemas, frozenset()
+
+        async def run_calls(
+            calls: list[FunctionCall], conversation: list[LLMMessage], handoffs: frozenset[str]
+        ) -> Step:
             results = []
             for call in calls:
                 tool = config.tools.get(call.name)
@@ -118,11 +107,16 @@ class WorkerAgent(SessionAgent):
                     results.append(unknown_tool_result(call, config.tools))
                 else:
                     results.append(await run_tool_call(tool, call, ctx.cancellation_token))
-            conversation.append(AssistantMessage(content=calls, source=config.name))
-            conversation.append(FunctionExecutionResultMessage(content=results))
-        return WorkerResult(
-            text=f"{config.name} did not finish within {config.max_tool_rounds} tool rounds", ok=False
-        )
+            return Step(results)
+
+        task: list[LLMMessage] = [UserMessage(content=message.task, source=message.caller)]
+        end = await config.loop.run(task, message.session_id, offer, run_calls, ctx.cancellation_token)
+        if end.kind == "text":
+            return WorkerResult(text=end.text or "empty answer", ok=bool(end.text))
+        if end.kind == "model_failed":
+            return WorkerResult(text=f"{config.name}'s model failed: {end.error}", ok=False)
+        rounds = config.policy.max_tool_rounds
+        return WorkerResult(text=f"{config.name} did not finish within {rounds} tool rounds", ok=False)
 
 
 def _current_task_cancelling() -> bool:

@@ -1,0 +1,59 @@
+"""A total deadline for every call of an OpenAI-compatible client.
+
+The HTTP client's own timeout bounds each read, so an endpoint that trickles one byte a second never
+trips it and holds a turn for as long as it likes. Here the whole call (connecting, the whole body or
+every chunk of a stream, and the client's retries) must finish within ``deadline`` seconds; past it the
+call raises ``TimeoutError`` and the request is dropped, so the agent apologises and the session goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator
+from typing import Any
+
+from autogen_core.models import CreateResult
+from autogen_ext.models.openai import OpenAIChatCompletionClient
+
+
+class DeadlineOpenAIClient(OpenAIChatCompletionClient):
+    """``OpenAIChatCompletionClient`` whose ``create`` and ``create_stream`` end at a total deadline."""
+
+    def __init__(self, *, deadline: float, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.deadline = deadline
+
+    async def create(self, *args: Any, **kwargs: Any) -> CreateResult:  # type: ignore[override]
+        scope = asyncio.timeout(self.deadline)
+        try:
+            async with scope:
+                return await super().create(*args, **kwargs)
+        except TimeoutError as exc:
+            raise self._late(exc, scope) from exc
+
+    async def create_stream(  # type: ignore[override]
+        self, *args: Any, **kwargs: Any
+    ) -> AsyncGenerator[str | CreateResult, None]:
+        # One deadline for the whole stream, checked around each chunk: a timeout must never span a
+        # ``yield``, or it would cancel whatever the consumer does in between.
+        end = asyncio.get_running_loop().time() + self.deadline
+        stream = super().create_stream(*args, **kwargs)
+        try:
+            while True:
+                scope = asyncio.timeout_at(end)
+                try:
+                    async with scope:
+                        chunk = await anext(stream)
+                except StopAsyncIteration:
+                    return
+                except TimeoutError as exc:
+                    raise self._late(exc, scope) from exc
+                yield chunk
+        finally:
+            await stream.aclose()
+
+    def _late(self, exc: TimeoutError, scope: asyncio.Timeout) -> TimeoutError:
+        """The deadline's own error, or ``exc`` itself when something else timed out."""
+        if not scope.expired():
+            return exc
+        return TimeoutError(f"no complete answer from the model within the {self.deadline:g} s deadline")

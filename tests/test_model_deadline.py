@@ -1,0 +1,160 @@
+"""A model call has a total deadline (connect plus the whole body or stream), not only a per-read timeout.
+
+A real local HTTP server trickles its answer one byte (or one stream chunk) at a time, quickly enough
+that no single read ever waits long; the real ``openai`` client must still give up at the deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from autogen_core import AgentId
+from autogen_core.models import SystemMessage
+
+from handoffs_runtime import (
+    HandoffsRuntime,
+    ModelConfigError,
+    ScriptedChannel,
+    ScriptedModel,
+    TeamPolicy,
+    acme_team,
+    openai_model,
+)
+from handoffs_runtime.agents.ai import MODEL_ERROR_REPLY
+from handoffs_runtime.agents.worker import WorkerAgent, WorkerAgentConfig
+from handoffs_runtime.errors import TeamConfigError
+from handoffs_runtime.messages import WorkerResult, WorkerTask
+
+from .support import run_sessions, texts
+
+TRICKLE_SECONDS = 0.02
+"""Between two bytes (or chunks): far below any per-read timeout, so only a total deadline ends it."""
+
+
+class Trickler:
+    """Answers the first request a byte at a time (about ten seconds in all), later ones at once."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.sent_all = False
+        self.dropped = threading.Event()
+        self.url = ""
+
+
+def _completion(text: str) -> dict[str, Any]:
+    message = {"role": "assistant", "content": text}
+    choice = {"index": 0, "message": message, "finish_reason": "stop", "logprobs": None}
+    usage = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+    base = {"id": "c", "object": "chat.completion", "created": 0, "model": "m"}
+    return {**base, "choices": [choice], "usage": usage}
+
+
+def _chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    data = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m", "choices": [choice]}
+    return f"data: {json.dumps(data)}\n\n".encode()
+
+
+def _handler(state: Trickler) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+            state.requests += 1
+            first = state.requests == 1
+            stream = bool(body.get("stream"))
+            self.send_response(200)
+            if stream:
+                self.send_header("Content-Type", "text/event-stream")
+                pieces = [_chunk({"role": "assistant", "content": ""})]
+                words = ["slow "] * 500 if first else ["fast answer"]
+                pieces += [_chunk({"content": w}) for w in words]
+                pieces += [_chunk({}, "stop"), b"data: [DONE]\n\n"]
+            else:
+                text = "slow answer" + " " * 500 if first else "fast answer"
+                payload = json.dumps(_completion(text)).encode()
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                pieces = [payload[i : i + 1] for i in range(len(payload))] if first else [payload]
+            self.end_headers()
+            try:
+                for piece in pieces:
+                    self.wfile.write(piece)
+                    self.wfile.flush()
+                    if first:
+                        time.sleep(TRICKLE_SECONDS)
+            except OSError:  # the client hung up
+                state.dropped.set()
+                return
+            if first:
+                state.sent_all = True
+
+    return Handler
+
+
+@contextmanager
+def trickling_server() -> Iterator[Trickler]:
+    state = Trickler()
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    state.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield state
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
+async def test_a_trickling_endpoint_ends_at_the_deadline_and_the_session_goes_on(stream: bool) -> None:
+    with trickling_server() as server:
+        model = openai_model("m", base_url=server.url, api_key="k", timeout=1.0, max_retries=2)
+        channel = ScriptedChannel.for_sessions({"s1": ["hello", "again"]})
+        policy = TeamPolicy(stream=stream, model_timeout=None)  # the client's own deadline does it
+        await run_sessions(acme_team(policy=policy), channel, model=model)
+        # The client hung up on the trickle: the server notices at one of its next writes.
+        dropped = await asyncio.to_thread(server.dropped.wait, 30)
+    assert texts(channel) == [("TriageAgent", MODEL_ERROR_REPLY), ("TriageAgent", "fast answer")]
+    assert dropped and not server.sent_all
+    assert server.requests == 2  # no retry after the deadline: it covers the retries too
+
+
+@pytest.mark.parametrize("bad", [0, -1, float("nan"), float("inf")])
+def test_the_deadline_must_be_a_positive_number(bad: float) -> None:
+    with pytest.raises(ModelConfigError, match="timeout"):
+        openai_model("m", base_url="http://127.0.0.1:9/v1", timeout=bad)
+    with pytest.raises(TeamConfigError, match="model_timeout"):
+        TeamPolicy(model_timeout=bad)
+
+
+async def test_a_worker_applies_the_policy_timeout_to_each_model_call() -> None:
+    class Hanging(ScriptedModel):
+        answers_promptly = False
+
+        async def create(self, *args: object, **kwargs: object) -> Any:  # type: ignore[override]
+            await asyncio.sleep(3600)
+
+    config = WorkerAgentConfig(
+        name="W",
+        system_message=SystemMessage(content="Work."),
+        model=Hanging([]),
+        policy=TeamPolicy(model_timeout=0.05),
+    )
+    runtime = HandoffsRuntime()
+    await WorkerAgent.register(runtime, "W", lambda: WorkerAgent(config))
+    runtime.start()
+    task = WorkerTask(session_id="s1", task="do it", caller="test", timeout=3600)
+    result = await runtime.send_message(task, AgentId("W", "k"))
+    await runtime.stop()
+    assert result == WorkerResult(text="W's model failed: TimeoutError: no answer within 0.05 s", ok=False)
