@@ -39,6 +39,7 @@ from ..context import ToolContext, set_tool_context
 from ..messages import HandoffEvent, HandoffOutcome, UserTask, agent_response, user_task
 from ..models import ModelCall, model_call_scope
 from ..policy import LOOP_MESSAGE, TeamPolicy, loop_reason
+from ..tools.effects import irreversible_names
 from ..tools.filters import nesting_filter
 from ..tools.handoff import (
     Handoff,
@@ -73,6 +74,7 @@ class AIAgentConfig:
     description: str = ""
     tool_schemas: tuple[ToolSchema, ...] = field(init=False)
     handoff_names: frozenset[str] = field(init=False)
+    irreversible_names: frozenset[str] = field(init=False)
     model_timeout: float | None = field(init=False)
     """The policy's per-call timeout, or ``None`` for a model that answers promptly (in-process)."""
     static_schemas: tuple[ToolSchema, ...] | None = field(init=False)
@@ -83,6 +85,7 @@ class AIAgentConfig:
         tool_schemas = tuple(t.schema for t in self.tools.values())
         set_field(self, "tool_schemas", tool_schemas)
         set_field(self, "handoff_names", frozenset(self.handoffs))
+        set_field(self, "irreversible_names", irreversible_names(self.tools.values()))
         prompt = getattr(self.model, "answers_promptly", False) is True
         set_field(self, "model_timeout", None if prompt else self.policy.model_timeout)
         static = all(h.always_enabled for h in self.handoffs.values())
@@ -170,7 +173,8 @@ class AIAgent(SessionAgent):
     ) -> CreateResult:
         config = self._config
         messages = [config.system_message, *conversation]
-        with model_call_scope(ModelCall(config.name, session, handoffs)):
+        call = ModelCall(config.name, session, handoffs, config.description, config.irreversible_names)
+        with model_call_scope(call):
             if config.model_timeout is None:
                 return await self._create(messages, tools, cancellation_token)
             async with asyncio.timeout(config.model_timeout):
