@@ -27,7 +27,7 @@ _CONCEPTS = {
     "human": "human person operator someone representative manager people somebody real",
     "problem": (
         "problem issue repair broken broke fix damaged defect defective faulty cancel never arrive missing "
-        "late lost wrong stuck complaint trouble"
+        "late lost wrong stuck stop complaint trouble"
     ),
     "find": "find search look lookup",
 }
@@ -41,7 +41,7 @@ NEGATIONS = frozenset(
 VAGUE = frozenset(
     """
     help question thing things stuff one ones new item items product products order orders today tomorrow
-    now info information detail details status
+    now info information detail details status back
     """.split()  # noqa: SIM905
 )
 """Words that name no particular object: never enough to act on."""
