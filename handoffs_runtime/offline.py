@@ -97,9 +97,7 @@ def _read(messages: Sequence[LLMMessage], regular: set[str]) -> _Conversation:
     latest = said[-1][1] if said else ""
     at = len(said) - 1
     if _is_answer(latest, _YES):
-        at = next(
-            (k for k in range(len(said) - 2, -1, -1) if not _is_answer(said[k][1], _YES | _NO)), at
-        )
+        at = next((k for k in range(len(said) - 2, -1, -1) if not _is_answer(said[k][1], _YES | _NO)), at)
     parts = [said[at][1]] if said else [""]
     while at > 0 and _ASKED_ARGUMENT.match(_said_before(messages, said[at][0])):
         at -= 1
