@@ -196,7 +196,8 @@ async def test_the_operator_is_told_how_to_hand_the_conversation_back() -> None:
         operator=["Hello, Sam here.", "/help", "Anything else?", "/handoff TriageAgent"],
     )
     await run_sessions(acme_team(), channel, models={"TriageAgent": triage})
-    hint = "/handoff AGENT hands the conversation back (AGENT: IssuesAndRepairsAgent, SalesAgent, TriageAgent)"
+    agents = "IssuesAndRepairsAgent, SalesAgent, TriageAgent"
+    hint = f"/handoff AGENT hands the conversation back (AGENT: {agents})"
     operator = [prompt for person, prompt in channel.asked["s1"] if person == "operator"]
     assert operator == [
         f"HumanAgent input ({hint})",  # taking the conversation over

@@ -58,8 +58,8 @@ class HumanAgent(SessionAgent):
         config = self._config
         session = self.id.key
         prompt = f"{config.name} input"
-        taking_over = bool(message.context) and isinstance(message.context[-1], FunctionExecutionResultMessage)
-        if taking_over:
+        handed_over = message.context and isinstance(message.context[-1], FunctionExecutionResultMessage)
+        if handed_over:  # the operator takes the conversation over: say how to give it back
             prompt = f"{prompt} ({way_back_hint(config.handoff_targets)})"
         answer = await config.channel.ask(session, prompt, person="operator")
         while answer is not None and answer.strip().startswith((HANDOFF_COMMAND, HELP_COMMAND)):
