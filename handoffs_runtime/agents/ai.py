@@ -37,6 +37,7 @@ from pydantic import BaseModel, ValidationError
 from ..channels import Channel
 from ..context import ToolContext, set_tool_context
 from ..messages import HandoffEvent, HandoffOutcome, UserTask, agent_response, user_task
+from ..model_errors import ModelProblem, explain_model_error
 from ..models import ModelCall, model_call_scope
 from ..policy import LOOP_MESSAGE, TeamPolicy, loop_reason
 from ..tools.effects import irreversible_names
@@ -108,6 +109,7 @@ class AIAgent(SessionAgent):
     def __init__(self, config: AIAgentConfig) -> None:
         super().__init__(config.description or config.name)
         self._config = config
+        self._told: ModelProblem | None = None  # the model problem this session was last told about
 
     @message_handler
     async def handle_task(self, message: UserTask, ctx: MessageContext) -> None:
@@ -127,9 +129,9 @@ class AIAgent(SessionAgent):
                 result = await self._call_model(
                     session, conversation, offered, enabled, ctx.cancellation_token
                 )
-            except Exception:
+            except Exception as exc:
                 logger.exception("model call failed for %s in session %s", config.name, session)
-                await self._reply(conversation, MODEL_ERROR_REPLY)
+                await self._reply(conversation, self._model_error_reply(exc))
                 return
             content = result.content
             if isinstance(content, str) or not content:
@@ -179,6 +181,16 @@ class AIAgent(SessionAgent):
                 return await self._create(messages, tools, cancellation_token)
             async with asyncio.timeout(config.model_timeout):
                 return await self._create(messages, tools, cancellation_token)
+
+    def _model_error_reply(self, exc: Exception) -> str:
+        """What is wrong with the model, said once in full; the generic apology for transient failures."""
+        problem = explain_model_error(exc)
+        if problem is None:
+            return MODEL_ERROR_REPLY
+        if problem == self._told:
+            return problem.again
+        self._told = problem
+        return problem.first
 
     async def _create(
         self, messages: list[LLMMessage], tools: Sequence[ToolSchema], cancellation_token: CancellationToken
