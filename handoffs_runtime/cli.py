@@ -70,9 +70,10 @@ def _add_distributed_commands(
     chat.add_argument(
         "--turn-timeout",
         type=float,
-        default=180.0,
+        default=60.0,
         metavar="S",
-        help="with --host: tell the person when a turn gets no answer for S seconds (default: 180)",
+        help="with --host: give a turn up when no answer comes for S seconds (default: 60; a 'still "
+        "waiting' notice comes after 10)",
     )
     chat.add_argument(
         "--connect-timeout",
