@@ -41,7 +41,6 @@ from .models import LocalModel, Reply, current_model_call, tool_call
 from .offline_words import Word, clauses, negated, object_words, score, stem, terms, words
 
 ASK_CONFIRMATION = "Shall I go ahead? (yes/no)"
-_ASKED_ARGUMENT = re.compile(r"^To .+ I need the .+\. Which .+\?$")
 _WAY_BACK = frozenset({"back", "outside", "other", "purview", "else"})
 _LITERAL_PARAMS = frozenset({"code", "script", "source", "command", "expression", "program", "snippet"})
 _SPELLED_OUT_PARAMS = frozenset({"task", "description", "request", "instruction", "prompt"})
@@ -65,6 +64,11 @@ def _is_answer(text: str, answers: frozenset[str]) -> bool:
 
 def _humanize(name: str) -> str:
     return name.replace("_", " ")
+
+
+def _asked_argument(text: str) -> bool:
+    """Whether ``text`` is this model's ``To <tool> I need the <argument>. Which <argument>?``."""
+    return text.startswith("To ") and " I need the " in text and ". Which " in text and text.endswith("?")
 
 
 def _said_before(messages: Sequence[LLMMessage], index: int) -> str:
@@ -99,7 +103,7 @@ def _read(messages: Sequence[LLMMessage], regular: set[str]) -> _Conversation:
     if _is_answer(latest, _YES):
         at = next((k for k in range(len(said) - 2, -1, -1) if not _is_answer(said[k][1], _YES | _NO)), at)
     parts = [said[at][1]] if said else [""]
-    while at > 0 and _ASKED_ARGUMENT.match(_said_before(messages, said[at][0])):
+    while at > 0 and _asked_argument(_said_before(messages, said[at][0])):
         at -= 1
         parts.insert(0, said[at][1])
     proposed = _said_before(messages, last_user).endswith(ASK_CONFIRMATION) if said else False
@@ -165,8 +169,11 @@ class OfflineModel(LocalModel):
             return _DECLINED
 
         explicit = _explicit(talk.latest, regular)
-        if explicit is not None and explicit[0]["name"] not in me.irreversible:
-            return [tool_call(explicit[0]["name"], _explicit_arguments(*explicit, talk.latest))]
+        if explicit is not None:
+            tool, payload = explicit
+            if tool["name"] in me.irreversible:  # spelled out, but it cannot be undone: ask first
+                return _proposal(tool, payload)
+            return [tool_call(tool["name"], _explicit_arguments(tool, payload, talk.latest))]
         if not words(talk.latest):
             return self._introduce(me.name, regular, me.handoffs)
         fresh = [h for h in me.handoffs if h["name"] not in talk.called]  # never repeat this turn's handoffs
@@ -218,8 +225,11 @@ class OfflineModel(LocalModel):
         plan = self._plan(request, regular)
         chosen = _chosen_tool(request, regular)
         clause = chosen[1] if chosen else request
+        explicit = _explicit(request, regular)
         for tool in plan:
             result = talk.results.get(tool["name"])
+            if result is None and explicit is not None and tool is explicit[0]:
+                return [tool_call(tool["name"], _explicit_arguments(tool, explicit[1], request))]
             if result is None:
                 found = {name: r.content for name, r in talk.results.items()}
                 return [self._call(tool, clause, found, request=request)]
@@ -230,9 +240,7 @@ class OfflineModel(LocalModel):
         return f"Done: {done}" + ("" if done.endswith((".", "!", "?")) else ".") if steps else "Done."
 
     def _propose(self, tool: ToolSchema, clause: str) -> str:
-        subject = _subject(clause, tool)
-        about = f" for “{subject}”" if subject else ""
-        return f"I can {_humanize(tool['name'])}{about}. {ASK_CONFIRMATION}"
+        return _proposal(tool, _subject(clause, tool))
 
     def _introduce(
         self, agent: str, regular: list[ToolSchema], handoffs: list[ToolSchema], *, unsure: bool = False
@@ -250,6 +258,11 @@ class OfflineModel(LocalModel):
 
 
 _DECLINED = "All right, I won't. Is there anything else I can help with?"
+
+
+def _proposal(tool: ToolSchema, subject: str) -> str:
+    about = f" for “{subject}”" if subject else ""
+    return f"I can {_humanize(tool['name'])}{about}. {ASK_CONFIRMATION}"
 
 
 def _offline_reply(agent: str, asked: str) -> str:

@@ -177,11 +177,29 @@ async def test_irreversible_tools_of_any_team_need_a_clear_object() -> None:
         sent.append(recipient)
         return "sent"
 
-    team = TeamSpec(name="gifts", entry="Gifts", agents=[AgentSpec("Gifts", tools=[irreversible(send_gift)])])
+    ran: list[str] = []
+
+    def run_command(command: str) -> str:
+        """Run a shell command."""
+        ran.append(command)
+        return "ran"
+
+    tools = [irreversible(send_gift), irreversible(run_command)]
+    team = TeamSpec(name="gifts", entry="Gifts", agents=[AgentSpec("Gifts", tools=tools)])
     channel = ScriptedChannel.for_sessions(
-        {"s1": ["send gift: something", "yes"], "s2": ["don't send a gift to Ann", "yes"]}
+        {
+            "s1": ["send gift: something", "yes"],
+            "s2": ["don't send a gift to Ann", "yes"],
+            "s3": ["run command: rm -rf build", "yes"],
+        }
     )
-    await run_sessions(team, channel, model=OfflineModel(), sessions=["s1", "s2"])
+    await run_sessions(team, channel, model=OfflineModel(), sessions=["s1", "s2", "s3"])
     assert sent == []
     assert texts(channel, "s1")[0] == ("Gifts", ask("send gift", "recipient"))
     assert OFFLINE in texts(channel, "s2")[0][1]  # its own area, with nothing to do
+    # Spelled out, but irreversible: proposed first, with the text as written, and run only after a yes.
+    assert texts(channel, "s3") == [
+        ("Gifts", propose("run command", "rm -rf build")),
+        ("Gifts", "Done: run command → ran."),
+    ]
+    assert ran == ["rm -rf build"]
