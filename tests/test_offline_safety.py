@@ -6,7 +6,20 @@ object may then run it; every other row must end without an order placed or a re
 
 from __future__ import annotations
 
-from handoffs_runtime import AgentSpec, OfflineModel, ScriptedChannel, TeamSpec, acme_team, handoff
+import pytest
+
+from handoffs_runtime import (
+    AgentSpec,
+    OfflineModel,
+    ScriptedChannel,
+    TeamConfigError,
+    TeamSpec,
+    acme_team,
+    handoff,
+    irreversible,
+    is_irreversible,
+    requires_approval,
+)
 
 from .support import run_sessions, texts
 
@@ -168,8 +181,6 @@ async def test_singular_words_route_and_an_agent_keeps_requests_of_its_own_area(
 
 
 async def test_irreversible_tools_of_any_team_need_a_clear_object() -> None:
-    from handoffs_runtime import irreversible
-
     sent: list[str] = []
 
     def send_gift(recipient: str) -> str:
@@ -203,3 +214,12 @@ async def test_irreversible_tools_of_any_team_need_a_clear_object() -> None:
         ("Gifts", "Done: run command → ran."),
     ]
     assert ran == ["rm -rf build"]
+
+
+def test_the_irreversible_mark_survives_approval_and_rejects_what_is_no_tool() -> None:
+    marked = irreversible(get_weather)
+    assert marked.name == "get_weather" and is_irreversible(marked)
+    assert is_irreversible(requires_approval(marked))
+    assert not is_irreversible(requires_approval(get_weather))
+    with pytest.raises(TeamConfigError, match="irreversible needs a Tool or a function"):
+        irreversible(42)  # type: ignore[arg-type]
