@@ -49,6 +49,7 @@ from .team import AgentSpec, TeamSpec, build_team, human_agent, register_team, s
 from .tools.acme import acme_team
 from .tools.approval import requires_approval
 from .tools.code import CodeResult, SandboxLimits, execute_python_code, python_code_tool, run_python
+from .tools.effects import irreversible, is_irreversible
 from .tools.filters import keep_last_messages, nest_history, remove_all_tools
 from .tools.handoff import Handoff, HandoffContext, HandoffInputData, SessionContext, handoff
 from .tools.orchestrator import orchestrator_team
@@ -122,6 +123,8 @@ __all__ = [
     "execute_python_code",
     "handoff",
     "human_agent",
+    "irreversible",
+    "is_irreversible",
     "keep_last_messages",
     "model_from_options",
     "nest_history",

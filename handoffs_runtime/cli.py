@@ -70,9 +70,10 @@ def _add_distributed_commands(
     chat.add_argument(
         "--turn-timeout",
         type=float,
-        default=180.0,
+        default=60.0,
         metavar="S",
-        help="with --host: tell the person when a turn gets no answer for S seconds (default: 180)",
+        help="with --host: give a turn up when no answer comes for S seconds (default: 60; a 'still "
+        "waiting' notice comes after 10)",
     )
     chat.add_argument(
         "--connect-timeout",
@@ -99,6 +100,13 @@ def _add_distributed_commands(
     worker.add_argument("--model", help="model name on an OpenAI-compatible endpoint (default: offline)")
     worker.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
     worker.add_argument("--max-message-mb", **size)
+    worker.add_argument(
+        "--connect-timeout",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="give up if no host answers within S seconds at start (default: 30)",
+    )
     worker.add_argument(
         "--takeover-seconds",
         type=float,
@@ -133,8 +141,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _chat(args: argparse.Namespace) -> int:
-    model = model_from_options(args.model, base_url=args.base_url)
     team = TEAMS[args.team]()
+    if args.host:  # a front end: the workers call the models, so no model (and no API key) is needed here
+        from .distributed.cli import run_remote_chat
+
+        return run_remote_chat(args, team, ConsoleChannel(colour=False if args.no_colour else None))
+    model = model_from_options(args.model, base_url=args.base_url)
     label = model_label(model)
     if label == "offline":
         model_line = (
@@ -146,10 +158,6 @@ def _chat(args: argparse.Namespace) -> int:
     banner = f"handoffs · {team.title or team.name} · {model_line}"
     store = open_store(args.store)
     try:
-        if args.host:
-            from .distributed.cli import run_remote_chat
-
-            return run_remote_chat(args, team, channel)
         asyncio.run(
             run_chat(team, model=model, channel=channel, session_id=args.session, banner=banner, store=store)
         )

@@ -7,6 +7,8 @@ notebook. Regular tools are listed inside each agent's node. Edge styles tell co
 - ``A -.->|tool| B``  a handoff enabled by a function (sometimes offered);
 - ``A ==>|tool| B``   a delegation (agent as tool, worker): A keeps control and gets B's answer.
 
+A human agent's way back, the operator's ``/handoff B``, is drawn as a handoff labelled ``/handoff``.
+
 Workers, reached only as tools, are drawn as subroutine nodes.
 """
 
@@ -14,7 +16,8 @@ from __future__ import annotations
 
 import re
 
-from .team import TeamSpec, build_team, delegations
+from .agents.human import HANDOFF_COMMAND
+from .team import TeamSpec, build_team, delegations, human_handoff_targets
 
 
 def _node_id(name: str) -> str:
@@ -43,6 +46,9 @@ def team_mermaid(team: TeamSpec) -> str:
         for tool_name, h in agent.handoffs.items():
             arrow = "-->" if h.always_enabled else "-.->"
             lines.append(f"    {_node_id(name)} {arrow}|{_label(tool_name)}| {_node_id(h.target)}")
+        if agent.spec.kind == "human":
+            for target in sorted(human_handoff_targets(built)):
+                lines.append(f'    {_node_id(name)} -->|"{HANDOFF_COMMAND}"| {_node_id(target)}')
     for caller, callee, tool_name in delegated:
         lines.append(f"    {_node_id(caller)} ==>|{_label(tool_name)}| {_node_id(callee)}")
     return "\n".join(lines) + "\n"

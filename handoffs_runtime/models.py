@@ -38,6 +38,10 @@ class ModelCall:
     agent: str
     session_id: str
     handoff_tools: frozenset[str]
+    description: str = ""
+    """What the calling agent is for (its ``AgentSpec.description``)."""
+    irreversible_tools: frozenset[str] = frozenset()
+    """The offered tools marked :func:`~handoffs_runtime.tools.effects.irreversible`."""
 
 
 _current_call: ContextVar[ModelCall | None] = ContextVar("handoffs_model_call", default=None)

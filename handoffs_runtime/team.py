@@ -185,6 +185,11 @@ def _add_agent_tools(team: TeamSpec, spec: AgentSpec, tools: dict[str, Tool]) ->
             )
 
 
+def human_handoff_targets(built: Mapping[str, BuiltAgent]) -> frozenset[str]:
+    """The agents a human agent may hand the conversation back to (``/handoff AGENT``): the AI agents."""
+    return frozenset(n for n, a in built.items() if a.spec.kind == "ai")
+
+
 def tool_served_agents(built: Mapping[str, BuiltAgent]) -> set[str]:
     """The AI agents some other agent calls as a tool: each gets a ``<name>.tool`` worker type."""
     wanted = {getattr(t, "delegates_to", None) for agent in built.values() for t in agent.tools.values()}
@@ -268,7 +273,7 @@ async def register_team(
             if spec.kind == "worker":
                 continue
         if spec.kind == "human":
-            targets = frozenset(n for n, a in built.items() if a.spec.kind == "ai")
+            targets = human_handoff_targets(built)
             description = spec.description or "A human operator."
             human_config = HumanAgentConfig(name, channel, team.user_topic, description, targets)
             await HumanAgent.register(runtime, type_of(name), _factory(HumanAgent, human_config))

@@ -187,3 +187,22 @@ async def test_operator_handback_on_the_offline_model_does_not_bounce_back() -> 
     assert routes == [("TriageAgent", "HumanAgent"), ("HumanAgent", "TriageAgent")]
     [(agent, text)] = texts(channel)
     assert agent == "TriageAgent" and "offline demo model" in text
+
+
+async def test_the_operator_is_told_how_to_hand_the_conversation_back() -> None:
+    triage = ScriptedModel([[tool_call("escalate_to_human")], "Triage again."])
+    channel = ScriptedChannel.for_sessions(
+        {"s1": ["a person please", "thanks", "ok"]},
+        operator=["Hello, Sam here.", "/help", "Anything else?", "/handoff TriageAgent"],
+    )
+    await run_sessions(acme_team(), channel, models={"TriageAgent": triage})
+    agents = "IssuesAndRepairsAgent, SalesAgent, TriageAgent"
+    hint = f"/handoff AGENT hands the conversation back (AGENT: {agents})"
+    operator = [prompt for person, prompt in channel.asked["s1"] if person == "operator"]
+    assert operator == [
+        f"HumanAgent input ({hint})",  # taking the conversation over
+        "HumanAgent input",  # the customer's next message: the operator knows by now
+        f"{hint}; HumanAgent input",  # after /help
+        "HumanAgent input",
+    ]
+    assert texts(channel)[-1] == ("TriageAgent", "Triage again.")

@@ -451,6 +451,9 @@ def test_mermaid_graph_of_the_acme_team() -> None:
         "    TriageAgent -->|escalate_to_human| HumanAgent\n"
         "    SalesAgent -->|transfer_back_to_triage| TriageAgent\n"
         "    IssuesAndRepairsAgent -->|transfer_back_to_triage| TriageAgent\n"
+        '    HumanAgent -->|"/handoff"| IssuesAndRepairsAgent\n'
+        '    HumanAgent -->|"/handoff"| SalesAgent\n'
+        '    HumanAgent -->|"/handoff"| TriageAgent\n'
     )
 
 

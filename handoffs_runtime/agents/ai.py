@@ -36,7 +36,9 @@ from pydantic import BaseModel, ValidationError
 from ..channels import Channel
 from ..context import ToolContext, set_tool_context
 from ..messages import HandoffEvent, HandoffOutcome, UserTask, agent_response, user_task
+from ..model_errors import ModelProblem, explain_model_error
 from ..policy import LOOP_MESSAGE, TeamPolicy, loop_reason
+from ..tools.effects import irreversible_names
 from ..tools.filters import nesting_filter
 from ..tools.handoff import (
     Handoff,
@@ -80,6 +82,7 @@ class AIAgentConfig:
     description: str = ""
     tool_schemas: tuple[ToolSchema, ...] = field(init=False)
     handoff_names: frozenset[str] = field(init=False)
+    irreversible_names: frozenset[str] = field(init=False)
     loop: ToolLoop = field(init=False)
     """The model, its per-call timeout and the loop's rules (shared with ``WorkerAgent``)."""
     static_schemas: tuple[ToolSchema, ...] | None = field(init=False)
@@ -90,7 +93,12 @@ class AIAgentConfig:
         tool_schemas = tuple(t.schema for t in self.tools.values())
         set_field(self, "tool_schemas", tool_schemas)
         set_field(self, "handoff_names", frozenset(self.handoffs))
-        set_field(self, "loop", ToolLoop(self.name, self.system_message, self.model, self.policy))
+        irreversible = irreversible_names(self.tools.values())
+        set_field(self, "irreversible_names", irreversible)
+        loop = ToolLoop(
+            self.name, self.system_message, self.model, self.policy, self.description, irreversible
+        )
+        set_field(self, "loop", loop)
         static = all(h.always_enabled for h in self.handoffs.values())
         handoff_schemas = tuple(h.schema for h in self.handoffs.values())
         set_field(self, "static_schemas", tool_schemas + handoff_schemas if static else None)
@@ -120,6 +128,7 @@ class AIAgent(SessionAgent):
     def __init__(self, config: AIAgentConfig) -> None:
         super().__init__(config.description or config.name)
         self._config = config
+        self._told: ModelProblem | None = None  # the model problem this session was last told about
 
     @message_handler
     async def handle_task(self, message: UserTask, ctx: MessageContext) -> None:
@@ -160,7 +169,7 @@ class AIAgent(SessionAgent):
             stop = end.outcome
             await self._stop_loop(message, path, new, stop.handoff, stop.call, stop.reason)
         elif end.kind == "model_failed":
-            await self._reply(history + new, MODEL_ERROR_REPLY)
+            await self._reply(history + new, self._model_error_reply(end.exception))
         else:
             await self._reply(history + new, TOO_MANY_ROUNDS_REPLY)
 
@@ -176,6 +185,16 @@ class AIAgent(SessionAgent):
         ctx = SessionContext(session_id=session, agent=config.name, conversation=conversation)
         enabled = [h for h in config.handoffs.values() if await _is_enabled(h, ctx)]
         return config.tool_schemas + tuple(h.schema for h in enabled), frozenset(h.tool_name for h in enabled)
+
+    def _model_error_reply(self, exc: BaseException | None) -> str:
+        """What is wrong with the model, said once in full; the generic apology for transient failures."""
+        problem = explain_model_error(exc) if exc is not None else None
+        if problem is None:
+            return MODEL_ERROR_REPLY
+        if problem == self._told:
+            return problem.again
+        self._told = problem
+        return problem.first
 
     # --- tool calls --------------------------------------------------------------------------------
 

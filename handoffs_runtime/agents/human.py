@@ -2,7 +2,8 @@
 
 The operator is reached through the team's channel (``person="operator"``), never through ``input()``,
 so a session waiting for the operator holds up nobody else. The operator answers the customer by typing,
-or hands the conversation back to an AI agent with ``/handoff AGENT``.
+or hands the conversation back to an AI agent with ``/handoff AGENT``; the prompt says so (with the
+choices) when the operator takes a conversation over, and ``/help`` says it again.
 """
 
 from __future__ import annotations
@@ -35,6 +36,14 @@ class HumanAgentConfig:
 
 
 HANDOFF_COMMAND = "/handoff"
+HELP_COMMAND = "/help"
+
+
+def way_back_hint(targets: frozenset[str]) -> str:
+    """``/handoff AGENT hands the conversation back (AGENT: A, B)``, for the operator's prompt."""
+    if not targets:
+        return "no agent to hand the conversation back to"
+    return f"{HANDOFF_COMMAND} AGENT hands the conversation back (AGENT: {', '.join(sorted(targets))})"
 
 
 class HumanAgent(SessionAgent):
@@ -48,16 +57,21 @@ class HumanAgent(SessionAgent):
     async def handle_task(self, message: UserTask, ctx: MessageContext) -> None:
         config = self._config
         session = self.id.key
-        answer = await config.channel.ask(session, f"{config.name} input", person="operator")
-        while answer is not None and answer.strip().startswith(HANDOFF_COMMAND):
-            target = answer.strip()[len(HANDOFF_COMMAND) :].strip()
-            if target in config.handoff_targets:
+        prompt = f"{config.name} input"
+        handed_over = message.context and isinstance(message.context[-1], FunctionExecutionResultMessage)
+        if handed_over:  # the operator takes the conversation over: say how to give it back
+            prompt = f"{prompt} ({way_back_hint(config.handoff_targets)})"
+        answer = await config.channel.ask(session, prompt, person="operator")
+        while answer is not None and answer.strip().startswith((HANDOFF_COMMAND, HELP_COMMAND)):
+            command, _, target = answer.strip().partition(" ")
+            target = target.strip()
+            if command == HANDOFF_COMMAND and target in config.handoff_targets:
                 await self._hand_back(message, target)
                 return
-            choices = ", ".join(sorted(config.handoff_targets)) or "none"
+            problem = f"unknown agent {target!r}; " if command == HANDOFF_COMMAND else ""
             answer = await config.channel.ask(
                 session,
-                f"unknown agent {target!r} (choose from: {choices}); {config.name} input",
+                f"{problem}{way_back_hint(config.handoff_targets)}; {config.name} input",
                 person="operator",
             )
         text = answer.strip() if answer and answer.strip() else OPERATOR_AWAY_REPLY

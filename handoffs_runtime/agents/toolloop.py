@@ -240,6 +240,8 @@ class LoopEnd:
     outcome: object | None = None
     error: str = ""
     """Why the model call failed (``model_failed``), for a caller that reports it, as a worker does."""
+    exception: BaseException | None = None
+    """The model call's exception (``model_failed``), for a caller that explains it to a person."""
 
 
 @dataclass(frozen=True)
@@ -250,6 +252,10 @@ class ToolLoop:
     system_message: SystemMessage
     model: ChatCompletionClient
     policy: TeamPolicy = field(default_factory=TeamPolicy)
+    description: str = ""
+    """What the agent is for; models that route by words (the offline one) read it."""
+    irreversible: frozenset[str] = frozenset()
+    """The agent's tools marked irreversible, for models that must not act on a guess."""
     model_timeout: float | None = field(init=False)
     """The policy's per-call timeout, or ``None`` for a model that answers promptly (in-process)."""
 
@@ -275,7 +281,7 @@ class ToolLoop:
                 result = await self._call_model(session, conversation, tools, handoffs, cancellation_token)
             except Exception as exc:
                 logger.exception("model call failed for %s in session %s", self.name, session)
-                return LoopEnd("model_failed", new, error=self._describe_failure(exc))
+                return LoopEnd("model_failed", new, error=self._describe_failure(exc), exception=exc)
             reply = read_reply(result, max_chars)
             if isinstance(reply, str):
                 return LoopEnd("text", new, text=reply)
@@ -300,7 +306,8 @@ class ToolLoop:
         cancellation_token: CancellationToken,
     ) -> object:
         messages = [self.system_message, *conversation]
-        with model_call_scope(ModelCall(self.name, session, handoffs)):
+        call = ModelCall(self.name, session, handoffs, self.description, self.irreversible)
+        with model_call_scope(call):
             if self.model_timeout is None:
                 return await self._create(messages, tools, cancellation_token)
             async with asyncio.timeout(self.model_timeout):

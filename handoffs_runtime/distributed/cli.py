@@ -20,6 +20,7 @@ from ..topics import check_session_id
 from .frontend import chat_remote
 from .host import exposure_warning, serve
 from .options import Address
+from .runtime import Backoff
 from .worker import parse_shard_option, start_worker
 
 
@@ -57,10 +58,12 @@ def run_worker(args: argparse.Namespace, team: TeamSpec) -> int:
             print(f"worker reconnected to {args.host} (connection {count})", flush=True)
 
     async def main() -> None:
+        print(f"worker connecting to the host at {args.host}...", file=sys.stderr, flush=True)
         runtime, names = await start_worker(
             team,
             args.host,
             model=model,
+            backoff=Backoff(give_up_after=args.connect_timeout),
             agents=agents,
             shard=shard,
             max_message_mb=args.max_message_mb,

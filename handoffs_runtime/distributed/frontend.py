@@ -26,8 +26,14 @@ from ..store import SessionStore
 from ..team import TeamSpec, register_team, start_session
 from ..topics import check_session_id, session_agent_type
 from .options import DEFAULT_MAX_MESSAGE_MB
+from .redelivery import Redelivery
 from .runtime import Backoff
 from .watch import TurnWatch, WatchedChannel, WatchedRuntime
+
+DEFAULT_NOTICE_AFTER = 10.0
+"""Seconds of silence in a turn before the person reads which agent it is still waiting for."""
+DEFAULT_REDELIVER_FOR = 20.0
+"""Seconds a person's message is sent again while its agent is not served (workers re-registering)."""
 
 
 class FrontEnd:
@@ -35,7 +41,10 @@ class FrontEnd:
 
     ``pinned=False`` registers a single ``User`` agent type that serves every session (one such front end
     per host, e.g. a load driver); the default pins each session to this front end. With
-    ``turn_timeout`` seconds, a turn that hears nothing back is reported to the person (see ``watch``).
+    ``turn_timeout`` seconds, a turn that hears nothing back is reported to the person (see ``watch``),
+    after a "still waiting for <agent>" notice at ``notice_after`` seconds. A person's message that finds
+    its agent unserved (a host restarted before the workers came back) is sent again for
+    ``redeliver_for`` seconds before the person reads that the agent is not available (see ``redelivery``).
     """
 
     def __init__(
@@ -48,6 +57,8 @@ class FrontEnd:
         max_message_mb: float = DEFAULT_MAX_MESSAGE_MB,
         backoff: Backoff | None = None,
         turn_timeout: float | None = None,
+        notice_after: float | None = DEFAULT_NOTICE_AFTER,
+        redeliver_for: float = DEFAULT_REDELIVER_FOR,
         store: SessionStore | None = None,
     ) -> None:
         self.team = team
@@ -62,9 +73,19 @@ class FrontEnd:
                 raise DistributedError(
                     f"turn_timeout must be a positive number of seconds, got {turn_timeout}"
                 )
-            self._watch = TurnWatch(self.runtime, user_topic=team.user_topic, timeout=turn_timeout)
+            self._watch = TurnWatch(
+                self.runtime,
+                user_topic=team.user_topic,
+                timeout=turn_timeout,
+                channel=channel,
+                notice_after=notice_after,
+            )
             self.runtime.watch = self._watch
             self.channel = WatchedChannel(channel, self._watch)
+        self._redelivery: Redelivery | None = None
+        if redeliver_for > 0:
+            self._redelivery = Redelivery(self.runtime.publish_message, self.channel, window=redeliver_for)
+            self.runtime.redelivery = self._redelivery
         self._pinned = pinned
         self._ended: dict[str, asyncio.Event] = {}
         self._retiring: set[asyncio.Task[None]] = set()
@@ -125,6 +146,8 @@ class FrontEnd:
         self._ended.setdefault(session_id, asyncio.Event()).set()
         if self._watch is not None:
             self._watch.forget(session_id)
+        if self._redelivery is not None:
+            self._redelivery.forget(session_id)
         # Retiring drops the session's subscriptions, and with the last of them the host forgets the type;
         # here only the small ended flag stays (for ``ended``).
         if self._pinned:
@@ -163,6 +186,8 @@ class FrontEnd:
     async def stop(self) -> None:
         if self._watch is not None:
             self._watch.close()
+        if self._redelivery is not None:
+            self._redelivery.close()
         await asyncio.gather(*self._retiring, return_exceptions=True)
         if self.runtime.running:
             await self.runtime.stop()

@@ -12,12 +12,18 @@ One prompt at a time: each sent ``UserTask`` admits one answer (an ``AgentRespon
 (it is known by its context, which extends that turn's), or the session would fork into two
 conversations asking the person at once. If the person says the very same words again, the late reply
 answers them, and the second reply is the one dropped.
+
+The watch follows the turn from agent to agent (handoff events), so a notice names the agent that
+actually missed it; after ``notice_after`` seconds of silence it says once which agent it is still
+waiting for. An operator's answer that was the last thing the turn heard when it was given up (the
+human agent's worker died with it) is kept and offered to the operator again at their next prompt.
 """
 
 from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,15 +32,17 @@ from autogen_core.models import LLMMessage
 from autogen_ext.runtimes.grpc import _constants as wire
 from autogen_ext.runtimes.grpc.protos import cloudevent_pb2
 
-from ..channels import AgentReply, Channel, Output, Person
+from ..channels import AgentReply, Channel, Notice, Output, Person
 from ..messages import AgentResponse, Undeliverable, UserTask
 from ..topics import session_topic
 from .options import logger
+from .redelivery import Redelivery
 from .runtime import WorkerRuntime
 from .serializers import type_name
 
 _REPLY = type_name(AgentResponse)
-_ANSWERS = frozenset({_REPLY, type_name(Undeliverable)})
+_UNDELIVERABLE = type_name(Undeliverable)
+_ANSWERS = frozenset({_REPLY, _UNDELIVERABLE})
 """What ends a turn at the ``UserAgent`` (it then asks the person again)."""
 
 TURN_PROMPT = "you"
@@ -43,9 +51,12 @@ TURN_PROMPT = "you"
 
 @dataclass
 class _Turn:
-    topic_type: str
+    topic_type: str  # the agent the turn is with now
     context: list[LLMMessage]
     timer: asyncio.TimerHandle | None = None
+    nudge: asyncio.TimerHandle | None = None
+    nudged: bool = False
+    operator_said: str | None = None  # the operator's answer, if it is the last thing the turn heard
 
 
 def _extends(context: list[LLMMessage], turn: list[LLMMessage]) -> bool:
@@ -55,12 +66,23 @@ def _extends(context: list[LLMMessage], turn: list[LLMMessage]) -> bool:
 class TurnWatch:
     """Timers per session, started by a sent ``UserTask`` and reset by anything heard back."""
 
-    def __init__(self, runtime: WatchedRuntime, *, user_topic: str, timeout: float) -> None:
+    def __init__(
+        self,
+        runtime: WatchedRuntime,
+        *,
+        user_topic: str,
+        timeout: float,
+        channel: Channel | None = None,
+        notice_after: float | None = None,
+    ) -> None:
         self._runtime = runtime
         self._user_topic = user_topic
         self._timeout = timeout
+        self._channel = channel  # for "still waiting" notices (None: none are shown)
+        self._notice_after = notice_after if notice_after is not None and notice_after < timeout else None
         self._turns: dict[str, _Turn] = {}
         self._given_up: dict[str, list[LLMMessage]] = {}
+        self._kept: dict[str, str] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
     def sent(self, session_id: str, topic_type: str, context: list[LLMMessage]) -> None:
@@ -73,14 +95,47 @@ class TurnWatch:
         turn = self._turns.get(session_id)
         if turn is not None:
             self.pause(session_id)
-            turn.timer = asyncio.get_running_loop().call_later(self._timeout, self._expired, session_id)
+            loop = asyncio.get_running_loop()
+            turn.timer = loop.call_later(self._timeout, self._expired, session_id)
+            if self._notice_after is not None and self._channel is not None and not turn.nudged:
+                turn.nudge = loop.call_later(self._notice_after, self._still_waiting, session_id)
 
     def pause(self, session_id: str) -> None:
         """The person is being asked something: their time does not count."""
         turn = self._turns.get(session_id)
-        if turn is not None and turn.timer is not None:
-            turn.timer.cancel()
-            turn.timer = None
+        if turn is not None:
+            for handle in (turn.timer, turn.nudge):
+                if handle is not None:
+                    handle.cancel()
+            turn.timer = turn.nudge = None
+
+    def moved(self, session_id: str, agent: str) -> None:
+        """The turn was handed to ``agent``: a notice about it names that agent."""
+        turn = self._turns.get(session_id)
+        if turn is not None:
+            turn.topic_type = agent
+
+    def operator_answered(self, session_id: str, text: str | None) -> None:
+        turn = self._turns.get(session_id)
+        if turn is not None:
+            turn.operator_said = text if text and text.strip() else None
+
+    def take_kept(self, session_id: str) -> str | None:
+        """The operator's answer that never arrived, to offer again (once)."""
+        return self._kept.pop(session_id, None)
+
+    def _still_waiting(self, session_id: str) -> None:
+        turn = self._turns.get(session_id)
+        if turn is None or self._channel is None:
+            return
+        turn.nudge, turn.nudged = None, True
+        text = f"… still waiting for {turn.topic_type}"
+        self._spawn(self._channel.show(session_id, Notice(text)))
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def answered(self, session_id: str) -> None:
         self.pause(session_id)
@@ -103,6 +158,7 @@ class TurnWatch:
         """The session ended: nothing of it is kept."""
         self.answered(session_id)
         self._given_up.pop(session_id, None)
+        self._kept.pop(session_id, None)
 
     def _expired(self, session_id: str) -> None:
         turn = self._turns.pop(session_id, None)
@@ -110,16 +166,12 @@ class TurnWatch:
             return
         self._given_up[session_id] = turn.context
         logger.warning("no answer from %s in session %s for %gs", turn.topic_type, session_id, self._timeout)
-        notice = Undeliverable(
-            topic_type=turn.topic_type,
-            context=turn.context,
-            reason=f"no answer for {self._timeout:g}s (a process may have restarted); please say it again",
-        )
-        task = asyncio.get_running_loop().create_task(
-            self._runtime.deliver_here(notice, session_topic(self._user_topic, session_id))
-        )
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        reason = f"no answer for {self._timeout:g}s (a process may have restarted); please say it again"
+        if turn.operator_said is not None:
+            self._kept[session_id] = turn.operator_said
+            reason += "; the operator's answer did not arrive either and is kept for them"
+        notice = Undeliverable(topic_type=turn.topic_type, context=turn.context, reason=reason)
+        self._spawn(self._runtime.deliver_here(notice, session_topic(self._user_topic, session_id)))
 
     def close(self) -> None:
         for session_id in list(self._turns):
@@ -131,21 +183,32 @@ class WatchedRuntime(WorkerRuntime):
     through only the answers the watch admits."""
 
     watch: TurnWatch | None = None
+    redelivery: Redelivery | None = None
 
     async def _process_event(self, event: cloudevent_pb2.CloudEvent) -> None:
         schema = event.attributes.get(wire.DATA_SCHEMA_ATTR)
         kind = schema.ce_string if schema is not None else ""
+        if self.redelivery is not None and event.type == self._user_topic and kind in _ANSWERS:
+            if kind == _REPLY:
+                self.redelivery.delivered(event.source)
+            else:
+                notice = self._decode(event, kind)
+                if isinstance(notice, Undeliverable) and self.redelivery.retry(event.source, notice):
+                    return  # the person's message goes out again shortly; the person was told
         if self.watch is not None and event.type == self._user_topic and kind in _ANSWERS:
             context = None
             if kind == _REPLY:
-                reply = self._serialization_registry.deserialize(
-                    event.binary_data, type_name=kind, data_content_type=JSON_DATA_CONTENT_TYPE
-                )
+                reply = self._decode(event, kind)
                 context = reply.context if isinstance(reply, AgentResponse) else None
             if not self.watch.admit(event.source, context):
                 logger.warning("dropped a late %s in session %s: its turn was given up", kind, event.source)
                 return
         await super()._process_event(event)
+
+    def _decode(self, event: cloudevent_pb2.CloudEvent, kind: str) -> Any:
+        return self._serialization_registry.deserialize(
+            event.binary_data, type_name=kind, data_content_type=JSON_DATA_CONTENT_TYPE
+        )
 
     async def deliver_here(self, message: Any, topic_id: TopicId) -> None:
         """Hand ``message`` to this process's agents subscribed to ``topic_id``, without the host."""
@@ -171,6 +234,8 @@ class WatchedRuntime(WorkerRuntime):
     ) -> None:
         if self.watch is not None and isinstance(message, UserTask):
             self.watch.sent(topic_id.source, topic_id.type, message.context)
+        if self.redelivery is not None and isinstance(message, UserTask):
+            self.redelivery.sent(topic_id, message)
         await super().publish_message(
             message, topic_id, sender=sender, cancellation_token=cancellation_token, message_id=message_id
         )
@@ -188,15 +253,25 @@ class WatchedChannel:
         if turn_over:
             self._watch.answered(session_id)
             return await self._inner.ask(session_id, prompt, person=person)
+        kept = self._watch.take_kept(session_id) if person == "operator" else None
+        if kept is not None:
+            prompt = f"{prompt} (your answer “{kept}” did not arrive; press Enter to send it again)"
         self._watch.pause(session_id)
         try:
-            return await self._inner.ask(session_id, prompt, person=person)
+            answer = await self._inner.ask(session_id, prompt, person=person)
         finally:
             self._watch.progress(session_id)
+        if kept is not None and answer is not None and not answer.strip():
+            answer = kept
+        if person == "operator":
+            self._watch.operator_answered(session_id, answer)
+        return answer
 
     async def show(self, session_id: str, output: Output) -> None:
         if isinstance(output, AgentReply):
             self._watch.answered(session_id)
         else:
             self._watch.progress(session_id)
+            if isinstance(output, Notice) and output.event is not None and output.event.outcome == "handoff":
+                self._watch.moved(session_id, output.event.target)
         await self._inner.show(session_id, output)

@@ -12,6 +12,7 @@ from ..context import ask_person
 from ..policy import TeamPolicy
 from ..team import AgentSpec, TeamSpec, human_agent
 from ..topics import HUMAN_AGENT, ISSUES_AND_REPAIRS_AGENT, SALES_AGENT, TRIAGE_AGENT
+from .effects import irreversible
 from .handoff import handoff
 
 ITEM_ID = "item_132612938"
@@ -35,11 +36,11 @@ def execute_refund(item_id: str, reason: str = "not provided") -> str:
     return "success"
 
 
-execute_order_tool = FunctionTool(execute_order, description="Price should be in USD.")
+execute_order_tool = irreversible(FunctionTool(execute_order, description="Price should be in USD."))
 look_up_item_tool = FunctionTool(
     look_up_item, description="Use to find item ID.\nSearch query can be a description or keywords."
 )
-execute_refund_tool = FunctionTool(execute_refund, description="")
+execute_refund_tool = irreversible(FunctionTool(execute_refund, description=""))
 
 transfer_to_sales_agent = handoff(
     SALES_AGENT,
@@ -49,7 +50,7 @@ transfer_to_sales_agent = handoff(
 transfer_to_issues_and_repairs = handoff(
     ISSUES_AND_REPAIRS_AGENT,
     tool_name_override="transfer_to_issues_and_repairs",
-    tool_description_override="Use for issues, repairs, or refunds.",
+    tool_description_override="Use for issues, repairs, refunds, or help.",
 )
 transfer_back_to_triage = handoff(
     TRIAGE_AGENT,

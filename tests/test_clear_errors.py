@@ -1,0 +1,64 @@
+"""Errors that say what is wrong, in one line, as a person meets them on the command line."""
+
+from __future__ import annotations
+
+import socket
+
+from handoffs_runtime import ScriptedChannel, acme_team, openai_model
+
+from .fake_openai import fake_openai
+from .support import run_sessions, texts
+from .test_cli import run_cli
+
+
+def closed_port() -> int:
+    """A local port where nothing listens (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_an_unreachable_base_url_is_explained_once_with_the_url(tmp_path: object) -> None:
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    result = run_cli(
+        "chat", "--model", "some-model", "--base-url", url, "--store", f"{tmp_path}/s.db",
+        stdin="hello\nare you there?\n",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    replies = [line for line in result.stdout.splitlines() if line.startswith("TriageAgent › ")]
+    assert replies == [
+        f"TriageAgent › Sorry, I can't answer: the model endpoint {url} is unreachable (connection refused); "
+        "check --base-url (or OPENAI_BASE_URL) and that the server is running.",
+        f"TriageAgent › Sorry, I can't answer: the model endpoint {url} is unreachable (see above).",
+    ]
+
+
+async def test_a_refused_key_and_an_unknown_model_are_named() -> None:
+    with fake_openai([401, 401, 404]) as server:
+        model = openai_model("gpt-4o-mini", base_url=server.url, api_key="wrong", max_retries=0)
+        channel = ScriptedChannel.for_sessions({"s1": ["hello", "hello?"], "s2": ["hi"]})
+        await run_sessions(acme_team(), channel, model=model, sessions=["s1"])
+        await run_sessions(acme_team(), channel, model=model, sessions=["s2"])
+    assert [text for _, text in texts(channel, "s1")] == [
+        f"Sorry, I can't answer: the model endpoint {server.url} refused the API key (401); "
+        "check OPENAI_API_KEY.",
+        f"Sorry, I can't answer: the model endpoint {server.url} refused the API key (see above).",
+    ]
+    [(_, unknown)] = texts(channel, "s2")
+    assert "answered 404 not found; check the model name (--model)" in unknown
+
+
+def test_a_worker_with_no_host_exits_non_zero_with_one_line() -> None:
+    address = f"127.0.0.1:{closed_port()}"
+    result = run_cli("worker", "--host", address, "--connect-timeout", "1")
+    assert result.returncode != 0
+    errors = [line for line in result.stderr.splitlines() if line.startswith("handoffs: ")]
+    assert len(errors) == 1 and f"cannot reach a handoffs host at {address}" in errors[0]
+    assert "Task was destroyed" not in result.stderr
+
+
+def test_a_front_end_with_a_model_option_needs_no_api_key() -> None:
+    address = f"127.0.0.1:{closed_port()}"
+    result = run_cli("chat", "--host", address, "--model", "gpt-4o-mini", "--connect-timeout", "1")
+    assert "API key" not in result.stderr
+    assert f"cannot reach a handoffs host at {address}" in result.stderr
