@@ -108,7 +108,8 @@ def check(conn: sqlite3.Connection, session_id: str, me: Holder) -> None:
         )
     if row[0] != me.token:
         raise SessionTakenOverError(
-            f"session {session_id!r} was taken over by {Holder(*row)}; this process stopped writing to it"
+            f"session {session_id!r} is held by {Holder(*row)} now, not by this store (it was taken over, "
+            "or never opened here); nothing was written, and this process stops writing to it"
         )
 
 
