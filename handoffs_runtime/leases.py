@@ -1,14 +1,16 @@
 """One live writer per session: the leases a session store hands out.
 
-A store object that opens a session claims the session's lease: a row naming the holder (a token unique
-to that store object, with its pid and host) and when the claim expires. Every write checks that row in
-its own transaction, so a holder whose session was taken over is refused instead of interleaving its
-turns with the new holder's. A :class:`Heartbeat` renews all of a store's leases in one statement every
-few seconds; a holder that stops (a crash, ``kill -9``) stops renewing, and its lease expires by itself.
-On the same host a dead pid frees the lease at once.
+Two tables. ``holders`` has a row per live store object: a token unique to it, its pid and host, and
+when its claim lapses unless renewed. ``leases`` maps each session to the token of the store that opened
+it last. A session is held while its holder's row is in force; so a :class:`Heartbeat` renews one row
+per store every few seconds, whatever the number of sessions it holds. A holder that stops (a crash,
+``kill -9``) stops renewing, and all its sessions come free by themselves; on the same host a dead pid
+frees them at once. Closing a store deletes its holder row: its sessions are free at once.
 
-Ownership is the row, not the clock: a holder whose lease ran out (the process was suspended) keeps
-writing for as long as nobody else claimed the session. Expiry only lets another process claim it.
+Every write checks, in its own transaction, that the session's lease still names this store, so a
+holder whose session was taken over is refused instead of interleaving its turns with the new holder's.
+Ownership is the lease row, not the clock: a holder whose claim lapsed (the process was suspended) keeps
+writing for as long as nobody else opened the session. Lapsing only lets another process open it.
 
 The functions here run on the store's thread, inside a transaction the store opened.
 """
@@ -30,8 +32,19 @@ from .errors import SessionBusyError, SessionTakenOverError
 LEASE_SECONDS = 10.0
 """How long a claim lasts without renewal; a crashed holder on another host blocks a session this long."""
 
-RELEASED = 0.0
-"""``expires_at`` of a lease its holder let go (the session ended, or the store was closed)."""
+SCHEMA = """
+CREATE TABLE holders (
+    token TEXT PRIMARY KEY,
+    pid INTEGER NOT NULL,
+    host TEXT NOT NULL,
+    expires_at REAL NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE leases (
+    session_id TEXT PRIMARY KEY,
+    token TEXT NOT NULL
+) WITHOUT ROWID;
+"""
+"""The tables, as a store migration creates them."""
 
 _log = logging.getLogger(__name__)
 
@@ -79,56 +92,74 @@ def claim(
             "take the session over with --take-over (take_over=True in code), which stops that "
             "process from writing to it"
         )
+    renew(conn, me, seconds)
     conn.execute(
-        "INSERT INTO leases (session_id, token, pid, host, expires_at) VALUES (?, ?, ?, ?, ?) "
-        "ON CONFLICT (session_id) DO UPDATE SET token = excluded.token, pid = excluded.pid, "
-        "host = excluded.host, expires_at = excluded.expires_at",
-        (session_id, me.token, me.pid, me.host, time.time() + seconds),
+        "INSERT INTO leases (session_id, token) VALUES (?, ?) "
+        "ON CONFLICT (session_id) DO UPDATE SET token = excluded.token",
+        (session_id, me.token),
     )
     return other
 
 
 def live_holder(conn: sqlite3.Connection, session_id: str, me: Holder) -> Holder | None:
-    """The session's holder if it is someone else whose lease is in force, else ``None``."""
+    """The session's holder if it is someone else whose claim is in force, else ``None``.
+
+    A holder found dead or lapsed is forgotten on the way (its other sessions are free either way).
+    """
     row = conn.execute(
-        "SELECT token, pid, host, expires_at FROM leases WHERE session_id = ?", (session_id,)
+        "SELECT h.token, h.pid, h.host, h.expires_at FROM leases AS l JOIN holders AS h ON h.token = l.token "
+        "WHERE l.session_id = ?",
+        (session_id,),
     ).fetchone()
     if row is None or row[0] == me.token:
         return None
     other = Holder(row[0], row[1], row[2])
-    return other if row[3] > time.time() and not other.is_gone() else None
+    if row[3] > time.time() and not other.is_gone():
+        return other
+    conn.execute("DELETE FROM holders WHERE token = ?", (other.token,))
+    return None
 
 
 def check(conn: sqlite3.Connection, session_id: str, me: Holder) -> None:
     """Refuse a write by anyone but the session's holder (inside the write's transaction)."""
-    row = conn.execute("SELECT token, pid, host FROM leases WHERE session_id = ?", (session_id,)).fetchone()
+    row = conn.execute(
+        "SELECT l.token, h.pid, h.host FROM leases AS l LEFT JOIN holders AS h ON h.token = l.token "
+        "WHERE l.session_id = ?",
+        (session_id,),
+    ).fetchone()
     if row is None:
         raise SessionTakenOverError(
             f"session {session_id!r} was not opened by this store; open it before writing to it"
         )
     if row[0] != me.token:
+        who = str(Holder(*row)) if row[1] is not None else "another process that has stopped since"
         raise SessionTakenOverError(
-            f"session {session_id!r} is held by {Holder(*row)} now, not by this store (it was taken over, "
+            f"session {session_id!r} is held by {who} now, not by this store (it was taken over, "
             "or never opened here); nothing was written, and this process stops writing to it"
         )
 
 
-def release(conn: sqlite3.Connection, me: Holder, session_id: str | None = None) -> None:
-    """Let go of one session's lease, or of all of ``me``'s; the row keeps naming the last holder."""
-    if session_id is None:
-        conn.execute("UPDATE leases SET expires_at = ? WHERE token = ?", (RELEASED, me.token))
-    else:
-        conn.execute(
-            "UPDATE leases SET expires_at = ? WHERE session_id = ? AND token = ?",
-            (RELEASED, session_id, me.token),
-        )
+def release(conn: sqlite3.Connection, me: Holder, session_id: str) -> None:
+    """Let go of one session (it ended); nobody else's claim is touched."""
+    conn.execute("DELETE FROM leases WHERE session_id = ? AND token = ?", (session_id, me.token))
+
+
+def release_all(conn: sqlite3.Connection, me: Holder) -> None:
+    """Let go of every session ``me`` holds, in one statement (the store is closing)."""
+    conn.execute("DELETE FROM holders WHERE token = ?", (me.token,))
+
+
+def forget(conn: sqlite3.Connection, session_id: str) -> None:
+    """Drop the session's lease with the session itself."""
+    conn.execute("DELETE FROM leases WHERE session_id = ?", (session_id,))
 
 
 def renew(conn: sqlite3.Connection, me: Holder, seconds: float) -> None:
-    """Push back the expiry of every lease ``me`` holds and has not released: one statement."""
+    """Keep every session ``me`` holds for ``seconds`` more: one row, however many sessions."""
     conn.execute(
-        "UPDATE leases SET expires_at = ? WHERE token = ? AND expires_at > ?",
-        (time.time() + seconds, me.token, RELEASED),
+        "INSERT INTO holders (token, pid, host, expires_at) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (token) DO UPDATE SET expires_at = excluded.expires_at",
+        (me.token, me.pid, me.host, time.time() + seconds),
     )
 
 

@@ -251,16 +251,7 @@ ALTER TABLE sessions ADD COLUMN team TEXT NOT NULL DEFAULT '';
 CREATE INDEX sessions_by_update ON sessions (updated_at);
 """
 
-_V3 = """
-CREATE TABLE leases (
-    session_id TEXT PRIMARY KEY,
-    token TEXT NOT NULL,
-    pid INTEGER NOT NULL,
-    host TEXT NOT NULL,
-    expires_at REAL NOT NULL
-) WITHOUT ROWID;
-CREATE INDEX leases_by_token ON leases (token);
-"""
+_V3 = leases.SCHEMA
 
 MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
 """``MIGRATIONS[n]`` takes a store from schema ``n`` to ``n + 1``; never edit one, append a new one."""
@@ -539,7 +530,7 @@ class SQLiteSessionStore:
         self._shared.conn = None
         if self._shared.holding:
             try:
-                leases.release(conn, self._holder)
+                leases.release_all(conn, self._holder)
             except sqlite3.Error as exc:  # they expire by themselves
                 _log.warning("could not release the session leases of %s: %s", self._shared.where, exc)
         conn.close()
@@ -762,5 +753,5 @@ def _delete_session(conn: sqlite3.Connection, session_id: str, holder: Holder) -
             f"no session {session_id!r} in the store; `handoffs sessions list` shows the ids"
         )
     conn.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
-    conn.execute("DELETE FROM leases WHERE session_id = ?", (session_id,))
+    leases.forget(conn, session_id)
     conn.execute("COMMIT")

@@ -45,6 +45,18 @@ async def _turn(
     return context
 
 
+def _held_by(path: Path, session: str, *, pid: int, host: str, for_seconds: float) -> None:
+    """Leave the session as a holder that stopped without closing would: a claim that nobody renews."""
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute(
+            "INSERT INTO holders (token, pid, host, expires_at) VALUES ('stopped', ?, ?, ?)",
+            (pid, host, time.time() + for_seconds),
+        )
+        conn.execute("UPDATE leases SET token = 'stopped' WHERE session_id = ?", (session,))
+    conn.close()
+
+
 def _spoken(entries: list[StoredEntry]) -> list[str]:
     return [e.text for e in entries if e.kind in ("user", "reply")]
 
@@ -162,14 +174,7 @@ async def test_a_holder_that_stopped_renewing_loses_its_claim_by_itself(tmp_path
     store = SQLiteSessionStore(path)
     await store.open_session("s", agent="Agent")
     await store.close()
-    conn = sqlite3.connect(path)
-    with conn:
-        conn.execute(
-            "UPDATE leases SET token = 'crashed', pid = 4242, host = 'elsewhere', expires_at = ? "
-            "WHERE session_id = 's'",
-            (time.time() + 1.0,),
-        )
-    conn.close()
+    _held_by(path, "s", pid=4242, host="elsewhere", for_seconds=1.0)
     store = SQLiteSessionStore(path)
     with pytest.raises(SessionBusyError, match=r"\(pid 4242 on host elsewhere\)"):
         await store.open_session("s", agent="Agent")
@@ -193,13 +198,7 @@ async def test_a_dead_holder_on_this_host_frees_the_session_at_once(tmp_path: Pa
     store = SQLiteSessionStore(path)
     await store.open_session("s", agent="Agent")
     await store.close()
-    conn = sqlite3.connect(path)
-    with conn:
-        conn.execute(
-            "UPDATE leases SET token = 'killed', pid = ?, host = ?, expires_at = ? WHERE session_id = 's'",
-            (child.pid, socket.gethostname(), time.time() + 3600),
-        )
-    conn.close()
+    _held_by(path, "s", pid=child.pid, host=socket.gethostname(), for_seconds=3600)
     store = SQLiteSessionStore(path)
     assert await store.claim("s") is None  # nobody live was taken over
     await store.close()
