@@ -51,6 +51,9 @@ async def resume(
 ) -> Resumed:
     """Open ``session``, new or stored; a stored one continues with its active agent and context.
 
+    Opening claims the session for this store: :class:`~handoffs_runtime.errors.SessionBusyError` when
+    another live process holds it.
+
     A person's message that was stored but never answered (the process stopped mid-turn) is not replayed,
     since its tools may have run already; the person is told and the transcript notes it. A session whose
     active agent is not in ``agents`` (it was stored by another team) continues with ``entry_agent``.

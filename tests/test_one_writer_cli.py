@@ -30,6 +30,18 @@ async def _stored(path: Path, session: str) -> list[StoredEntry]:
         await store.close()
 
 
+async def _handoffs(*args: str) -> tuple[int, str, str]:
+    """Run ``handoffs ARGS`` to its end with no input: status, stdout, stderr."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "handoffs_runtime", *args,
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(process.communicate(), WAIT)
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
 def _spoken(entries: list[StoredEntry]) -> list[tuple[str, str]]:
     return [(e.kind, e.text) for e in entries if e.kind in ("user", "reply")]
 
@@ -45,6 +57,13 @@ async def test_a_second_chat_on_a_held_session_is_refused_naming_the_holder(tmp_
         f"handoffs: session 'same' is open in another process (pid {first.process.pid} on host {HOST}); "
         "end the chat there, or take the session over with --take-over (take_over=True in code), which "
         "stops that process from writing to it\n"
+    )
+
+    code, _, err = await _handoffs("sessions", "delete", "same", "--store", str(path))
+    assert (code, err) == (
+        2,
+        f"handoffs: session 'same' is open in another process (pid {first.process.pid} on host {HOST}); "
+        "end the chat there first\n",
     )
 
     await first.say(REFUND)  # the holder goes on as if nothing happened
@@ -91,16 +110,11 @@ async def test_a_front_end_chat_on_a_held_session_is_refused_before_it_connects(
     path = tmp_path / "s.sqlite3"
     first = await Chat.start(path, "same", tmp_path)
     await first.wait_for("you › ")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    remote = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "handoffs_runtime", "chat", "--host", "127.0.0.1:9", "--connect-timeout", "1",
-        "--store", str(path), "--session", "same",
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        env=env,
-    )  # fmt: skip
-    _, err = await asyncio.wait_for(remote.communicate(), WAIT)
-    assert remote.returncode == 2
-    assert err.decode().startswith(
+    code, _, err = await _handoffs(
+        "chat", "--host", "127.0.0.1:9", "--connect-timeout", "1", "--store", str(path), "--session", "same"
+    )
+    assert code == 2
+    assert err.startswith(
         f"handoffs: session 'same' is open in another process (pid {first.process.pid} on host {HOST})"
     )
     await first.finish()
