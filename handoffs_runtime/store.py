@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import os
 import sqlite3
 import time
@@ -337,6 +338,10 @@ class SQLiteSessionStore:
         read_only: bool = False,
         lease_seconds: float = LEASE_SECONDS,
     ) -> None:
+        if not (math.isfinite(lease_seconds) and lease_seconds > 0):
+            raise ValueError(
+                f"lease_seconds must be a positive, finite number of seconds, got {lease_seconds}"
+            )
         self.path = str(path)
         self.read_only = read_only
         self.failure: StoreError | None = None

@@ -12,6 +12,7 @@ import os
 import socket
 import sqlite3
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -62,11 +63,11 @@ def _spoken(entries: list[StoredEntry]) -> list[str]:
 
 
 @pytest.fixture
-async def stores(tmp_path: Path) -> list[SQLiteSessionStore]:
+async def stores(tmp_path: Path) -> AsyncIterator[list[SQLiteSessionStore]]:
     """Two stores on one file: two processes, as far as the file can tell."""
     path = tmp_path / "s.sqlite3"
     pair = [SQLiteSessionStore(path), SQLiteSessionStore(path)]
-    yield pair  # type: ignore[misc]
+    yield pair
     for store in pair:
         await store.close()
 
@@ -180,13 +181,15 @@ async def test_a_holder_that_stopped_renewing_loses_its_claim_by_itself(tmp_path
         await store.open_session("s", agent="Agent")
     with pytest.raises(SessionBusyError, match="pid 4242 on host elsewhere"):
         await store.delete_session("s")
-    while True:  # no renewal comes: the claim expires by itself
+    for _ in range(300):  # no renewal comes: the claim expires by itself (in about a second)
         await asyncio.sleep(0.2)
         try:
             state, created = await store.open_session("s", agent="Agent")
             break
         except SessionBusyError:
             continue
+    else:
+        pytest.fail("the claim that nobody renewed never expired")
     assert not created and state.session_id == "s"
     await store.close()
 
@@ -216,6 +219,12 @@ async def test_a_live_holder_keeps_its_claim_by_renewing_it(tmp_path: Path) -> N
     await holder.close()  # closing lets go at once
     assert await other.claim("s") is None
     await other.close()
+
+
+@pytest.mark.parametrize("seconds", [0, -1, float("nan"), float("inf")])
+def test_a_lease_length_must_be_a_positive_finite_number(seconds: float) -> None:
+    with pytest.raises(ValueError, match="lease_seconds must be a positive, finite number of seconds"):
+        SQLiteSessionStore(lease_seconds=seconds)
 
 
 async def test_ending_a_session_lets_go_of_it(stores: list[SQLiteSessionStore]) -> None:
