@@ -390,6 +390,8 @@ class SQLiteSessionStore:
     def _connect_read_only(self, timeout: float, synchronous: str) -> None:
         """``mode=ro``; ``immutable=1`` when the folder does not let even a reader set up the WAL index."""
         where = self._shared.where
+        if Path(self.path).is_dir():
+            raise StoreError(f"{where} is a directory; give a file path to --store")
         if not Path(self.path).is_file():
             raise StoreError(f"there is no session store at {self.path}; check --store")
         uri = Path(self.path).resolve().as_uri()

@@ -175,9 +175,10 @@ def test_an_unrelated_sqlite_file_is_refused(tmp_path: Path) -> None:
     assert path.read_bytes() == before
 
 
-def test_a_directory_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize("read_only", [False, True])
+def test_a_directory_is_refused(tmp_path: Path, read_only: bool) -> None:
     with pytest.raises(StoreError, match="is a directory"):
-        SQLiteSessionStore(tmp_path)
+        SQLiteSessionStore(tmp_path, read_only=read_only)
 
 
 def test_a_locked_file_is_a_clear_error(tmp_path: Path) -> None:
