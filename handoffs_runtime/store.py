@@ -13,9 +13,9 @@ every write checks, in its own transaction, that this store still holds it. ``ap
 compare-and-set on the session's last sequence number, so a turn computed from a stale read is refused
 instead of overwriting what was stored meanwhile.
 
-``read_only=True`` opens the file with ``mode=ro`` (or ``immutable=1`` when even that needs a write the
-folder does not allow): no WAL switch, no write lock, no migration; ``handoffs sessions list|show|export``
-read a store they may not write.
+``read_only=True`` opens the file with ``mode=ro`` (or ``immutable=1`` when a WAL reader would have to
+create files it should not): no WAL switch, no write lock, no migration; ``handoffs sessions
+list|show|export`` read a store they may not write.
 
 Example::
 
@@ -388,14 +388,21 @@ class SQLiteSessionStore:
         self._shared.conn = conn
 
     def _connect_read_only(self, timeout: float, synchronous: str) -> None:
-        """``mode=ro``; ``immutable=1`` when the folder does not let even a reader set up the WAL index."""
+        """``mode=ro`` where a reader may share the WAL index; else ``immutable=1``, which touches nothing.
+
+        A WAL reader creates the index files (``-wal``, ``-shm``) when they are missing and leaves them,
+        with the database file's permissions: made beside a file we may not write, they could keep its
+        owner from writing it later. So a reader only joins an index that exists, or one it could have
+        made as a writer; and when the folder refuses the files, it reads the file as immutable.
+        """
         where = self._shared.where
         if Path(self.path).is_dir():
             raise StoreError(f"{where} is a directory; give a file path to --store")
         if not Path(self.path).is_file():
             raise StoreError(f"there is no session store at {self.path}; check --store")
         uri = Path(self.path).resolve().as_uri()
-        for query in ("mode=ro", "mode=ro&immutable=1"):
+        shared = Path(f"{self.path}-shm").exists() or os.access(self.path, os.W_OK)
+        for query in ("mode=ro", "mode=ro&immutable=1")[0 if shared else 1 :]:
             conn = _sqlite_connect(f"{uri}?{query}", where, timeout, uri=True)
             try:
                 version = _schema_version(conn, where)
