@@ -118,3 +118,19 @@ async def test_a_front_end_chat_on_a_held_session_is_refused_before_it_connects(
         f"handoffs: session 'same' is open in another process (pid {first.process.pid} on host {HOST})"
     )
     await first.finish()
+
+
+async def test_a_front_end_chat_can_take_over_too(tmp_path: Path) -> None:
+    """``--take-over`` with ``--host`` claims the session before connecting (here to no host at all)."""
+    path = tmp_path / "s.sqlite3"
+    first = await Chat.start(path, "same", tmp_path)
+    await first.wait_for("you › ")
+    code, _, err = await _handoffs(
+        "chat", "--host", "127.0.0.1:9", "--connect-timeout", "1", "--store", str(path), "--session", "same",
+        "--take-over",
+    )  # fmt: skip
+    assert code == 2 and err.startswith("handoffs: cannot reach a handoffs host at 127.0.0.1:9"), err
+    await first.say("hello")
+    code, out, _ = await first.ended()
+    assert code == 2 and "not by this store (it was taken over" in out
+    assert await _stored(path, "same") == []
