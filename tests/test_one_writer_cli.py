@@ -1,8 +1,8 @@
 """Two real ``handoffs chat --session same`` processes on one store: one writer at a time.
 
 The second is refused with the holder's pid and host, or takes over with ``--take-over``; then the first
-stops writing with a clear line instead of interleaving its turns. (A ``kill -9``-ed holder frees the
-session at once: see ``test_crash.py``, whose resumes would otherwise be refused.)
+stops writing with a clear line instead of interleaving its turns. A ``kill -9``-ed holder frees the
+session at once (``test_crash.py`` resumes after such kills at several points of a turn).
 """
 
 from __future__ import annotations
@@ -74,6 +74,17 @@ async def test_a_second_chat_on_a_held_session_is_refused_naming_the_holder(tmp_
     third = await Chat.start(path, "same", tmp_path)  # the first one left: the session is free again
     await third.wait_for("resuming session same with IssuesAndRepairsAgent")
     await third.finish()
+
+
+async def test_a_session_whose_holder_was_killed_resumes_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    first = await Chat.start(path, "same", tmp_path)
+    await first.say(REFUND)
+    await first.wait_for(PROPOSAL)
+    await first.kill()  # no chance to let go of its claim
+    second = await Chat.start(path, "same", tmp_path)
+    await second.wait_for("resuming session same with IssuesAndRepairsAgent")
+    await second.finish()
 
 
 async def test_take_over_moves_the_session_and_the_old_chat_stops_writing(tmp_path: Path) -> None:
