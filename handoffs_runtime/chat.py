@@ -20,12 +20,24 @@ async def run_chat(
     session_id: str | None = None,
     banner: str | None = None,
     store: SessionStore | None = None,
+    take_over: bool = False,
 ) -> str:
     """Talk to ``team`` through ``channel`` until the person leaves; returns the session id.
 
-    With a ``store``, a stored ``session_id`` is resumed with its active agent and context.
+    With a ``store``, a stored ``session_id`` is resumed with its active agent and context. The session
+    is claimed first, so a session that another live process holds is refused with
+    :class:`SessionBusyError` before anything is shown, unless ``take_over`` (that process then stops
+    writing to it).
     """
     session = session_id or uuid.uuid4().hex[:12]
+    if store is not None:
+        try:
+            taken = await store.claim(session, take_over=take_over)
+        except BaseException:
+            await model.close()
+            raise
+        if taken is not None:
+            await channel.show(session, Notice(f"took session {session} over from {taken}"))
     runtime = HandoffsRuntime()
     await register_team(runtime, team, model=model, channel=channel, store=store)
     if banner:

@@ -38,6 +38,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     chat.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
     chat.add_argument("--session", help="start or resume the session with this id (default: a new random id)")
+    chat.add_argument(
+        "--take-over",
+        action="store_true",
+        help="open the session even if another live process holds it; that process stops writing to it",
+    )
     add_store_option(chat)
     chat.add_argument("--no-colour", "--no-color", action="store_true", help="plain text even on a terminal")
     chat.add_argument(
@@ -156,16 +161,29 @@ def _chat(args: argparse.Namespace) -> int:
         model_line = f"model: {label}"
     channel = ConsoleChannel(colour=False if args.no_colour else None)
     banner = f"handoffs · {team.title or team.name} · {model_line}"
+    if args.host:
+        from .distributed.cli import run_remote_chat
+
+        return run_remote_chat(args, team, channel)
     store = open_store(args.store)
     try:
         asyncio.run(
-            run_chat(team, model=model, channel=channel, session_id=args.session, banner=banner, store=store)
+            run_chat(
+                team,
+                model=model,
+                channel=channel,
+                session_id=args.session,
+                banner=banner,
+                store=store,
+                take_over=args.take_over,
+            )
         )
     except KeyboardInterrupt:
         channel.write("\nsession ended (interrupted)")
     finally:
         store.close_now()
-    return 0
+    # The person was told why the session stopped; the exit status tells a script.
+    return 0 if store.failure is None else 2
 
 
 def _configure_logging(verbose: int) -> None:

@@ -7,7 +7,10 @@
     ├── ModelConfigError     the model could not be set up from the given options
     ├── ScriptError          a scripted test model ran out of steps or has steps left
     ├── StoreError           the session store cannot be opened, read or written
-    │   └── UnknownSessionError   no session with that id in the store
+    │   ├── UnknownSessionError   no session with that id in the store
+    │   ├── SessionBusyError      another live process holds the session (its lease is in force)
+    │   ├── SessionTakenOverError this store lost the session to another holder; it stops writing
+    │   └── StoreConflictError    the session changed between a read and a compare-and-set write
     ├── DistributedError     a distributed deployment is misconfigured or its host cannot be reached
     └── WorkerError          (tools.workers) a worker could not be created or could not answer; the
                              tool that called it turns it into an error result for the model
@@ -40,6 +43,18 @@ class StoreError(HandoffsError, RuntimeError):
 
 class UnknownSessionError(StoreError, LookupError):
     """No session with that id in the store; ``handoffs sessions list`` shows the ids it holds."""
+
+
+class SessionBusyError(StoreError):
+    """Another live process holds the session; the message names it (pid and host) and how to take over."""
+
+
+class SessionTakenOverError(StoreError):
+    """This store no longer holds the session (another process took it over): nothing was written."""
+
+
+class StoreConflictError(StoreError):
+    """The session gained entries since it was read; nothing was written, read it again and retry."""
 
 
 class DistributedError(HandoffsError):

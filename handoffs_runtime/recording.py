@@ -20,11 +20,15 @@ from dataclasses import dataclass, field
 
 from autogen_core.models import LLMMessage
 
+from .errors import StoreConflictError
 from .messages import AgentResponse, HandoffEvent
 from .store import SessionStore, entry_for_event, entry_for_message, notice_entry
 from .transcript import describe_entry, last_exchanges, new_messages
 
 UNANSWERED = "not answered: the session stopped before a reply"
+
+_REPLY_ATTEMPTS = 5
+"""Reads and compare-and-set writes of one reply before giving up (only this session's own events race)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +50,9 @@ async def resume(
     agents: frozenset[str] = frozenset(),
 ) -> Resumed:
     """Open ``session``, new or stored; a stored one continues with its active agent and context.
+
+    Opening claims the session for this store: :class:`~handoffs_runtime.errors.SessionBusyError` when
+    another live process holds it.
 
     A person's message that was stored but never answered (the process stopped mid-turn) is not replayed,
     since its tools may have run already; the person is told and the transcript notes it. A session whose
@@ -81,18 +88,30 @@ async def record_user(store: SessionStore, session: str, message: LLMMessage, *,
 
 
 async def record_reply(store: SessionStore, session: str, response: AgentResponse) -> None:
-    """Store what is new in ``response``, its context and the new active agent, in one transaction."""
-    state = await store.get_session(session)
-    pending = await store.entries(session, after=state.context_seq)
-    sent = list(state.context)
-    sent += [m for e in pending if e.kind == "user" and (m := e.message()) is not None]
-    fresh = new_messages(sent, response.context)
-    await store.append(
-        session,
-        [entry_for_message(m) for m in fresh],
-        active_agent=response.reply_to_topic_type,
-        context=response.context,
-    )
+    """Store what is new in ``response``, its context and the new active agent, in one transaction.
+
+    What is new depends on what is stored, so the write is a compare-and-set on the sequence number
+    that was read: if anything was appended meanwhile (a handoff event of the same turn), it reads again
+    rather than overwrite the context computed from a stale read.
+    """
+    for attempt in range(1, _REPLY_ATTEMPTS + 1):
+        state = await store.get_session(session)
+        pending = await store.entries(session, after=state.context_seq)
+        sent = list(state.context)
+        sent += [m for e in pending if e.kind == "user" and (m := e.message()) is not None]
+        fresh = new_messages(sent, response.context)
+        try:
+            await store.append(
+                session,
+                [entry_for_message(m) for m in fresh],
+                active_agent=response.reply_to_topic_type,
+                context=response.context,
+                expected_seq=state.last_seq,
+            )
+            return
+        except StoreConflictError:
+            if attempt == _REPLY_ATTEMPTS:
+                raise
 
 
 async def record_event(store: SessionStore, event: HandoffEvent) -> None:

@@ -1,6 +1,7 @@
 """``handoffs sessions list | show ID | export ID --format md|json | delete ID``, and the ``--store`` option.
 
-Reading commands never create a store: asking about a file that does not exist says so.
+Reading commands never create a store: asking about a file that does not exist says so. They open it
+read-only (no write lock, no WAL switch), so they also work on a store they may not write.
 """
 
 from __future__ import annotations
@@ -36,9 +37,19 @@ def store_path(option: str | None) -> str:
     return option or str(default_store_path())
 
 
-def open_store(option: str | None) -> SQLiteSessionStore:
-    """The store the options name; raises ``StoreError`` with what to do when it cannot be used."""
-    return SQLiteSessionStore(store_path(option))
+def open_store(
+    option: str | None, *, read_only: bool = False, session: str | None = None, take_over: bool = False
+) -> SQLiteSessionStore:
+    """The store the options name, holding ``session`` when given (taken over from a live holder only
+    with ``take_over``); raises ``StoreError`` with what to do when it cannot be used."""
+    store = SQLiteSessionStore(store_path(option), read_only=read_only)
+    if session is not None:
+        try:
+            asyncio.run(store.claim(session, take_over=take_over))
+        except BaseException:
+            store.close_now()
+            raise
+    return store
 
 
 def add_sessions_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -67,7 +78,7 @@ def run_sessions_command(args: argparse.Namespace) -> int:
             print(f"no sessions: there is no store at {path} yet")
             return 0
         raise UnknownSessionError(f"no session {args.session!r}: there is no store at {path}; check --store")
-    store = SQLiteSessionStore(path)
+    store = open_store(path, read_only=args.action in _READING)
     try:
         return _ACTIONS[args.action](store, args)
     finally:
@@ -124,6 +135,8 @@ def _delete(store: SessionStore, args: argparse.Namespace) -> int:
     print(f"deleted session {args.session}")
     return 0
 
+
+_READING = frozenset({"list", "show", "export"})
 
 _ACTIONS: dict[str, Callable[[SessionStore, argparse.Namespace], int]] = {
     "list": _list,

@@ -8,10 +8,19 @@ Every SQLite call runs on one dedicated thread per store, in submission order, s
 the event loop and reads see every earlier write. The file is in WAL mode; each append is one
 transaction, so a process killed at any moment leaves the last committed turn intact.
 
+One live writer per session: opening a session claims its lease (see :mod:`handoffs_runtime.leases`), and
+every write checks, in its own transaction, that this store still holds it. ``append`` can also
+compare-and-set on the session's last sequence number, so a turn computed from a stale read is refused
+instead of overwriting what was stored meanwhile.
+
+``read_only=True`` opens the file with ``mode=ro`` (or ``immutable=1`` when a WAL reader would have to
+create files it should not): no WAL switch, no write lock, no migration; ``handoffs sessions
+list|show|export`` read a store they may not write.
+
 Example::
 
     store = SQLiteSessionStore("sessions.sqlite3")     # or ":memory:" in tests
-    state, created = await store.open_session("s1", agent="TriageAgent")
+    state, created = await store.open_session("s1", agent="TriageAgent")   # claims the session
     await store.append("s1", [entry_for_message(UserMessage(content="hi", source="User"))])
     await store.close()
 """
@@ -20,6 +29,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import math
 import os
 import sqlite3
 import time
@@ -32,18 +43,23 @@ from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 from autogen_core.models import AssistantMessage, FunctionExecutionResultMessage, LLMMessage, UserMessage
 from pydantic import TypeAdapter
 
-from .errors import StoreError, UnknownSessionError
+from . import leases
+from .errors import SessionBusyError, StoreConflictError, StoreError, UnknownSessionError
+from .leases import LEASE_SECONDS, Holder
 from .messages import HandoffEvent
 
 T = TypeVar("T")
 
 EntryKind = Literal["user", "reply", "tool_calls", "tool_results", "handoff", "system", "notice"]
+ENTRY_KINDS: frozenset[str] = frozenset(EntryKind.__args__)  # type: ignore[attr-defined]
 SessionStatus = Literal["open", "ended"]
 
 _MESSAGES: TypeAdapter[list[LLMMessage]] = TypeAdapter(list[LLMMessage])
 _MESSAGE: TypeAdapter[LLMMessage] = TypeAdapter(LLMMessage)
 
 MEMORY = ":memory:"
+
+_log = logging.getLogger(__name__)
 
 
 def default_store_path() -> Path:
@@ -152,10 +168,17 @@ def notice_entry(text: str, *, agent: str = "runtime") -> NewEntry:
 class SessionStore(Protocol):
     """What the runtime needs from a session store. Every method may raise :class:`StoreError`."""
 
-    async def open_session(self, session_id: str, *, agent: str, team: str = "") -> tuple[SessionState, bool]:
-        """The session's state, created with ``agent`` active when new (then the flag is ``True``).
+    async def claim(self, session_id: str, *, take_over: bool = False) -> Holder | None:
+        """Make this store the session's one writer; returns the live holder it took over, if any.
 
-        An ended session is opened again.
+        :class:`SessionBusyError` when another live process holds it and ``take_over`` is false. A holder
+        that crashed frees the session by itself (at once on the same host, else when its lease expires).
+        """
+        ...
+
+    async def open_session(self, session_id: str, *, agent: str, team: str = "") -> tuple[SessionState, bool]:
+        """Claim the session (without taking it over) and return its state, created with ``agent`` active
+        when new (then the flag is ``True``). An ended session is opened again.
         """
         ...
 
@@ -170,14 +193,20 @@ class SessionStore(Protocol):
         *,
         active_agent: str | None = None,
         context: Sequence[LLMMessage] | None = None,
+        expected_seq: int | None = None,
     ) -> int:
         """Append ``entries`` and, if given, the new active agent and context, in one transaction.
 
         Returns the last sequence number. A given ``context`` accounts for everything appended so far.
+        With ``expected_seq``, nothing is written unless the session's last sequence number is still that
+        (:class:`StoreConflictError` otherwise). :class:`SessionTakenOverError` when this store does not
+        hold the session.
         """
         ...
 
-    async def end_session(self, session_id: str) -> None: ...
+    async def end_session(self, session_id: str) -> None:
+        """Mark the session ended and let go of its lease."""
+        ...
 
     async def entries(self, session_id: str, *, after: int = 0) -> list[StoredEntry]:
         """The transcript after sequence number ``after``, in order."""
@@ -223,35 +252,53 @@ ALTER TABLE sessions ADD COLUMN team TEXT NOT NULL DEFAULT '';
 CREATE INDEX sessions_by_update ON sessions (updated_at);
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2)
+_V3 = leases.SCHEMA
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
 """``MIGRATIONS[n]`` takes a store from schema ``n`` to ``n + 1``; never edit one, append a new one."""
 
 SCHEMA_VERSION = len(MIGRATIONS)
 
+_READABLE_FROM = 2
+"""The oldest schema that the reading SQL understands as it is (a read-only store cannot be migrated)."""
 
-def _migrate(conn: sqlite3.Connection, where: str) -> None:
-    """Bring a store to :data:`SCHEMA_VERSION` in the open transaction; refuse a newer or foreign file."""
+
+def _schema_version(conn: sqlite3.Connection, where: str) -> int:
+    """The file's schema version (0 for an empty file); refuse a foreign, damaged or newer file."""
     tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    if tables and "schema_version" not in tables:
+    if not tables:
+        return 0
+    if "schema_version" not in tables:
         raise StoreError(
             f"{where} is an SQLite file but not a session store (it has tables {sorted(tables)}); "
             "choose another --store path"
         )
-    version = 0
-    if tables:
-        row = conn.execute("SELECT version FROM schema_version").fetchone()
-        version = int(row[0]) if row else 0
+    rows = conn.execute("SELECT version FROM schema_version").fetchall()
+    if len(rows) != 1 or type(rows[0][0]) is not int:
+        found = "no row" if not rows else ", ".join(repr(r[0]) for r in rows[:3])
+        raise StoreError(
+            f"{where} is damaged: its schema version should be one whole number, but it holds {found}; "
+            "move the file away or choose another --store path. It was left as is."
+        )
+    version: int = rows[0][0]
     if version > SCHEMA_VERSION:
         raise StoreError(
             f"{where} was written by a newer handoffs-runtime (schema {version}; this version reads up to "
             f"{SCHEMA_VERSION}); upgrade handoffs-runtime, or choose another --store path. "
             "The file was left as is."
         )
+    return version
+
+
+def _migrate(conn: sqlite3.Connection, where: str) -> None:
+    """Bring a store to :data:`SCHEMA_VERSION` in the open transaction; refuse a newer or foreign file."""
+    version = _schema_version(conn, where)
     for step in range(version, SCHEMA_VERSION):
         for statement in MIGRATIONS[step].split(";"):
             if statement.strip():
                 conn.execute(statement)
-        conn.execute("UPDATE schema_version SET version = ?", (step + 1,))
+    # Also a write probe: a read-only, full or otherwise unwritable store fails here, before a chat starts.
+    conn.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
 
 
 # --- SQLite --------------------------------------------------------------------------------------------
@@ -264,15 +311,22 @@ class _Shared:
     conn: sqlite3.Connection | None = None
     where: str = ""
     closed: bool = field(default=False)
+    holding: bool = field(default=False)
+    """Whether this store ever claimed a lease (so closing has leases to let go of)."""
 
 
 class SQLiteSessionStore:
     """The default :class:`SessionStore`: one SQLite file (or ``":memory:"``), WAL, one writer thread.
 
-    The file is checked when the store is created (so a corrupt, locked, foreign or newer-schema file
-    fails before a chat starts, untouched); create it with ``await asyncio.to_thread(SQLiteSessionStore,
-    path)`` inside a running loop. ``timeout`` is how long to wait for another process's lock.
-    ``synchronous="FULL"`` syncs every commit to disk, so a stored turn also survives a power cut.
+    The file is checked when the store is created (so a corrupt, locked, read-only, foreign or
+    newer-schema file fails before a chat starts, untouched); create it with ``await
+    asyncio.to_thread(SQLiteSessionStore, path)`` inside a running loop. ``timeout`` is how long to wait
+    for another process's lock. ``synchronous="FULL"`` syncs every commit to disk, so a stored turn also
+    survives a power cut. ``read_only=True`` only reads (see the module docstring). ``lease_seconds`` is
+    how long this store's claim on a session lasts without renewal; it renews every third of that.
+
+    ``failure`` is the first error this store raised on a read or write (not counting unknown sessions),
+    so a caller whose session stopped on it can tell.
     """
 
     def __init__(
@@ -281,12 +335,24 @@ class SQLiteSessionStore:
         *,
         timeout: float = 5.0,
         synchronous: Literal["NORMAL", "FULL"] = "FULL",
+        read_only: bool = False,
+        lease_seconds: float = LEASE_SECONDS,
     ) -> None:
+        if not (math.isfinite(lease_seconds) and lease_seconds > 0):
+            raise ValueError(
+                f"lease_seconds must be a positive, finite number of seconds, got {lease_seconds}"
+            )
         self.path = str(path)
+        self.read_only = read_only
+        self.failure: StoreError | None = None
+        self._holder = Holder.here()
+        self._lease_seconds = lease_seconds
+        self._heartbeat = leases.Heartbeat(self._renew_soon, lease_seconds / 3)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="handoffs-store")
         self._shared = _Shared(where=f"session store {self.path}")
+        connect = self._connect_read_only if read_only and self.path != MEMORY else self._connect
         try:
-            self._executor.submit(self._connect, timeout, synchronous).result()
+            self._executor.submit(connect, timeout, synchronous).result()
         except BaseException:
             self._executor.shutdown(wait=True)
             raise
@@ -306,10 +372,7 @@ class SQLiteSessionStore:
                 target.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise StoreError(f"cannot create the folder of {where}: {exc}") from exc
-        try:
-            conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open {where}: {exc}") from exc
+        conn = _sqlite_connect(self.path, where, timeout)
         try:
             conn.execute("BEGIN IMMEDIATE")
             _migrate(conn, where)
@@ -318,13 +381,50 @@ class SQLiteSessionStore:
             conn.execute(f"PRAGMA synchronous={synchronous}")
             conn.execute("PRAGMA foreign_keys=ON")
         except BaseException as exc:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            conn.close()
+            _close_failed(conn)
             if isinstance(exc, sqlite3.Error):
                 raise _store_error(where, exc) from exc
             raise
         self._shared.conn = conn
+
+    def _connect_read_only(self, timeout: float, synchronous: str) -> None:
+        """``mode=ro`` where a reader may share the WAL index; else ``immutable=1``, which touches nothing.
+
+        A WAL reader creates the index files (``-wal``, ``-shm``) when they are missing and leaves them,
+        with the database file's permissions: made beside a file we may not write, they could keep its
+        owner from writing it later. So a reader only joins an index that exists, or one it could have
+        made as a writer; and when the folder refuses the files, it reads the file as immutable.
+        """
+        where = self._shared.where
+        if Path(self.path).is_dir():
+            raise StoreError(f"{where} is a directory; give a file path to --store")
+        if not Path(self.path).is_file():
+            raise StoreError(f"there is no session store at {self.path}; check --store")
+        uri = Path(self.path).resolve().as_uri()
+        shared = Path(f"{self.path}-shm").exists() or os.access(self.path, os.W_OK)
+        for query in ("mode=ro", "mode=ro&immutable=1")[0 if shared else 1 :]:
+            conn = _sqlite_connect(f"{uri}?{query}", where, timeout, uri=True)
+            try:
+                version = _schema_version(conn, where)
+            except sqlite3.Error as exc:
+                _close_failed(conn)
+                if "immutable" not in query and _code(exc).startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN")):
+                    continue
+                raise _store_error(where, exc) from exc
+            except BaseException:
+                _close_failed(conn)
+                raise
+            if version == 0:
+                _close_failed(conn)
+                raise StoreError(f"{where} is empty: nothing has been stored there yet")
+            if version < _READABLE_FROM:
+                _close_failed(conn)
+                raise StoreError(
+                    f"{where} has an old schema ({version}) that must be upgraded before it can be read: "
+                    "open it once with `handoffs chat --store PATH` where it is writable"
+                )
+            self._shared.conn = conn
+            return
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
         if self._shared.closed:
@@ -338,16 +438,57 @@ class SQLiteSessionStore:
         try:
             return fn(conn, *args)
         except BaseException as exc:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            if isinstance(exc, sqlite3.Error):
-                raise _store_error(self._shared.where, exc) from exc
-            raise
+            _roll_back(conn)
+            error = _store_error(self._shared.where, exc) if isinstance(exc, sqlite3.Error) else exc
+            expected = UnknownSessionError | StoreConflictError  # answers, not failures of the store
+            if isinstance(error, StoreError) and not isinstance(error, expected):
+                self.failure = self.failure or error
+            if error is exc:
+                raise
+            raise error from exc
+
+    def _renew_soon(self) -> None:
+        """The heartbeat's beat: queue a renewal on the store's thread, without waiting for it."""
+        self._executor.submit(self._renew)
+
+    def _renew(self) -> None:
+        conn = self._shared.conn
+        if conn is None:
+            return
+        try:
+            leases.renew(conn, self._holder, self._lease_seconds)
+        except sqlite3.Error as exc:  # the next beat tries again; a write meanwhile reports the cause
+            _log.warning("could not renew the session leases of %s: %s", self._shared.where, exc)
 
     # --- the interface ---------------------------------------------------------------------------------
 
+    async def claim(self, session_id: str, *, take_over: bool = False) -> Holder | None:
+        return await self._run(self._claim, session_id, take_over)
+
+    def _claim(self, conn: sqlite3.Connection, session_id: str, take_over: bool) -> Holder | None:
+        conn.execute("BEGIN IMMEDIATE")
+        taken = leases.claim(conn, session_id, self._holder, take_over=take_over, seconds=self._lease_seconds)
+        conn.execute("COMMIT")
+        self._holding()
+        return taken
+
     async def open_session(self, session_id: str, *, agent: str, team: str = "") -> tuple[SessionState, bool]:
-        return await self._run(_open_session, session_id, agent, team)
+        return await self._run(self._open_session, session_id, agent, team)
+
+    def _open_session(
+        self, conn: sqlite3.Connection, session_id: str, agent: str, team: str
+    ) -> tuple[SessionState, bool]:
+        conn.execute("BEGIN IMMEDIATE")
+        leases.claim(conn, session_id, self._holder, take_over=False, seconds=self._lease_seconds)
+        created = _create_or_reopen(conn, session_id, agent, team)
+        conn.execute("COMMIT")
+        self._holding()
+        return _get_session(conn, session_id), created
+
+    def _holding(self) -> None:
+        """This store holds a lease now: renew it from here on, and let go of it when closing."""
+        self._shared.holding = True
+        self._heartbeat.start()
 
     async def get_session(self, session_id: str) -> SessionState:
         return await self._run(_get_session, session_id)
@@ -359,13 +500,16 @@ class SQLiteSessionStore:
         *,
         active_agent: str | None = None,
         context: Sequence[LLMMessage] | None = None,
+        expected_seq: int | None = None,
     ) -> int:
         context_json = _MESSAGES.dump_json(list(context)).decode() if context is not None else None
         rows = [(e.agent, e.kind, json.dumps(e.body, ensure_ascii=False)) for e in entries]
-        return await self._run(_append, session_id, rows, active_agent, context_json)
+        return await self._run(
+            _append, session_id, rows, active_agent, context_json, expected_seq, self._holder
+        )
 
     async def end_session(self, session_id: str) -> None:
-        await self._run(_set_status, session_id, "ended")
+        await self._run(_end_session, session_id, self._holder)
 
     async def entries(self, session_id: str, *, after: int = 0) -> list[StoredEntry]:
         return await self._run(_entries, session_id, after)
@@ -374,12 +518,13 @@ class SQLiteSessionStore:
         return await self._run(_list_sessions)
 
     async def delete_session(self, session_id: str) -> None:
-        await self._run(_delete_session, session_id)
+        await self._run(_delete_session, session_id, self._holder)
 
     async def close(self) -> None:
         if self._shared.closed:
             return
         self._shared.closed = True
+        self._heartbeat.stop()  # quick: the heartbeat never waits for the store's thread
         await asyncio.wrap_future(self._executor.submit(self._close_connection))
         self._executor.shutdown(wait=True)
 
@@ -387,26 +532,81 @@ class SQLiteSessionStore:
         """Close from code without an event loop (the command line)."""
         if not self._shared.closed:
             self._shared.closed = True
+            self._heartbeat.stop()
             self._executor.submit(self._close_connection).result()
             self._executor.shutdown(wait=True)
 
     def _close_connection(self) -> None:
-        if self._shared.conn is not None:
-            self._shared.conn.close()
-            self._shared.conn = None
+        """Let go of this store's leases (so the next process need not wait), then close."""
+        conn = self._shared.conn
+        if conn is None:
+            return
+        self._shared.conn = None
+        if self._shared.holding:
+            try:
+                leases.release_all(conn, self._holder)
+            except sqlite3.Error as exc:  # they expire by themselves
+                _log.warning("could not release the session leases of %s: %s", self._shared.where, exc)
+        conn.close()
+
+
+def _sqlite_connect(target: str, where: str, timeout: float, *, uri: bool = False) -> sqlite3.Connection:
+    try:
+        return sqlite3.connect(
+            target, timeout=timeout, isolation_level=None, check_same_thread=False, uri=uri
+        )
+    except sqlite3.Error as exc:
+        raise _store_error(where, exc) from exc
+
+
+def _roll_back(conn: sqlite3.Connection) -> None:
+    """End a failed transaction; if even that fails, the error that led here is the one to report."""
+    try:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+    except sqlite3.Error:
+        pass
+
+
+def _close_failed(conn: sqlite3.Connection) -> None:
+    """Close a connection that failed while being set up, whatever state it is in."""
+    _roll_back(conn)
+    conn.close()
+
+
+def _code(exc: sqlite3.Error) -> str:
+    """SQLite's name for the error, such as ``SQLITE_READONLY_DIRECTORY`` (empty when unknown)."""
+    return str(getattr(exc, "sqlite_errorname", "") or "")
 
 
 def _store_error(where: str, exc: sqlite3.Error) -> StoreError:
+    """One line that says what is wrong with the store and what to do, for any SQLite error."""
     text = str(exc)
-    if "locked" in text or "busy" in text:
+    code = _code(exc)
+    if code.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in text:
         return StoreError(
             f"{where} is locked by another process; wait for it to finish, or choose another --store path"
         )
-    if isinstance(exc, sqlite3.DatabaseError) and ("not a database" in text or "malformed" in text):
+    damaged = "not a database" in text or "malformed" in text
+    if code.startswith(("SQLITE_NOTADB", "SQLITE_CORRUPT")) or damaged:
         return StoreError(
             f"{where} is not a readable session store ({text}); move the file away or choose another "
             "--store path. It was left as is."
         )
+    if code.startswith("SQLITE_READONLY"):
+        return StoreError(
+            f"{where} cannot be written ({text}): the file or its folder is read-only. "
+            "`handoffs sessions list|show|export` can still read it; to chat, choose another --store path"
+        )
+    if code == "SQLITE_FULL":
+        return StoreError(f"{where} cannot grow: the disk is full ({text}); what was stored before is kept")
+    if code.startswith("SQLITE_IOERR"):
+        return StoreError(
+            f"{where}: input/output error ({code}: {text}); the disk may be full, failing or over a "
+            "file-size limit. What was stored before is kept."
+        )
+    if code.startswith(("SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_AUTH")):
+        return StoreError(f"cannot open {where} ({text}); check that it and its folder can be read")
     return StoreError(f"{where}: {text}")
 
 
@@ -415,11 +615,20 @@ def _store_error(where: str, exc: sqlite3.Error) -> StoreError:
 _STATE_COLUMNS = "id, active_agent, context, context_seq, last_seq, status, team, created_at, updated_at"
 
 
+def _damaged(what: str, exc: Exception) -> StoreError:
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return StoreError(f"{what} is damaged in the store ({reason}); the store was left as is")
+
+
 def _state(row: tuple[Any, ...]) -> SessionState:
+    try:
+        context = _MESSAGES.validate_json(row[2])
+    except ValueError as exc:
+        raise _damaged(f"the context of session {row[0]!r}", exc) from exc
     return SessionState(
         session_id=row[0],
         active_agent=row[1],
-        context=_MESSAGES.validate_json(row[2]),
+        context=context,
         context_seq=row[3],
         last_seq=row[4],
         status=row[5],
@@ -427,6 +636,26 @@ def _state(row: tuple[Any, ...]) -> SessionState:
         created_at=row[7],
         updated_at=row[8],
     )
+
+
+def _entry(session_id: str, row: tuple[Any, ...]) -> StoredEntry:
+    """A stored row as an entry, checked so that whoever reads it can rely on its shape."""
+    seq, agent, kind, body, at = row
+    try:
+        decoded = json.loads(body)
+        if kind not in ENTRY_KINDS or not isinstance(decoded, dict):
+            raise ValueError(f"kind {kind!r} with a body of type {type(decoded).__name__}")
+        entry = StoredEntry(session_id, seq, agent, kind, decoded, at)
+        if kind == "notice":
+            if not isinstance(decoded.get("text"), str):
+                raise ValueError("a notice without text")
+        elif kind == "handoff":
+            entry.event()
+        else:
+            entry.message()
+    except ValueError as exc:
+        raise _damaged(f"entry {seq} of session {session_id!r}", exc) from exc
+    return entry
 
 
 def _get_session(conn: sqlite3.Connection, session_id: str) -> SessionState:
@@ -438,11 +667,9 @@ def _get_session(conn: sqlite3.Connection, session_id: str) -> SessionState:
     return _state(row)
 
 
-def _open_session(
-    conn: sqlite3.Connection, session_id: str, agent: str, team: str
-) -> tuple[SessionState, bool]:
+def _create_or_reopen(conn: sqlite3.Connection, session_id: str, agent: str, team: str) -> bool:
+    """In the open transaction: create the session with ``agent`` active, or reopen it; True if created."""
     now = time.time()
-    conn.execute("BEGIN IMMEDIATE")
     cursor = conn.execute(
         "INSERT INTO sessions (id, active_agent, team, created_at, updated_at) VALUES (?, ?, ?, ?, ?) "
         "ON CONFLICT (id) DO NOTHING",
@@ -451,8 +678,7 @@ def _open_session(
     created = cursor.rowcount == 1
     if not created:
         conn.execute("UPDATE sessions SET status = 'open' WHERE id = ?", (session_id,))
-    conn.execute("COMMIT")
-    return _get_session(conn, session_id), created
+    return created
 
 
 def _append(
@@ -461,14 +687,21 @@ def _append(
     rows: list[tuple[str, str, str]],
     active_agent: str | None,
     context_json: str | None,
+    expected_seq: int | None,
+    holder: Holder,
 ) -> int:
     now = time.time()
     conn.execute("BEGIN IMMEDIATE")
     found = conn.execute("SELECT last_seq FROM sessions WHERE id = ?", (session_id,)).fetchone()
     if found is None:
-        conn.execute("ROLLBACK")
         raise UnknownSessionError(f"no session {session_id!r} in the store; open it before appending")
+    leases.check(conn, session_id, holder)
     last = int(found[0])
+    if expected_seq is not None and last != expected_seq:
+        raise StoreConflictError(
+            f"session {session_id!r} gained entries {expected_seq + 1}..{last} since it was read; "
+            "nothing was written"
+        )
     conn.executemany(
         "INSERT INTO messages (session_id, seq, agent, kind, body, created_at) VALUES (?, ?, ?, ?, ?, ?)",
         [
@@ -490,12 +723,16 @@ def _append(
     return last
 
 
-def _set_status(conn: sqlite3.Connection, session_id: str, status: SessionStatus) -> None:
+def _end_session(conn: sqlite3.Connection, session_id: str, holder: Holder) -> None:
+    conn.execute("BEGIN IMMEDIATE")
     cursor = conn.execute(
-        "UPDATE sessions SET status = ?, updated_at = ? WHERE id = ?", (status, time.time(), session_id)
+        "UPDATE sessions SET status = 'ended', updated_at = ? WHERE id = ?", (time.time(), session_id)
     )
     if cursor.rowcount == 0:
         raise UnknownSessionError(f"no session {session_id!r} in the store")
+    leases.check(conn, session_id, holder)
+    leases.release(conn, holder, session_id)
+    conn.execute("COMMIT")
 
 
 def _entries(conn: sqlite3.Connection, session_id: str, after: int) -> list[StoredEntry]:
@@ -505,9 +742,7 @@ def _entries(conn: sqlite3.Connection, session_id: str, after: int) -> list[Stor
         "WHERE session_id = ? AND seq > ? ORDER BY seq",
         (session_id, after),
     ).fetchall()
-    return [
-        StoredEntry(session_id, seq, agent, kind, json.loads(body), at) for seq, agent, kind, body, at in rows
-    ]
+    return [_entry(session_id, row) for row in rows]
 
 
 def _list_sessions(conn: sqlite3.Connection) -> list[SessionInfo]:
@@ -518,13 +753,19 @@ def _list_sessions(conn: sqlite3.Connection) -> list[SessionInfo]:
     return [SessionInfo(*row) for row in rows]
 
 
-def _delete_session(conn: sqlite3.Connection, session_id: str) -> None:
+def _delete_session(conn: sqlite3.Connection, session_id: str, holder: Holder) -> None:
+    """Delete a session nobody else is using (a crashed holder does not count)."""
     conn.execute("BEGIN IMMEDIATE")
+    other = leases.live_holder(conn, session_id, holder)
+    if other is not None:
+        raise SessionBusyError(
+            f"session {session_id!r} is open in another process ({other}); end the chat there first"
+        )
     cursor = conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
     if cursor.rowcount == 0:
-        conn.execute("ROLLBACK")
         raise UnknownSessionError(
             f"no session {session_id!r} in the store; `handoffs sessions list` shows the ids"
         )
     conn.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
+    leases.forget(conn, session_id)
     conn.execute("COMMIT")

@@ -175,9 +175,10 @@ def test_an_unrelated_sqlite_file_is_refused(tmp_path: Path) -> None:
     assert path.read_bytes() == before
 
 
-def test_a_directory_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize("read_only", [False, True])
+def test_a_directory_is_refused(tmp_path: Path, read_only: bool) -> None:
     with pytest.raises(StoreError, match="is a directory"):
-        SQLiteSessionStore(tmp_path)
+        SQLiteSessionStore(tmp_path, read_only=read_only)
 
 
 def test_a_locked_file_is_a_clear_error(tmp_path: Path) -> None:
@@ -225,3 +226,37 @@ def test_default_path_follows_xdg_data_home(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.delenv("XDG_DATA_HOME")
     monkeypatch.setenv("HOME", str(tmp_path))
     assert default_store_path() == tmp_path / ".local" / "share" / "handoffs-runtime" / "sessions.sqlite3"
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "message"),
+    [
+        ("body", "{not json", r"entry 1 of session 's1' is damaged in the store \(Expecting property name"),
+        ("body", '{"content": 5}', r"entry 1 of session 's1' is damaged in the store"),
+        (
+            "body",
+            "[1, 2]",
+            r"entry 1 of session 's1' is damaged in the store \(kind 'user' with a body of type",
+        ),
+        ("kind", "poem", r"entry 1 of session 's1' is damaged in the store \(kind 'poem'"),
+        ("context", '[{"type": "Nonsense"}]', r"the context of session 's1' is damaged in the store"),
+    ],
+)
+async def test_a_scribbled_row_is_a_store_error_naming_it(
+    tmp_path: Path, column: str, value: str, message: str
+) -> None:
+    path = tmp_path / "s.sqlite3"
+    store = SQLiteSessionStore(path)
+    await store.open_session("s1", agent="T")
+    await store.append("s1", [entry_for_message(HI)], context=[HI])
+    await store.close()
+    table = "sessions" if column == "context" else "messages"
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute(f"UPDATE {table} SET {column} = ?", (value,))
+    conn.close()
+    store = SQLiteSessionStore(path, read_only=True)
+    with pytest.raises(StoreError, match=message):
+        await (store.get_session("s1") if column == "context" else store.entries("s1"))
+    assert store.failure is not None
+    await store.close()

@@ -90,7 +90,7 @@ def run_remote_chat(args: argparse.Namespace, team: TeamSpec, channel: ConsoleCh
     except ValueError as exc:
         raise DistributedError(f"--session: {exc}") from exc
     banner = f"handoffs · {team.title or team.name} · distributed"
-    store = open_store(args.store)
+    store = open_store(args.store, session=session, take_over=args.take_over)
     try:
         asyncio.run(
             chat_remote(

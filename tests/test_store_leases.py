@@ -1,0 +1,238 @@
+"""One writer per session, in process: two store objects on one real SQLite file, as two processes would be.
+
+A second store may not open a session that a live store holds; taking it over makes the first one's
+writes fail instead of interleaving; a holder that stopped renewing loses its claim by itself; and a
+turn computed from a stale read never overwrites what was stored meanwhile (compare-and-set).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import sqlite3
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from autogen_core.models import AssistantMessage, LLMMessage, UserMessage
+
+from handoffs_runtime.errors import (
+    SessionBusyError,
+    SessionTakenOverError,
+    StoreConflictError,
+    UnknownSessionError,
+)
+from handoffs_runtime.messages import AgentResponse, HandoffEvent
+from handoffs_runtime.recording import record_event, record_reply, record_user
+from handoffs_runtime.store import SQLiteSessionStore, StoredEntry, entry_for_message
+
+HOLDER = f"pid {os.getpid()} on host {socket.gethostname()}"
+
+
+def _said(text: str) -> UserMessage:
+    return UserMessage(content=text, source="User")
+
+
+async def _turn(
+    store: SQLiteSessionStore, session: str, context: list[LLMMessage], text: str
+) -> list[LLMMessage]:
+    """One turn as the ``UserAgent`` records it: the person's message, then the reply with its context."""
+    said = _said(text)
+    await record_user(store, session, said, agent="Agent")
+    context = [*context, said, AssistantMessage(content=f"answer to {text}", source="Agent")]
+    await record_reply(store, session, AgentResponse(reply_to_topic_type="Agent", context=context))
+    return context
+
+
+def _held_by(path: Path, session: str, *, pid: int, host: str, for_seconds: float) -> None:
+    """Leave the session as a holder that stopped without closing would: a claim that nobody renews."""
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute(
+            "INSERT INTO holders (token, pid, host, expires_at) VALUES ('stopped', ?, ?, ?)",
+            (pid, host, time.time() + for_seconds),
+        )
+        conn.execute("UPDATE leases SET token = 'stopped' WHERE session_id = ?", (session,))
+    conn.close()
+
+
+def _spoken(entries: list[StoredEntry]) -> list[str]:
+    return [e.text for e in entries if e.kind in ("user", "reply")]
+
+
+@pytest.fixture
+async def stores(tmp_path: Path) -> AsyncIterator[list[SQLiteSessionStore]]:
+    """Two stores on one file: two processes, as far as the file can tell."""
+    path = tmp_path / "s.sqlite3"
+    pair = [SQLiteSessionStore(path), SQLiteSessionStore(path)]
+    yield pair
+    for store in pair:
+        await store.close()
+
+
+async def test_a_second_writer_is_refused_and_the_first_keeps_every_turn(
+    stores: list[SQLiteSessionStore],
+) -> None:
+    """The issue's case: both opened the session and the stored context kept only one writer's turns."""
+    first, second = stores
+    await first.open_session("same", agent="Agent")
+    with pytest.raises(SessionBusyError) as refused:
+        await second.open_session("same", agent="Agent")
+    assert str(refused.value).startswith(f"session 'same' is open in another process ({HOLDER}); ")
+    assert "--take-over" in str(refused.value)
+    with pytest.raises(SessionTakenOverError, match="never opened here"):
+        await second.append("same", [entry_for_message(_said("sneaked in"))])
+
+    context = await _turn(first, "same", [], "one")
+    context = await _turn(first, "same", context, "two")
+    state = await second.get_session("same")  # reading is always allowed
+    assert state.context == context and state.context_seq == state.last_seq == 4
+    assert _spoken(await second.entries("same")) == ["one", "answer to one", "two", "answer to two"]
+
+
+async def test_a_take_over_makes_the_old_holder_stop_writing(stores: list[SQLiteSessionStore]) -> None:
+    first, second = stores
+    await first.open_session("same", agent="Agent")
+    context = await _turn(first, "same", [], "one")
+    stale = await first.get_session("same")
+
+    taken = await second.claim("same", take_over=True)
+    assert taken is not None and str(taken) == HOLDER
+    resumed = await second.get_session("same")
+    await _turn(second, "same", list(resumed.context), "two from second")
+
+    with pytest.raises(SessionTakenOverError) as lost:
+        await record_user(first, "same", _said("two from first"), agent="Agent")
+    assert str(lost.value) == (
+        f"session 'same' is held by {HOLDER} now, not by this store (it was taken over, or never opened "
+        "here); nothing was written, and this process stops writing to it"
+    )
+    late = AgentResponse(reply_to_topic_type="Agent", context=[*context, _said("x")])
+    with pytest.raises(SessionTakenOverError):
+        await record_reply(first, "same", late)
+    with pytest.raises(SessionTakenOverError):
+        await first.append("same", [], context=stale.context, expected_seq=stale.last_seq)
+    with pytest.raises(SessionTakenOverError):
+        await first.end_session("same")
+
+    entries = await second.entries("same")
+    assert _spoken(entries) == ["one", "answer to one", "two from second", "answer to two from second"]
+    state = await second.get_session("same")
+    assert state.status == "open" and state.context_seq == state.last_seq == 4
+    assert [m.content for m in state.context][-1] == "answer to two from second"
+
+
+async def test_append_is_a_compare_and_set_on_the_sequence_number(tmp_path: Path) -> None:
+    store = SQLiteSessionStore(tmp_path / "s.sqlite3")
+    await store.open_session("s", agent="Agent")
+    await store.append("s", [entry_for_message(_said("hi"))])
+    with pytest.raises(
+        StoreConflictError, match=r"gained entries 1\.\.1 since it was read; nothing was written"
+    ):
+        await store.append("s", [entry_for_message(_said("stale"))], context=[_said("stale")], expected_seq=0)
+    state = await store.get_session("s")
+    assert (state.last_seq, state.context, state.context_seq) == (1, [], 0)
+    assert await store.append("s", [entry_for_message(_said("fresh"))], expected_seq=1) == 2
+    assert store.failure is None  # a conflict is an answer, not a failure of the store
+    await store.close()
+
+
+class _EventDuringReply(SQLiteSessionStore):
+    """A real store in which a handoff event of the same turn lands between ``record_reply``'s read and
+    its write, once: the interleaving that concurrent handlers of one session can produce."""
+
+    raced = False
+
+    async def entries(self, session_id: str, *, after: int = 0) -> list[StoredEntry]:
+        read = await super().entries(session_id, after=after)
+        if not self.raced:
+            self.raced = True
+            event = HandoffEvent(session_id=session_id, source="Agent", target="Other", tool="transfer")
+            await record_event(self, event)
+        return read
+
+
+async def test_a_reply_whose_read_went_stale_is_read_again_not_written_over(tmp_path: Path) -> None:
+    store = _EventDuringReply(tmp_path / "s.sqlite3")
+    await store.open_session("s", agent="Agent")
+    said = _said("hello")
+    await record_user(store, "s", said, agent="Agent")
+    context: list[LLMMessage] = [said, AssistantMessage(content="hi there", source="Other")]
+    await record_reply(store, "s", AgentResponse(reply_to_topic_type="Other", context=context))
+    assert store.raced
+    entries = await store.entries("s")
+    assert [e.kind for e in entries] == ["user", "handoff", "reply"]
+    state = await store.get_session("s")
+    assert (state.active_agent, state.context, state.context_seq, state.last_seq) == ("Other", context, 3, 3)
+    await store.close()
+
+
+async def test_a_holder_that_stopped_renewing_loses_its_claim_by_itself(tmp_path: Path) -> None:
+    """A crashed holder on another host cannot be checked for life: its lease runs out instead."""
+    path = tmp_path / "s.sqlite3"
+    store = SQLiteSessionStore(path)
+    await store.open_session("s", agent="Agent")
+    await store.close()
+    _held_by(path, "s", pid=4242, host="elsewhere", for_seconds=1.0)
+    store = SQLiteSessionStore(path)
+    with pytest.raises(SessionBusyError, match=r"\(pid 4242 on host elsewhere\)"):
+        await store.open_session("s", agent="Agent")
+    with pytest.raises(SessionBusyError, match="pid 4242 on host elsewhere"):
+        await store.delete_session("s")
+    for _ in range(300):  # no renewal comes: the claim expires by itself (in about a second)
+        await asyncio.sleep(0.2)
+        try:
+            state, created = await store.open_session("s", agent="Agent")
+            break
+        except SessionBusyError:
+            continue
+    else:
+        pytest.fail("the claim that nobody renewed never expired")
+    assert not created and state.session_id == "s"
+    await store.close()
+
+
+async def test_a_dead_holder_on_this_host_frees_the_session_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    child = await asyncio.create_subprocess_exec("true")
+    await child.wait()  # a pid that certainly ran on this host and is gone
+    store = SQLiteSessionStore(path)
+    await store.open_session("s", agent="Agent")
+    await store.close()
+    _held_by(path, "s", pid=child.pid, host=socket.gethostname(), for_seconds=3600)
+    store = SQLiteSessionStore(path)
+    assert await store.claim("s") is None  # nobody live was taken over
+    await store.close()
+
+
+async def test_a_live_holder_keeps_its_claim_by_renewing_it(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    holder = SQLiteSessionStore(path, lease_seconds=0.3)
+    other = SQLiteSessionStore(path)
+    await holder.open_session("s", agent="Agent")
+    for _ in range(5):  # several lease lengths: only renewal keeps it
+        await asyncio.sleep(0.2)
+        with pytest.raises(SessionBusyError):
+            await other.claim("s")
+    await holder.close()  # closing lets go at once
+    assert await other.claim("s") is None
+    await other.close()
+
+
+@pytest.mark.parametrize("seconds", [0, -1, float("nan"), float("inf")])
+def test_a_lease_length_must_be_a_positive_finite_number(seconds: float) -> None:
+    with pytest.raises(ValueError, match="lease_seconds must be a positive, finite number of seconds"):
+        SQLiteSessionStore(lease_seconds=seconds)
+
+
+async def test_ending_a_session_lets_go_of_it(stores: list[SQLiteSessionStore]) -> None:
+    first, second = stores
+    await first.open_session("s", agent="Agent")
+    await first.end_session("s")
+    state, created = await second.open_session("s", agent="Agent")
+    assert not created and state.status == "open"
+    await second.delete_session("s")
+    with pytest.raises(UnknownSessionError):
+        await first.get_session("s")
