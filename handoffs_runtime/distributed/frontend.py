@@ -15,6 +15,7 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import os
 from types import TracebackType
 
 import grpc  # type: ignore[import-untyped]
@@ -27,6 +28,7 @@ from ..team import TeamSpec, register_team, start_session
 from ..topics import check_session_id, session_agent_type
 from .options import DEFAULT_MAX_MESSAGE_MB
 from .runtime import Backoff
+from .security import ClientCredentials, Role
 from .watch import TurnWatch, WatchedChannel, WatchedRuntime
 
 
@@ -36,6 +38,8 @@ class FrontEnd:
     ``pinned=False`` registers a single ``User`` agent type that serves every session (one such front end
     per host, e.g. a load driver); the default pins each session to this front end. With
     ``turn_timeout`` seconds, a turn that hears nothing back is reported to the person (see ``watch``).
+    ``credentials``: the directory with ``ca.pem`` and ``frontend.token`` (``worker.token`` when not
+    pinned), for a host started with credentials.
     """
 
     def __init__(
@@ -49,11 +53,19 @@ class FrontEnd:
         backoff: Backoff | None = None,
         turn_timeout: float | None = None,
         store: SessionStore | None = None,
+        credentials: str | os.PathLike[str] | None = None,
     ) -> None:
         self.team = team
         self.store = store
+        # A front end pinned to its sessions is a ``frontend``; one that serves every session sees what a
+        # worker sees, so it needs the worker's token.
+        role: Role = "frontend" if pinned else "worker"
         self.runtime = WatchedRuntime(
-            host, max_message_mb=max_message_mb, backoff=backoff, user_topic=team.user_topic
+            host,
+            max_message_mb=max_message_mb,
+            backoff=backoff,
+            user_topic=team.user_topic,
+            credentials=None if credentials is None else ClientCredentials.load(credentials, role),
         )
         self.channel = channel
         self._watch: TurnWatch | None = None
@@ -96,7 +108,11 @@ class FrontEnd:
             if isinstance(exc, DistributedError):
                 raise DistributedError(f"could not open {which}: {exc}") from exc
             reason = (exc.details() or str(exc.code())).rstrip(".")
-            refused = (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.FAILED_PRECONDITION)
+            refused = (
+                grpc.StatusCode.INVALID_ARGUMENT,
+                grpc.StatusCode.FAILED_PRECONDITION,
+                grpc.StatusCode.PERMISSION_DENIED,
+            )
             if exc.code() not in refused:
                 raise DistributedError(
                     f"could not open {which} at the host ({reason}); it may be restarting: try again shortly"
@@ -188,6 +204,7 @@ async def chat_remote(
     turn_timeout: float | None = None,
     connect_timeout: float | None = 30.0,
     store: SessionStore | None = None,
+    credentials: str | os.PathLike[str] | None = None,
 ) -> str:
     """One conversation through a host, until the person leaves (``handoffs chat --host``).
 
@@ -201,6 +218,7 @@ async def chat_remote(
         turn_timeout=turn_timeout,
         backoff=Backoff(give_up_after=connect_timeout),
         store=store,
+        credentials=credentials,
     )
     async with front:
         if banner:
