@@ -36,7 +36,7 @@ from types import TracebackType
 from typing import Any
 
 import grpc  # type: ignore[import-untyped]
-from autogen_core import JSON_DATA_CONTENT_TYPE, TopicId, TypeSubscription
+from autogen_core import JSON_DATA_CONTENT_TYPE, TopicId, TypePrefixSubscription
 from autogen_ext.runtimes.grpc import _constants as wire
 from autogen_ext.runtimes.grpc._utils import subscription_from_proto, subscription_to_proto
 from autogen_ext.runtimes.grpc._worker_runtime_host_servicer import (
@@ -288,9 +288,11 @@ class TeamHostServicer(GrpcWorkerAgentRuntimeHostServicer):
         """Subscribe one of the calling connection's own agent types, to what its role may receive."""
         client_id = _client_of(context)
         subscription = subscription_from_proto(request.subscription)
-        topic = subscription.topic_type if isinstance(subscription, TypeSubscription) else None
+        prefix = isinstance(subscription, TypePrefixSubscription)
+        topic = str(getattr(subscription, "topic_type_prefix" if prefix else "topic_type", ""))
+        own = self._types_of.get(client_id, _NOTHING)
         refused = self._policy.subscribe(
-            caller_role(), _agent_type_of(subscription) or "", topic, self._types_of.get(client_id, _NOTHING)
+            caller_role(), _agent_type_of(subscription) or "", topic, own, prefix=prefix
         )
         if refused is not None:
             logger.warning("refused a subscription of %s: %s", client_id, refused)

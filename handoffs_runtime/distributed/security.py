@@ -375,14 +375,23 @@ class RolePolicy:
         )
 
     def subscribe(
-        self, role: Role | None, agent_type: str, topic_type: str | None, own_types: Collection[str]
+        self,
+        role: Role | None,
+        agent_type: str,
+        topic: str,
+        own_types: Collection[str],
+        *,
+        prefix: bool = False,
     ) -> str | None:
-        """``topic_type`` is ``None`` for a prefix subscription (which may match any topic)."""
+        """``topic`` is a topic type, or with ``prefix`` a topic-type prefix (autogen subscribes every agent
+        type to ``<type>:`` for the messages sent to it directly)."""
         if agent_type not in own_types:
             return f"{agent_type} is not an agent type of this connection; register it first"
-        if role != "frontend" or topic_type in (self.user_topic, HANDOFF_EVENTS):
+        if role != "frontend":
             return None
-        what = "a topic prefix" if topic_type is None else f"the {topic_type} topic"
+        if topic == f"{agent_type}:" if prefix else topic in (self.user_topic, HANDOFF_EVENTS):
+            return None
+        what = f"the topic prefix {topic}" if prefix else f"the {topic} topic"
         return (
             f"a frontend credential may subscribe only to the {self.user_topic} and {HANDOFF_EVENTS} "
             f"topics, not to {what}"
