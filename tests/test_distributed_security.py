@@ -124,7 +124,7 @@ def test_credentials_are_five_owner_only_files_naming_the_hosts(tmp_path: Path) 
 def test_credentials_never_overwrite_and_a_rotated_token_is_new(tmp_path: Path) -> None:
     create_credentials(tmp_path)
     before = (tmp_path / "worker.token").read_text()
-    with pytest.raises(DistributedError, match="already holds ca.pem"):
+    with pytest.raises(DistributedError, match=r"already holds ca\.pem"):
         create_credentials(tmp_path)
     assert (tmp_path / "worker.token").read_text() == before
     rotate_token(tmp_path, "worker")

@@ -23,7 +23,6 @@ Example::
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import datetime
 import hmac
@@ -511,7 +510,5 @@ async def speaks_tls(host: str, timeout: float = 2.0) -> bool:
         )
     except (OSError, ValueError, TimeoutError):
         return False
-    writer.close()
-    with contextlib.suppress(Exception):
-        await writer.wait_closed()
+    writer.transport.abort()  # no TLS goodbye: the server need not answer it
     return True
