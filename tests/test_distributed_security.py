@@ -151,7 +151,14 @@ def test_the_role_policy() -> None:
     policy = RolePolicy(agent_types=frozenset(TEAM.names))
     mine = {"User.session-alice"}
     assert policy.register("frontend", "User.session-alice") is None
-    for refused in ("Spy", "User", "TriageAgent", "SalesAgent.shard-0-of-2"):
+    for refused in (
+        "Spy",
+        "User",
+        "TriageAgent",
+        "SalesAgent.shard-0-of-2",
+        "User.session-",
+        "User.session-a/b",
+    ):
         assert "frontend credential may register only" in (policy.register("frontend", refused) or "")
     assert policy.register("worker", "SalesAgent.shard-1-of-2") is None
     assert policy.register("worker", "User") is None  # a front end of every session

@@ -43,7 +43,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from ..errors import DistributedError
 from ..messages import Undeliverable, UserLogin, UserTask
-from ..topics import HANDOFF_EVENTS, USER, base_agent_type, parse_shard
+from ..topics import HANDOFF_EVENTS, USER, base_agent_type, check_session_id, parse_shard
 from .options import logger
 from .serializers import type_name
 
@@ -345,9 +345,12 @@ class RolePolicy:
     def session_of(self, agent_type: str) -> str | None:
         """The session a front end's type ``User.session-<id>`` serves, else ``None``."""
         prefix = f"{self.user_topic}.session-"
-        if agent_type.startswith(prefix) and parse_shard(agent_type) is None:
-            return agent_type[len(prefix) :] or None
-        return None
+        if not agent_type.startswith(prefix):
+            return None
+        try:
+            return check_session_id(agent_type[len(prefix) :])
+        except ValueError:
+            return None
 
     def register(self, role: Role | None, agent_type: str) -> str | None:
         if role is None:
