@@ -78,17 +78,18 @@ def measure(workers: int, sessions: int, credentials: Path | None = None) -> dic
 
 
 def compare_security(workers: list[int], sessions: int, rounds: int) -> list[dict[str, Any]]:
-    """Sessions per second without and with credentials (TLS + tokens), rounds interleaved so that a
-    busy moment of the machine hits both; the median of each."""
+    """Sessions per second without and with credentials (TLS + tokens), rounds interleaved (and in
+    alternating order) so that a busy moment of the machine hits both; the median of each."""
     rows = []
     with tempfile.TemporaryDirectory() as folder:
         credentials = Path(folder) / "credentials"
         create_credentials(credentials)
         for count in workers:
             plain, secure = [], []
-            for _ in range(rounds):
-                plain.append(measure(count, sessions)["sessions_per_second"])
-                secure.append(measure(count, sessions, credentials)["sessions_per_second"])
+            for round_ in range(rounds):  # ABBA: neither always runs first
+                for secured in (False, True) if round_ % 2 == 0 else (True, False):
+                    figures = measure(count, sessions, credentials if secured else None)
+                    (secure if secured else plain).append(figures["sessions_per_second"])
             rows.append(
                 {
                     "workers": count,

@@ -1,6 +1,11 @@
 """The gRPC host: autogen-ext's host, plus session placement and a clear word when nobody serves a topic.
 
-Three things the stock host does not do (or not safely):
+Four things the stock host does not do (or not safely):
+
+- **Trust** (see ``security``): a client is known by its connection, never by the ``client-id`` it
+  asserts; no error names another client; a client removes only its own subscriptions and sends only as
+  its own agent types; what a connection registers without opening its channel is released after a grace
+  period; with credentials, TLS, a token on every call and the role checks of ``RolePolicy``.
 
 - **Placement** (see ``topics.accepts``): a message on ``SalesAgent``/``s1`` goes only to the agent
   types that accept session ``s1`` - one shard of a sharded type, the front end of that session - so
