@@ -93,8 +93,8 @@ def compare_security(workers: list[int], sessions: int, rounds: int) -> list[dic
             rows.append(
                 {
                     "workers": count,
-                    "plain": statistics.median(plain),
-                    "secure": statistics.median(secure),
+                    "plain": round(statistics.median(plain), 1),
+                    "secure": round(statistics.median(secure), 1),
                     "cost": round(1 - statistics.median(secure) / statistics.median(plain), 3),
                 }
             )
