@@ -12,6 +12,7 @@ import grpc  # type: ignore[import-untyped]
 import pytest
 from autogen_core import AgentId, TopicId
 from autogen_core.models import AssistantMessage
+from autogen_ext.runtimes.grpc.protos import agent_worker_pb2
 from cryptography import x509
 
 from handoffs_runtime import QueueChannel, acme_team
@@ -233,6 +234,10 @@ async def test_a_stolen_client_id_steals_nothing(open_host: str, intruders: list
     intruders.append(thief)
     reason = await denied(thief.register("TriageAgent"), grpc.StatusCode.INVALID_ARGUMENT)
     assert "already registered by another connection" in reason and victim_id not in reason
+    listing = await thief.stub.GetSubscriptions(
+        agent_worker_pb2.GetSubscriptionsRequest(), metadata=thief.metadata
+    )
+    assert list(listing.subscriptions) == []  # nobody else's, under anybody's id
     await thief.open()  # the victim's id, on another connection: a client of its own
     await thief.close()
     channel = QueueChannel()
