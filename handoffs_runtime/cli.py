@@ -120,6 +120,10 @@ def _add_distributed_commands(
         help="retry an agent type still held by a crashed predecessor this long (default: 10)",
     )
     worker.add_argument("-v", "--verbose", **verbose)
+    host.add_argument("--team", choices=sorted(TEAMS), default="acme", help="whose agents workers may serve")
+    from .distributed.cli import add_security_options
+
+    add_security_options(sub, chat=chat, host=host, worker=worker)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -135,10 +139,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "sessions":
             return run_sessions_command(args)
 
-        if args.command in ("host", "worker"):
-            from .distributed.cli import run_host, run_worker
+        if args.command in ("host", "worker", "credentials"):
+            from .distributed.cli import run_credentials, run_host, run_worker
 
-            return run_host(args) if args.command == "host" else run_worker(args, TEAMS[args.team]())
+            if args.command == "credentials":
+                return run_credentials(args)
+            team = TEAMS[args.team]()
+            return run_host(args, team) if args.command == "host" else run_worker(args, team)
     except HandoffsError as exc:
         print(f"handoffs: {exc}", file=sys.stderr)
         return 2

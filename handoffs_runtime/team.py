@@ -305,6 +305,7 @@ async def register_team(
             store=store,
             team=team.name,
             agents=frozenset(a.name for a in team.agents if a.kind != "worker"),
+            senders=frozenset(team.names),
         )
         user_type = type_of(team.user_topic)
         await UserAgent.register(runtime, user_type, _factory(UserAgent, user_config))

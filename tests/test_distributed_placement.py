@@ -16,7 +16,7 @@ from handoffs_runtime.distributed import (
     max_message_bytes,
     parse_shard_option,
 )
-from handoffs_runtime.distributed.host import exposure_warning, placement_conflict
+from handoffs_runtime.distributed.host import placement_conflict, security_notice
 from handoffs_runtime.errors import DistributedError
 from handoffs_runtime.topics import (
     accepts,
@@ -124,11 +124,15 @@ def test_message_size_limit() -> None:
         max_message_bytes(0)
 
 
-def test_a_host_beyond_loopback_is_warned_about_the_missing_tls() -> None:
-    assert exposure_warning(Address.parse("127.0.0.1:50051")) is None
-    assert exposure_warning(Address.parse("localhost:50051")) is None
-    warning = exposure_warning(Address.parse("0.0.0.0:50051"))
-    assert warning is not None and "no TLS" in warning
+def test_a_host_without_credentials_says_who_can_join_and_refuses_the_network() -> None:
+    for loopback in ("127.0.0.1:50051", "localhost:50051", "[::1]:50051"):
+        notice = security_notice(Address.parse(loopback), credentials=False)
+        assert notice is not None and "every process and user on it can join" in notice
+    with pytest.raises(DistributedError, match=r"refusing to listen on .* without credentials"):
+        security_notice(Address.parse("0.0.0.0:50051"), credentials=False)
+    insecure = security_notice(Address.parse("0.0.0.0:50051"), credentials=False, insecure=True)
+    assert insecure is not None and "read every conversation" in insecure
+    assert security_notice(Address.parse("0.0.0.0:50051"), credentials=True) is None
 
 
 async def test_indexed_subscriptions_match_like_autogens_and_keep_nothing_per_session() -> None:

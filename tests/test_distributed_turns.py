@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
-from autogen_core import MessageContext, RoutedAgent, TypeSubscription, message_handler
+from autogen_core import AgentId, MessageContext, RoutedAgent, TypeSubscription, message_handler
 from autogen_core.models import AssistantMessage
 
 from handoffs_runtime import Notice, QueueChannel, acme_team
@@ -49,7 +49,8 @@ async def held_triage(address: str) -> tuple[WorkerRuntime, asyncio.Queue[UserTa
 async def answer(worker: WorkerRuntime, task: UserTask, text: str) -> None:
     context = [*task.context, AssistantMessage(content=text, source=TRIAGE_AGENT)]
     response = AgentResponse(reply_to_topic_type=TRIAGE_AGENT, context=context)
-    await worker.publish_message(response, session_topic(USER, "s1"))
+    # As TriageAgent: the person's side accepts replies only from the team's agents.
+    await worker.publish_message(response, session_topic(USER, "s1"), sender=AgentId(TRIAGE_AGENT, "s1"))
 
 
 async def timeout_notice(channel: QueueChannel) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, ClassVar
 
-from autogen_core import RoutedAgent
+from autogen_core import MessageContext, MessageHandlerContext, RoutedAgent
 from autogen_core._routed_agent import MessageHandler
 
 HandlerTable = defaultdict[type[Any], list[MessageHandler[Any, Any, Any]]]
@@ -33,3 +33,13 @@ class SessionAgent(RoutedAgent):
             SessionAgent._handler_tables[cls] = table
         self._handlers = table  # read only: RoutedAgent routes with .get()
         super(RoutedAgent, self).__init__(description)  # what RoutedAgent.__init__ does after routing
+
+    async def on_message_impl(self, message: Any, ctx: MessageContext) -> Any:
+        """Route as usual, with ``MessageHandlerContext.agent_id()`` naming this agent while it handles the
+        message: autogen's gRPC runtime leaves it unset, and a question relayed to the person must say
+        which agent asks (the person's side accepts only the team's agents)."""
+        acting = MessageHandlerContext._MESSAGE_HANDLER_CONTEXT.set(self.id)
+        try:
+            return await super().on_message_impl(message, ctx)
+        finally:
+            MessageHandlerContext._MESSAGE_HANDLER_CONTEXT.reset(acting)

@@ -7,6 +7,7 @@ the person sees it, and a stored session resumes where it stopped (see :mod:`han
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -27,10 +28,11 @@ from ..messages import (
 )
 from ..recording import record_event, record_reply, record_user, resume
 from ..store import SessionStore
-from ..topics import session_topic
+from ..topics import base_agent_type, session_topic
 from .routing import SessionAgent
 
 SessionEndHook = Callable[[str], None]
+logger = logging.getLogger("handoffs_runtime")
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,9 @@ class UserAgentConfig:
     resume_exchanges: int = 3
     agents: frozenset[str] = frozenset()
     """The agents a resumed session may continue with (empty: any)."""
+    senders: frozenset[str] = frozenset()
+    """The team's agents: the only senders whose replies, questions and events reach the person (empty:
+    any sender). Across processes a message may come from anyone who can reach the host."""
 
 
 def describe_event(event: HandoffEvent) -> str:
@@ -95,8 +100,28 @@ class UserAgent(SessionAgent):
             await config.channel.show(self.id.key, Notice(line))
         await self._next_turn(resumed.context, resumed.agent)
 
+    def _vouched_for(self, message: object, ctx: MessageContext) -> bool:
+        """Whether ``message`` is for this session and from one of the team's agents; if not, it is
+        dropped and logged: it must neither reach the person's screen nor their stored conversation."""
+        senders = self._config.senders
+        sender = ctx.sender
+        for_us = ctx.topic_id is None or ctx.topic_id.source == self.id.key
+        from_team = not senders or (sender is not None and base_agent_type(sender.type) in senders)
+        if for_us and from_team:
+            return True
+        logger.warning(
+            "session %s dropped a %s from %s: %s",
+            self.id.key,
+            type(message).__name__,
+            sender or "an unnamed sender",
+            "it was for another session" if not for_us else "not one of the team's agents",
+        )
+        return False
+
     @message_handler
     async def handle_response(self, message: AgentResponse, ctx: MessageContext) -> None:
+        if not self._vouched_for(message, ctx):
+            return
         if self._config.store is not None:
             try:
                 await record_reply(self._config.store, self.id.key, message)
@@ -110,6 +135,8 @@ class UserAgent(SessionAgent):
 
     @message_handler
     async def handle_event(self, message: HandoffEvent, ctx: MessageContext) -> None:
+        if not self._vouched_for(message, ctx) or message.session_id != self.id.key:
+            return
         if self._config.store is not None:
             try:
                 await record_event(self._config.store, message)
@@ -140,11 +167,15 @@ class UserAgent(SessionAgent):
     @message_handler
     async def handle_question(self, message: PersonQuestion, ctx: MessageContext) -> PersonAnswer:
         """An agent on another process asks this session's person something (distributed mode)."""
+        if not self._vouched_for(message, ctx):
+            return PersonAnswer(text=None)
         answer = await self._config.channel.ask(self.id.key, message.prompt, person=message.person)
         return PersonAnswer(text=answer)
 
     @message_handler
     async def handle_person_notice(self, message: PersonNotice, ctx: MessageContext) -> None:
+        if not self._vouched_for(message, ctx):
+            return
         await self._config.channel.show(self.id.key, Notice(message.text))
 
     async def _next_turn(self, context: list[LLMMessage], agent: str) -> None:

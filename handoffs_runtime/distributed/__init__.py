@@ -12,7 +12,8 @@ Modules: ``host`` places sessions (shards, front ends) and tells the person when
 agent; ``runtime`` reconnects workers and front ends to a restarted host; ``frontend`` holds the
 person's side, which knows when its sessions are done; ``worker`` registers a team's agents, sharded
 or not; ``relay`` lets agents on workers reach the person at the front end; ``watch`` reports turns
-lost with a dead process; ``launch`` starts hosts and workers as child processes.
+lost with a dead process; ``launch`` starts hosts and workers as child processes; ``security``
+creates credentials, checks every call's token and holds each role to what it may do.
 
 ``host`` and ``runtime`` extend autogen-ext's gRPC classes through some of their private members, which
 is why autogen-ext is pinned to one version.
@@ -20,11 +21,12 @@ is why autogen-ext is pinned to one version.
 
 from ..errors import DistributedError
 from .frontend import FrontEnd, chat_remote
-from .host import Host, TeamHostServicer, placement_conflict, serve
+from .host import Host, TeamHostServicer, placement_conflict, security_notice, serve
 from .launch import ChildProcess, launch_host, launch_worker
 from .options import DEFAULT_MAX_MESSAGE_MB, Address, grpc_options, max_message_bytes
 from .relay import RelayChannel
 from .runtime import Backoff, WorkerRuntime
+from .security import ClientCredentials, HostCredentials, RolePolicy, create_credentials, rotate_token
 from .subscriptions import IndexedSubscriptions, SessionSubscription
 from .worker import parse_shard_option, start_worker
 
@@ -33,21 +35,27 @@ __all__ = [
     "Address",
     "Backoff",
     "ChildProcess",
+    "ClientCredentials",
     "DistributedError",
     "FrontEnd",
     "Host",
+    "HostCredentials",
     "IndexedSubscriptions",
     "RelayChannel",
+    "RolePolicy",
     "SessionSubscription",
     "TeamHostServicer",
     "WorkerRuntime",
     "chat_remote",
+    "create_credentials",
     "grpc_options",
     "launch_host",
     "launch_worker",
     "max_message_bytes",
     "parse_shard_option",
     "placement_conflict",
+    "rotate_token",
+    "security_notice",
     "serve",
     "start_worker",
 ]

@@ -1,10 +1,12 @@
-"""The ``host`` and ``worker`` subcommands and ``chat --host``: thin wrappers that run the library."""
+"""The ``host``, ``worker`` and ``credentials`` subcommands and ``chat --host``: thin wrappers that run
+the library."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import contextlib
+import os
 import signal
 import sys
 import uuid
@@ -18,10 +20,72 @@ from ..sessions_cli import open_store
 from ..team import TeamSpec
 from ..topics import check_session_id
 from .frontend import chat_remote
-from .host import exposure_warning, serve
+from .host import Host, serve
 from .options import Address
 from .runtime import Backoff
+from .security import ROLES, create_credentials, rotate_token
 from .worker import parse_shard_option, start_worker
+
+
+def add_security_options(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    *,
+    chat: argparse.ArgumentParser,
+    host: argparse.ArgumentParser,
+    worker: argparse.ArgumentParser,
+) -> None:
+    """``--credentials`` on ``chat``, ``host`` and ``worker``; ``--insecure`` on ``host``; and
+    ``handoffs credentials create|rotate``."""
+    what = {
+        chat: "with --host: TLS and the frontend token from DIR (ca.pem, frontend.token)",
+        host: "TLS and tokens from DIR (host.pem, host.key, worker.token, frontend.token)",
+        worker: "TLS and the worker token from DIR (ca.pem, worker.token)",
+    }
+    for parser, help_text in what.items():
+        parser.add_argument("--credentials", metavar="DIR", help=f"{help_text}; see `handoffs credentials`")
+    host.add_argument(
+        "--insecure",
+        action="store_true",
+        help="allow a non-loopback --address without --credentials (anyone who reaches it can join)",
+    )
+    credentials = sub.add_parser("credentials", help="create or rotate the credentials of a deployment")
+    actions = credentials.add_subparsers(dest="credentials_command", required=True)
+    create = actions.add_parser(
+        "create", help="write ca.pem, host.pem, host.key, worker.token, frontend.token (mode 0600) into DIR"
+    )
+    create.add_argument("directory", metavar="DIR")
+    create.add_argument(
+        "--host-name",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a DNS name or IP address workers use to reach the host (repeatable; loopback is always in)",
+    )
+    rotate = actions.add_parser("rotate", help="replace one role's token in DIR (then restart who uses it)")
+    rotate.add_argument("directory", metavar="DIR")
+    rotate.add_argument("--role", choices=ROLES, required=True)
+    for parser in (credentials, create, rotate):
+        parser.set_defaults(verbose=0)
+
+
+def run_credentials(args: argparse.Namespace) -> int:
+    if args.credentials_command == "create":
+        written = create_credentials(args.directory, args.host_name)
+        print(f"wrote {', '.join(p.name for p in written)} to {args.directory} (readable by you only)")
+        print(
+            "the host needs host.pem, host.key, worker.token and frontend.token; each worker ca.pem and "
+            "worker.token; each chat front end ca.pem and frontend.token"
+        )
+        return 0
+    path = rotate_token(args.directory, args.role)
+    print(f"wrote a new {path.name}: restart the host and every {args.role} with it")
+    return 0
+
+
+def _quiet_grpc(args: argparse.Namespace) -> None:
+    """gRPC's own log lines (a failed TLS handshake, ...) would bury the one line we print."""
+    if getattr(args, "verbose", 0) < 2:
+        os.environ.setdefault("GRPC_VERBOSITY", "NONE")
 
 
 def _run_until_signal(main: Coroutine[Any, Any, None]) -> None:
@@ -38,12 +102,19 @@ def _run_until_signal(main: Coroutine[Any, Any, None]) -> None:
     asyncio.run(runner())
 
 
-def run_host(args: argparse.Namespace) -> int:
-    address = Address.parse(args.address)
-    warning = exposure_warning(address)
-    if warning is not None:
-        print(f"warning: {warning}", file=sys.stderr)
-    _run_until_signal(serve(address, max_message_mb=args.max_message_mb))
+def run_host(args: argparse.Namespace, team: TeamSpec) -> int:
+    _quiet_grpc(args)
+    host = Host(
+        Address.parse(args.address),
+        max_message_mb=args.max_message_mb,
+        user_topic=team.user_topic,
+        credentials=args.credentials,
+        insecure=args.insecure,
+        agent_types=team.names,
+    )
+    if host.notice is not None:
+        print(f"warning: {host.notice}", file=sys.stderr)
+    _run_until_signal(serve(host))
     return 0
 
 
@@ -52,6 +123,7 @@ def run_worker(args: argparse.Namespace, team: TeamSpec) -> int:
     shard = parse_shard_option(args.shard)
     model = model_from_options(args.model, base_url=args.base_url)
     Address.parse(args.host)
+    _quiet_grpc(args)
 
     def connected(count: int) -> None:
         if count > 1:
@@ -69,6 +141,7 @@ def run_worker(args: argparse.Namespace, team: TeamSpec) -> int:
             max_message_mb=args.max_message_mb,
             on_connected=connected,
             takeover_timeout=args.takeover_seconds,
+            credentials=args.credentials,
         )
         where = f" as shard {shard[0]}/{shard[1]}" if shard else ""
         print(f"worker ready: {', '.join(names)}{where} on {args.host}", flush=True)
@@ -84,6 +157,7 @@ def run_worker(args: argparse.Namespace, team: TeamSpec) -> int:
 
 def run_remote_chat(args: argparse.Namespace, team: TeamSpec, channel: ConsoleChannel) -> int:
     Address.parse(args.host)
+    _quiet_grpc(args)
     session = args.session or uuid.uuid4().hex[:12]
     try:
         check_session_id(session)
@@ -103,10 +177,11 @@ def run_remote_chat(args: argparse.Namespace, team: TeamSpec, channel: ConsoleCh
                 turn_timeout=args.turn_timeout,
                 connect_timeout=args.connect_timeout,
                 store=store,
+                credentials=args.credentials,
             )
         )
     except KeyboardInterrupt:
         channel.write("\nsession ended (interrupted)")
     finally:
         store.close_now()
-    return 0
+    return 0 if store.failure is None else 2  # the session could not be saved (or was taken over)

@@ -15,6 +15,7 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import os
 from types import TracebackType
 
 import grpc  # type: ignore[import-untyped]
@@ -28,6 +29,7 @@ from ..topics import check_session_id, session_agent_type
 from .options import DEFAULT_MAX_MESSAGE_MB
 from .redelivery import Redelivery
 from .runtime import Backoff
+from .security import ClientCredentials, Role
 from .watch import TurnWatch, WatchedChannel, WatchedRuntime
 
 DEFAULT_NOTICE_AFTER = 10.0
@@ -45,6 +47,8 @@ class FrontEnd:
     after a "still waiting for <agent>" notice at ``notice_after`` seconds. A person's message that finds
     its agent unserved (a host restarted before the workers came back) is sent again for
     ``redeliver_for`` seconds before the person reads that the agent is not available (see ``redelivery``).
+    ``credentials``: the directory with ``ca.pem`` and ``frontend.token`` (``worker.token`` when not
+    pinned), for a host started with credentials.
     """
 
     def __init__(
@@ -60,11 +64,19 @@ class FrontEnd:
         notice_after: float | None = DEFAULT_NOTICE_AFTER,
         redeliver_for: float = DEFAULT_REDELIVER_FOR,
         store: SessionStore | None = None,
+        credentials: str | os.PathLike[str] | None = None,
     ) -> None:
         self.team = team
         self.store = store
+        # A front end pinned to its sessions is a ``frontend``; one that serves every session sees what a
+        # worker sees, so it needs the worker's token.
+        role: Role = "frontend" if pinned else "worker"
         self.runtime = WatchedRuntime(
-            host, max_message_mb=max_message_mb, backoff=backoff, user_topic=team.user_topic
+            host,
+            max_message_mb=max_message_mb,
+            backoff=backoff,
+            user_topic=team.user_topic,
+            credentials=None if credentials is None else ClientCredentials.load(credentials, role),
         )
         self.channel = channel
         self._watch: TurnWatch | None = None
@@ -117,7 +129,11 @@ class FrontEnd:
             if isinstance(exc, DistributedError):
                 raise DistributedError(f"could not open {which}: {exc}") from exc
             reason = (exc.details() or str(exc.code())).rstrip(".")
-            refused = (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.FAILED_PRECONDITION)
+            refused = (
+                grpc.StatusCode.INVALID_ARGUMENT,
+                grpc.StatusCode.FAILED_PRECONDITION,
+                grpc.StatusCode.PERMISSION_DENIED,
+            )
             if exc.code() not in refused:
                 raise DistributedError(
                     f"could not open {which} at the host ({reason}); it may be restarting: try again shortly"
@@ -213,6 +229,7 @@ async def chat_remote(
     turn_timeout: float | None = None,
     connect_timeout: float | None = 30.0,
     store: SessionStore | None = None,
+    credentials: str | os.PathLike[str] | None = None,
 ) -> str:
     """One conversation through a host, until the person leaves (``handoffs chat --host``).
 
@@ -226,6 +243,7 @@ async def chat_remote(
         turn_timeout=turn_timeout,
         backoff=Backoff(give_up_after=connect_timeout),
         store=store,
+        credentials=credentials,
     )
     async with front:
         if banner:

@@ -1,6 +1,11 @@
 """The gRPC host: autogen-ext's host, plus session placement and a clear word when nobody serves a topic.
 
-Three things the stock host does not do (or not safely):
+Four things the stock host does not do (or not safely):
+
+- **Trust** (see ``security``): a client is known by its connection, never by the ``client-id`` it
+  asserts; no error names another client; a client removes only its own subscriptions and sends only as
+  its own agent types; what a connection registers without opening its channel is released after a grace
+  period; with credentials, TLS, a token on every call and the role checks of ``RolePolicy``.
 
 - **Placement** (see ``topics.accepts``): a message on ``SalesAgent``/``s1`` goes only to the agent
   types that accept session ``s1`` - one shard of a sharded type, the front end of that session - so
@@ -26,18 +31,22 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
+import os
 import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
 import grpc  # type: ignore[import-untyped]
-from autogen_core import JSON_DATA_CONTENT_TYPE, TopicId
+from autogen_core import JSON_DATA_CONTENT_TYPE, TopicId, TypePrefixSubscription
 from autogen_ext.runtimes.grpc import _constants as wire
+from autogen_ext.runtimes.grpc._utils import subscription_from_proto, subscription_to_proto
 from autogen_ext.runtimes.grpc._worker_runtime_host_servicer import (
+    ChannelConnection,
     GrpcWorkerAgentRuntimeHostServicer,
-    get_client_id_or_abort,
 )
 from autogen_ext.runtimes.grpc.protos import agent_worker_pb2, agent_worker_pb2_grpc, cloudevent_pb2
 
@@ -52,11 +61,22 @@ from .options import (
     max_message_bytes,
     server_keepalive,
 )
+from .security import HostCredentials, Role, RolePolicy, TokenCheck, caller_role
 from .serializers import decode, protocol_serializers, type_name
 from .subscriptions import IndexedSubscriptions
 
 _USER_TASK = type_name(UserTask)
 _UNDELIVERABLE = type_name(Undeliverable)
+_NOTHING: frozenset[str] = frozenset()
+
+DEFAULT_GRACE = 10.0
+"""Seconds an agent type registered by a connection without a channel is kept before it is released."""
+
+
+def _client_of(context: Any) -> str:
+    """Who is calling: the connection the call came on (TLS-authenticated with credentials), which no
+    other process can claim, unlike the ``client-id`` a client asserts in its metadata."""
+    return str(context.peer())
 
 
 def placement_conflict(new_type: str, registered: list[str]) -> str | None:
@@ -106,52 +126,233 @@ class _Forwarded:
     target_type: str
 
 
-def exposure_warning(address: Address) -> str | None:
-    """What to tell whoever binds a host beyond loopback: the channel has no TLS."""
-    if address.is_loopback:
+def security_notice(address: Address, *, credentials: bool, insecure: bool = False) -> str | None:
+    """What whoever starts a host must know about who can join it; raises if it would be unsafe."""
+    if credentials:
         return None
+    if address.is_loopback:
+        return (
+            f"no --credentials: {address} is reachable from this machine only, but every process and user "
+            "on it can join the team and read every conversation (see `handoffs credentials create`)"
+        )
+    if not insecure:
+        raise DistributedError(
+            f"refusing to listen on {address} without credentials: anyone who reaches it could join the "
+            "team. Create them with `handoffs credentials create DIR` and pass --credentials DIR, "
+            "or pass --insecure to accept that"
+        )
     return (
-        f"{address} is not loopback and the channel has no TLS: whoever reaches this port can join the team "
-        "and read every conversation; keep it on a private network"
+        f"--insecure: whoever reaches {address} can join the team, read every conversation and write to "
+        "every person's screen, and nothing on the wire is encrypted"
     )
 
 
-class TeamHostServicer(GrpcWorkerAgentRuntimeHostServicer):
-    """The stock servicer with session placement and undeliverable notices (see the module docstring)."""
+class _Channel(ChannelConnection[agent_worker_pb2.Message, agent_worker_pb2.Message]):
+    """One client's message stream; ``receive`` returns why a message is refused (which ends the stream)."""
 
-    def __init__(self, *, user_topic: str = USER) -> None:
+    def __init__(
+        self,
+        request_iterator: AsyncIterator[agent_worker_pb2.Message],
+        client_id: str,
+        receive: Callable[[agent_worker_pb2.Message], Awaitable[str | None]],
+    ) -> None:
+        self.refusal: str | None = None
+        self._receive = receive
+        super().__init__(request_iterator, client_id)
+
+    async def _handle_message(self, message: agent_worker_pb2.Message) -> None:
+        if self.refusal is not None:
+            return
+        reason = await self._receive(message)
+        if reason is not None:
+            self.refusal = reason
+            await self._send_queue.put(agent_worker_pb2.Message())  # wakes the stream, which then ends
+
+
+class TeamHostServicer(GrpcWorkerAgentRuntimeHostServicer):
+    """The stock servicer with session placement, undeliverable notices, identities the host gives and
+    the role checks of ``security.RolePolicy`` (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        user_topic: str = USER,
+        policy: RolePolicy | None = None,
+        grace: float = DEFAULT_GRACE,
+    ) -> None:
         super().__init__()
         self._subscription_manager = IndexedSubscriptions()
         self._user_topic = user_topic
+        self._policy = policy or RolePolicy(user_topic=user_topic)
+        self._grace = grace
         self._serializers = protocol_serializers()
         # Every worker numbers its requests 1, 2, ...: the host renames each forwarded request with an id
         # of its own, so two callers of one target never file their replies under the same key.
         self._forwarded: dict[str, _Forwarded] = {}
         self._request_ids = itertools.count(1)
+        self._types_of: dict[str, set[str]] = {}
+        """The agent types each connection registered: what it may subscribe and send as."""
+        self._awaiting_channel: dict[str, asyncio.Task[None]] = {}
+
+    async def OpenChannel(  # type: ignore[override]
+        self, request_iterator: AsyncIterator[agent_worker_pb2.Message], context: Any
+    ) -> AsyncIterator[agent_worker_pb2.Message]:
+        """The client's message stream. Its identity is its connection (``context.peer()``), never the
+        ``client-id`` it asserts; a message its role may not send closes the stream with the reason."""
+        client_id = _client_of(context)
+        role = caller_role()
+        if client_id in self._data_connections:
+            await context.abort(grpc.StatusCode.ALREADY_EXISTS, "this connection already has a channel open")
+
+        async def receive(message: agent_worker_pb2.Message) -> str | None:
+            return await self._receive_checked(client_id, role, message)
+
+        connection = _Channel(request_iterator, client_id, receive)
+        self._data_connections[client_id] = connection
+        waiting = self._awaiting_channel.pop(client_id, None)
+        if waiting is not None:
+            waiting.cancel()
+        logger.info("client %s connected (role %s)", client_id, role or "any: no credentials")
+        try:
+            async for message in connection:
+                if connection.refusal is not None:
+                    logger.warning("closed the channel of %s: %s", client_id, connection.refusal)
+                    await context.abort(grpc.StatusCode.PERMISSION_DENIED, connection.refusal)
+                yield message
+        finally:
+            connection._receiving_task.cancel()
+            if self._data_connections.get(client_id) is connection:
+                del self._data_connections[client_id]
+            await self._on_client_disconnect(client_id)
+
+    async def OpenControlChannel(  # type: ignore[override]
+        self, request_iterator: AsyncIterator[agent_worker_pb2.ControlMessage], context: Any
+    ) -> AsyncIterator[agent_worker_pb2.ControlMessage]:
+        """Unused by handoffs; the stock one lets any client address any other by its id."""
+        await context.abort(grpc.StatusCode.UNIMPLEMENTED, "this host has no control channel")
+        yield agent_worker_pb2.ControlMessage()  # pragma: no cover - abort raised
+
+    async def _receive_checked(
+        self, client_id: str, role: Role | None, message: agent_worker_pb2.Message
+    ) -> str | None:
+        """Refuse what the sender's role may not send, and a sender it may not claim; route the rest."""
+        kind = message.WhichOneof("message")
+        own = self._types_of.get(client_id, _NOTHING)
+        refused = None
+        if kind == "cloudEvent":
+            event = message.cloudEvent
+            attributes = event.attributes
+            schema = (
+                attributes[wire.DATA_SCHEMA_ATTR].ce_string if wire.DATA_SCHEMA_ATTR in attributes else ""
+            )
+            sender = (
+                attributes[wire.AGENT_SENDER_TYPE_ATTR].ce_string
+                if wire.AGENT_SENDER_TYPE_ATTR in attributes
+                else ""
+            )
+            refused = self._policy.publish(role, event.type, event.source, schema, sender, own)
+        elif kind == "request":
+            request = message.request
+            sender = request.source.type if request.HasField("source") else ""
+            refused = self._policy.request(role, request.target.type, request.target.key, sender, own)
+        if refused is None:
+            await self._receive_message(client_id, message)
+        return refused
 
     async def RegisterAgent(  # type: ignore[override]
         self, request: agent_worker_pb2.RegisterAgentTypeRequest, context: Any
     ) -> agent_worker_pb2.RegisterAgentTypeResponse:
+        """Register for the calling connection, if its role may; an error never names another client."""
+        client_id = _client_of(context)
+        refused = self._policy.register(caller_role(), request.type)
+        if refused is not None:
+            logger.warning("refused to register %s for %s: %s", request.type, client_id, refused)
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, refused)
+        code = grpc.StatusCode.FAILED_PRECONDITION
         async with self._agent_type_to_client_id_lock:
-            conflict = placement_conflict(request.type, list(self._agent_type_to_client_id))
+            holder = self._agent_type_to_client_id.get(request.type)
+            if holder is None:
+                conflict = placement_conflict(request.type, list(self._agent_type_to_client_id))
+            elif holder == client_id:
+                conflict = None
+            else:
+                code = grpc.StatusCode.INVALID_ARGUMENT
+                conflict = f"agent type {request.type} is already registered by another connection"
+            if conflict is None:
+                self._agent_type_to_client_id[request.type] = client_id
+                self._types_of.setdefault(client_id, set()).add(request.type)
         if conflict is not None:
             logger.error("%s", conflict)
-            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, conflict)
-        return await super().RegisterAgent(request, context)  # type: ignore[no-any-return]
+            await context.abort(code, conflict)
+        self._expect_channel(client_id)
+        return agent_worker_pb2.RegisterAgentTypeResponse()
+
+    async def AddSubscription(  # type: ignore[override]
+        self, request: agent_worker_pb2.AddSubscriptionRequest, context: Any
+    ) -> agent_worker_pb2.AddSubscriptionResponse:
+        """Subscribe one of the calling connection's own agent types, to what its role may receive."""
+        client_id = _client_of(context)
+        subscription = subscription_from_proto(request.subscription)
+        prefix = isinstance(subscription, TypePrefixSubscription)
+        topic = str(getattr(subscription, "topic_type_prefix" if prefix else "topic_type", ""))
+        own = self._types_of.get(client_id, _NOTHING)
+        refused = self._policy.subscribe(
+            caller_role(), _agent_type_of(subscription) or "", topic, own, prefix=prefix
+        )
+        if refused is not None:
+            logger.warning("refused a subscription of %s: %s", client_id, refused)
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, refused)
+        try:
+            await self._subscription_manager.add_subscription(subscription)
+        except ValueError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        self._client_id_to_subscription_id_mapping.setdefault(client_id, set()).add(subscription.id)
+        self._expect_channel(client_id)
+        return agent_worker_pb2.AddSubscriptionResponse()
 
     async def RemoveSubscription(  # type: ignore[override]
         self, request: agent_worker_pb2.RemoveSubscriptionRequest, context: Any
     ) -> agent_worker_pb2.RemoveSubscriptionResponse:
-        """Remove as usual; when a front end's session type loses its last subscription (the session
-        ended), forget that agent type too, so the host does not keep one entry per session ever held."""
-        client_id = await get_client_id_or_abort(context)
+        """Remove one of the caller's own subscriptions; when a front end's session type loses its last
+        one (the session ended), forget that type too, so the host does not keep one entry per session."""
+        client_id = _client_of(context)
+        own = self._client_id_to_subscription_id_mapping.get(client_id, set())
+        if request.id not in own:
+            await context.abort(
+                grpc.StatusCode.NOT_FOUND, f"this connection has no subscription {request.id}"
+            )
         types = {_agent_type_of(s) for s in self._subscription_manager.subscriptions if s.id == request.id}
-        response = await super().RemoveSubscription(request, context)
-        self._client_id_to_subscription_id_mapping.get(client_id, set()).discard(request.id)
+        with contextlib.suppress(ValueError):
+            await self._subscription_manager.remove_subscription(request.id)
+        own.discard(request.id)
         for agent_type in types:
             if agent_type is not None and _is_session_type(agent_type):
                 await self._forget_type_without_subscriptions(agent_type, client_id)
-        return response  # type: ignore[no-any-return]
+        return agent_worker_pb2.RemoveSubscriptionResponse()
+
+    async def GetSubscriptions(  # type: ignore[override]
+        self, request: agent_worker_pb2.GetSubscriptionsRequest, context: Any
+    ) -> agent_worker_pb2.GetSubscriptionsResponse:
+        """The caller's own subscriptions only: the others name other people's sessions."""
+        own = self._client_id_to_subscription_id_mapping.get(_client_of(context), set())
+        mine = [s for s in self._subscription_manager.subscriptions if s.id in own]
+        return agent_worker_pb2.GetSubscriptionsResponse(
+            subscriptions=[subscription_to_proto(s) for s in mine]
+        )
+
+    def _expect_channel(self, client_id: str) -> None:
+        """What a connection registers without opening a channel is released after the grace period."""
+        if client_id in self._data_connections or client_id in self._awaiting_channel:
+            return
+        task = asyncio.get_running_loop().create_task(self._release_unless_connected(client_id))
+        self._awaiting_channel[client_id] = task
+
+    async def _release_unless_connected(self, client_id: str) -> None:
+        await asyncio.sleep(self._grace)
+        self._awaiting_channel.pop(client_id, None)
+        if client_id not in self._data_connections:
+            logger.warning("released what %s registered: it opened no channel in %gs", client_id, self._grace)
+            await self._on_client_disconnect(client_id)
 
     async def _forget_type_without_subscriptions(self, agent_type: str, client_id: str) -> None:
         if any(_agent_type_of(s) == agent_type for s in self._subscription_manager.subscriptions):
@@ -159,6 +360,7 @@ class TeamHostServicer(GrpcWorkerAgentRuntimeHostServicer):
         async with self._agent_type_to_client_id_lock:
             if self._agent_type_to_client_id.get(agent_type) == client_id:
                 del self._agent_type_to_client_id[agent_type]
+                self._types_of.get(client_id, set()).discard(agent_type)
 
     async def _process_request(self, request: agent_worker_pb2.RpcRequest, client_id: str) -> None:
         """An RPC to ``X``/``key`` goes to the type that serves ``key`` for ``X`` (``X`` itself, the shard of
@@ -212,6 +414,8 @@ class TeamHostServicer(GrpcWorkerAgentRuntimeHostServicer):
     async def _on_client_disconnect(self, client_id: str) -> None:
         """Answer with an error the requests the leaving client still had to answer; forget its own."""
         await super()._on_client_disconnect(client_id)
+        self._types_of.pop(client_id, None)
+        self._client_id_to_subscription_id_mapping.pop(client_id, None)
         for forwarded_id, forwarded in list(self._forwarded.items()):
             if client_id not in (forwarded.caller, forwarded.target):
                 continue
@@ -302,7 +506,13 @@ def _is_session_type(agent_type: str) -> bool:
 
 
 class Host:
-    """The gRPC host of a distributed team; binds to loopback unless told otherwise (see the module)."""
+    """The gRPC host of a distributed team; binds to loopback unless told otherwise (see the module).
+
+    With ``credentials`` (a directory from ``handoffs credentials create``) the host speaks TLS only,
+    refuses every call without a role's token and holds each role to ``security.RolePolicy``; the
+    team's ``agent_types`` say what a worker may register (``None``: any agent type). Without
+    credentials it listens on loopback only, unless ``insecure``.
+    """
 
     def __init__(
         self,
@@ -310,26 +520,50 @@ class Host:
         *,
         max_message_mb: float = DEFAULT_MAX_MESSAGE_MB,
         user_topic: str = USER,
+        credentials: str | os.PathLike[str] | HostCredentials | None = None,
+        insecure: bool = False,
+        agent_types: Iterable[str] | None = None,
+        grace: float = DEFAULT_GRACE,
     ) -> None:
         self._requested = address if isinstance(address, Address) else Address.parse(address)
         self._limit = max_message_bytes(max_message_mb)
         self._user_topic = user_topic
+        self._credentials = (
+            credentials
+            if credentials is None or isinstance(credentials, HostCredentials)
+            else HostCredentials.load(credentials)
+        )
+        self._insecure = insecure
+        self._policy = RolePolicy(
+            agent_types=None if agent_types is None else frozenset(agent_types), user_topic=user_topic
+        )
+        self._grace = grace
         self._server: grpc.aio.Server | None = None
         self.address: Address = self._requested
+        self.notice = security_notice(self._requested, credentials=self.secured, insecure=insecure)
+        """What to tell whoever started this host about who can join (``None`` with credentials)."""
+
+    @property
+    def secured(self) -> bool:
+        return self._credentials is not None
 
     async def start(self) -> Address:
         """Listen; returns the address with the port actually bound (useful with port 0)."""
         if self._server is not None:
             raise DistributedError("this host is already started")
+        credentials = self._credentials
         # No SO_REUSEPORT: a second host on a port in use must fail, not split the workers between two hosts.
         server = grpc.aio.server(
-            options=[*grpc_options(self._limit), *server_keepalive(), ("grpc.so_reuseport", 0)]
+            interceptors=None if credentials is None else [TokenCheck(credentials.tokens)],
+            options=[*grpc_options(self._limit), *server_keepalive(), ("grpc.so_reuseport", 0)],
         )
-        agent_worker_pb2_grpc.add_AgentRpcServicer_to_server(
-            TeamHostServicer(user_topic=self._user_topic), server
-        )
+        servicer = TeamHostServicer(user_topic=self._user_topic, policy=self._policy, grace=self._grace)
+        agent_worker_pb2_grpc.add_AgentRpcServicer_to_server(servicer, server)
         try:
-            port = server.add_insecure_port(str(self._requested))
+            if credentials is None:
+                port = server.add_insecure_port(str(self._requested))
+            else:
+                port = server.add_secure_port(str(self._requested), credentials.server_credentials())
         except RuntimeError as exc:
             port = 0
             logger.debug("bind failed: %s", exc)
@@ -341,9 +575,8 @@ class Host:
         await server.start()
         self._server = server
         self.address = self._requested.with_port(port)
-        warning = exposure_warning(self.address)
-        if warning is not None:
-            logger.warning("%s", warning)
+        if self.notice is not None:
+            logger.warning("%s", self.notice)
         return self.address
 
     async def stop(self, grace: float = 1.0) -> None:
@@ -367,11 +600,11 @@ class Host:
         await self.stop()
 
 
-async def serve(address: str | Address, *, max_message_mb: float = DEFAULT_MAX_MESSAGE_MB) -> None:
-    """Run a host until cancelled (``handoffs host``); prints the bound address as its first line."""
-    host = Host(address, max_message_mb=max_message_mb)
+async def serve(host: Host) -> None:
+    """Run ``host`` until cancelled (``handoffs host``); prints the bound address as its first line."""
     await host.start()
-    print(f"handoffs host listening on {host.address}", flush=True)
+    secured = "TLS, tokens required" if host.secured else "no credentials"
+    print(f"handoffs host listening on {host.address} ({secured})", flush=True)
     try:
         await host.wait_closed()
     finally:

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import asyncio
 
-from autogen_core import AgentId, AgentRuntime
+from autogen_core import AgentId, AgentRuntime, MessageHandlerContext
 
 from ..channels import AgentReply, Output, Person
+from ..context import current_tool_context
 from ..errors import DistributedError
 from ..messages import PersonAnswer, PersonNotice, PersonQuestion
 from ..topics import USER, session_topic
@@ -40,7 +41,10 @@ class RelayChannel:
         question = PersonQuestion(prompt=prompt, person=person)
         try:
             answer = await asyncio.wait_for(
-                self._runtime.send_message(question, AgentId(self._user_topic, session_id)), self._timeout
+                self._runtime.send_message(
+                    question, AgentId(self._user_topic, session_id), sender=_asking_agent()
+                ),
+                self._timeout,
             )
         except Exception as exc:
             logger.warning("could not ask the person of session %s: %s", session_id, exc)
@@ -50,5 +54,17 @@ class RelayChannel:
     async def show(self, session_id: str, output: Output) -> None:
         text = f"{output.agent} › {output.text}" if isinstance(output, AgentReply) else output.text
         await self._runtime.publish_message(
-            PersonNotice(text=text), session_topic(self._user_topic, session_id)
+            PersonNotice(text=text), session_topic(self._user_topic, session_id), sender=_asking_agent()
         )
+
+
+def _asking_agent() -> AgentId | None:
+    """The agent whose tool or handler is running: the person's side accepts only the team's agents as
+    senders (and the host only this process's agent types)."""
+    tool = current_tool_context()
+    if tool is not None and tool.agent_id is not None:
+        return tool.agent_id
+    try:
+        return MessageHandlerContext.agent_id()
+    except RuntimeError:
+        return None

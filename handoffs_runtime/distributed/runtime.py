@@ -52,6 +52,7 @@ from .options import (
     logger,
     max_message_bytes,
 )
+from .security import ClientCredentials, misconfiguration
 from .serializers import type_name
 from .subscriptions import IndexedSubscriptions, SessionSubscription
 
@@ -118,8 +119,10 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
         on_connected: ConnectionHook | None = None,
         user_topic: str = USER,
         keepalive: float = DEFAULT_KEEPALIVE,
+        credentials: ClientCredentials | None = None,
     ) -> None:
         self._limit = max_message_bytes(max_message_mb)
+        self._credentials = credentials
         options = [*grpc_options(self._limit), *client_keepalive(keepalive)]
         super().__init__(host_address, extra_grpc_config=options)
         self._subscription_manager = IndexedSubscriptions()
@@ -166,6 +169,9 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
                     raise DistributedError(
                         f"the host at {self._host_address} refused this worker: {reason}"
                     ) from exc
+                misconfigured = await misconfiguration(exc, self._host_address, self._credentials)
+                if misconfigured is not None:
+                    raise DistributedError(misconfigured) from exc
                 if deadline is not None and loop.time() + delay > deadline:
                     raise DistributedError(
                         f"cannot reach a handoffs host at {self._host_address} ({reason}); start one with "
@@ -178,7 +184,14 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
         """Open a channel, then register every agent type and subscription again (a new client id)."""
         # Not autogen's default retry policy: it can silently reopen the stream at a restarted host under
         # the old client id, with none of our agent types registered there. Our backoff does the retrying.
-        channel = grpc.aio.insecure_channel(self._host_address, options=list(self._extra_grpc_config))
+        # A connection of its own, never shared with another runtime of this process: the host knows a
+        # client by its connection.
+        options = [*self._extra_grpc_config, ("grpc.use_local_subchannel_pool", 1)]
+        if self._credentials is None:
+            channel = grpc.aio.insecure_channel(self._host_address, options=options)
+        else:
+            secure = self._credentials.channel_credentials()
+            channel = grpc.aio.secure_channel(self._host_address, secure, options=options)
         stub = agent_worker_pb2_grpc.AgentRpcStub(channel)  # type: ignore[no-untyped-call]
         connection = _LimitedConnection(channel, stub, self._limit)
         try:
@@ -188,6 +201,10 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
                 ),
                 self._backoff.connect_timeout,
             )
+            if self._credentials is not None:  # the stream may look open before the host refused it
+                await connection.stub.GetSubscriptions(
+                    agent_worker_pb2.GetSubscriptionsRequest(), metadata=connection.metadata
+                )
             # Copies: a session may open or end (adding or retiring a type) while we await the host.
             for agent_type in list(self._agent_factories):
                 if agent_type not in self._agent_factories:

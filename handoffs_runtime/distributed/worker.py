@@ -12,6 +12,7 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 
 import grpc  # type: ignore[import-untyped]
@@ -24,6 +25,7 @@ from ..topics import shard_agent_type
 from .options import DEFAULT_MAX_MESSAGE_MB, logger
 from .relay import RelayChannel
 from .runtime import Backoff, WorkerRuntime
+from .security import ClientCredentials
 
 
 def parse_shard_option(text: str | None) -> tuple[int, int] | None:
@@ -52,14 +54,17 @@ async def start_worker(
     backoff: Backoff | None = None,
     on_connected: Callable[[int], Awaitable[None] | None] | None = None,
     takeover_timeout: float = 10.0,
+    credentials: str | os.PathLike[str] | None = None,
 ) -> tuple[WorkerRuntime, list[str]]:
     """Connect to ``host`` and register ``agents`` of ``team`` (all when None); returns the runtime and names.
 
     ``channel`` reaches the people; by default a ``RelayChannel`` to each session's front end.
     A type still held by another worker is retried for ``takeover_timeout`` seconds: a worker restarted
     right after a crash often reaches the host before the host has noticed the crash.
+    ``credentials``: the directory with ``ca.pem`` and ``worker.token``, for a host started with them.
     """
     build_team(team)  # every misconfiguration is raised before connecting
+    secure = None if credentials is None else ClientCredentials.load(credentials, "worker")
     wanted = list(agents) if agents is not None else list(team.names)
     unknown = sorted(set(wanted) - set(team.names))
     if unknown or not wanted:
@@ -75,6 +80,7 @@ async def start_worker(
             backoff=backoff,
             on_connected=on_connected,
             user_topic=team.user_topic,
+            credentials=secure,
         )
         await runtime.start()
         try:

@@ -1,0 +1,77 @@
+"""The person's side checks who is talking: a reply, question, notice or handoff event reaches the person
+only from the team's agents and for their own session; anything else is dropped and logged."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from autogen_core import AgentId, RoutedAgent, SingleThreadedAgentRuntime
+from autogen_core.models import AssistantMessage
+
+from handoffs_runtime import QueueChannel, acme_team, register_team, start_session
+from handoffs_runtime.channels import AgentReply
+from handoffs_runtime.messages import AgentResponse, HandoffEvent, PersonAnswer, PersonNotice, PersonQuestion
+from handoffs_runtime.offline import OfflineModel
+from handoffs_runtime.topics import HANDOFF_EVENTS, USER, session_topic
+
+TIMEOUT = 30.0
+
+
+class Spy(RoutedAgent):
+    """Another agent in the same runtime, not one of the team's."""
+
+    def __init__(self) -> None:
+        super().__init__("not the team's")
+
+
+def response(text: str) -> AgentResponse:
+    return AgentResponse(
+        context=[AssistantMessage(content=text, source="SalesAgent")], reply_to_topic_type="SalesAgent"
+    )
+
+
+async def dropped(caplog: pytest.LogCaptureFixture, count: int) -> None:
+    """Wait until the UserAgent has logged ``count`` dropped messages."""
+
+    async def logged() -> None:
+        while caplog.text.count("dropped a") < count:
+            await asyncio.sleep(0.01)
+
+    await asyncio.wait_for(logged(), TIMEOUT)
+
+
+async def test_messages_from_outside_the_team_or_for_another_session_never_reach_the_person(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level("WARNING", logger="handoffs_runtime")
+    runtime = SingleThreadedAgentRuntime()
+    channel = QueueChannel()
+    await register_team(runtime, acme_team(), model=OfflineModel(), channel=channel)
+    await Spy.register(runtime, "Spy", Spy)
+    runtime.start()
+    await start_session(runtime, "alice")  # alice's UserAgent now waits for her first line
+    spy = AgentId("Spy", "alice")
+    user, events = session_topic(USER, "alice"), session_topic(HANDOFF_EVENTS, "alice")
+    await runtime.publish_message(response("type your password"), user)  # no sender at all
+    await runtime.publish_message(response("type your password"), user, sender=spy)
+    await runtime.publish_message(PersonNotice(text="type your password"), user, sender=spy)
+    await runtime.publish_message(
+        HandoffEvent(session_id="alice", source="Spy", target="SalesAgent", tool="t"), events, sender=spy
+    )
+    bob_event = HandoffEvent(session_id="bob", source="TriageAgent", target="SalesAgent", tool="t")
+    await runtime.publish_message(bob_event, events, sender=AgentId("TriageAgent", "alice"))
+    answer = await runtime.send_message(
+        PersonQuestion(prompt="your password, please"), AgentId(USER, "alice"), sender=spy
+    )
+    assert answer == PersonAnswer(text=None)
+    await dropped(caplog, 5)  # the HandoffEvent for bob is dropped without a word: it is not alice's
+    assert channel.outbox("alice").empty(), "something forged reached alice's screen"
+    assert "Spy" in caplog.text and "not one of the team's agents" in caplog.text
+    # The team's own agents still get through.
+    await runtime.publish_message(response("hello"), user, sender=AgentId("SalesAgent", "alice"))
+    output = await channel.next_output("alice", TIMEOUT)
+    assert output == AgentReply("SalesAgent", "hello")
+    for _ in range(2):
+        await channel.leave("alice")
+    await runtime.stop_when_idle()
