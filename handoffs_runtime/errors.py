@@ -57,5 +57,8 @@ class StoreConflictError(StoreError):
     """The session gained entries since it was read; nothing was written, read it again and retry."""
 
 
-class DistributedError(HandoffsError):
-    """A host, worker or front end is misconfigured or cannot reach its host; the message says what to do."""
+class DistributedError(HandoffsError, RuntimeError):
+    """A host, worker or front end is misconfigured or cannot reach its host; the message says what to do.
+
+    A ``RuntimeError``, as autogen-ext's worker runtime raises for the same cases (stop when not running,
+    start twice), so handlers written for it catch ours too."""

@@ -152,8 +152,9 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
         loop = asyncio.get_running_loop()
         deadline = None if give_up_after is None else loop.time() + give_up_after
         for delay in self._backoff.delays():
-            if self._supervisor is not None and not self._running:
-                # stop() was called; its cancel may have been swallowed while a dead channel was closed
+            if self._supervisor is not None and (not self._running or _cancelled()):
+                # stop() was called, or the loop is shutting down; its cancel may have been swallowed
+                # while a dead channel was closed
                 raise asyncio.CancelledError()
             try:
                 await self._connect_once()
@@ -242,15 +243,18 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
         while self._running:
             connection = self._host_connection
             assert connection is not None and connection._connection_task is not None
-            with contextlib.suppress(BaseException):
+            try:
                 await asyncio.shield(connection._connection_task)
+            except BaseException:  # the connection ended, however: reconnect, unless we are cancelled
+                if _cancelled():  # stop(), or the event loop shutting down without stop()
+                    raise
             if not self._running:
                 return
             self._connected.clear()
             logger.warning("lost the host at %s; reconnecting", self._host_address)
             await _close(connection)
             self._fail_pending(f"lost the host at {self._host_address} before the reply came")
-            if not self._running:
+            if not self._running or _cancelled():
                 return
             try:
                 await self._connect_with_backoff()
@@ -433,6 +437,13 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
                 await self._read_task
         if self._host_connection is not None:
             await _close(self._host_connection)
+
+
+def _cancelled() -> bool:
+    """Whether the running task has been asked to stop (a cancel that a suppressing ``await`` swallowed
+    still counts: ``asyncio.run`` cancels leftover tasks at shutdown and waits for them to end)."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 async def _close(connection: HostConnection) -> None:
