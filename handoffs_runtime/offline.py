@@ -31,7 +31,7 @@ from autogen_core.models import (
 )
 from autogen_core.tools import ToolSchema
 
-from .models import LocalModel, Reply, current_model_call, tool_call
+from .local_model import LocalModel, Reply, current_model_call, tool_call
 
 ASK_CONFIRMATION = "Shall I go ahead? (yes/no)"
 

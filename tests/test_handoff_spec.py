@@ -101,7 +101,8 @@ def test_overrides_and_input_type_shape_the_schema() -> None:
     assert resolved.schema["name"] == "escalate"
     assert resolved.schema["description"] == "Escalate."
     params = resolved.schema["parameters"]
-    assert params["required"] == ["reason", "priority"] and set(params["properties"]) == {"reason", "priority"}
+    assert params["required"] == ["reason", "priority"]  # strict: every property is required
+    assert params["additionalProperties"] is False and resolved.schema.get("strict") is True
 
 
 async def test_tools_and_schemas_offered_to_the_model() -> None:

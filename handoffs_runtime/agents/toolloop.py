@@ -39,7 +39,7 @@ from autogen_core.models import (
 from autogen_core.tools import Tool, ToolSchema
 from pydantic import ValidationError
 
-from ..models import ModelCall, model_call_scope
+from ..local_model import ModelCall, model_call_scope
 from ..policy import TeamPolicy
 
 logger = logging.getLogger("handoffs_runtime")
