@@ -172,3 +172,58 @@ async def test_concurrent_tools_ask_one_question_at_a_time(kind: str) -> None:
     # the questions waited their turn in call order, and each answer reached the call that asked
     assert [r.call_id for r in results.content] == [c.id for c in calls]
     assert [r.content for r in results.content] == expected
+
+
+async def test_a_failing_call_among_concurrent_ones_is_an_error_result_in_its_place() -> None:
+    async def fine(n: int) -> str:
+        """Answer after a moment."""
+        await asyncio.sleep(0.05)
+        return f"fine {n}"
+
+    async def broken(n: int) -> str:
+        """Fail."""
+        raise RuntimeError(f"broken {n}")
+
+    tools = [FunctionTool(fine, description="Fine."), FunctionTool(broken, description="Broken.")]
+    calls = [tool_call("fine", {"n": 1}), tool_call("broken", {"n": 2}), tool_call("fine", {"n": 3})]
+    model = ScriptedModel([calls, "done"])
+    team = TeamSpec(name="t", entry="Clerk", agents=[AgentSpec("Clerk", tools=tools)])
+    channel = ScriptedChannel.for_sessions({"s1": ["go"]})
+    await run_sessions(team, channel, model=model)
+    results = model.calls[1][0][-1]
+    assert isinstance(results, FunctionExecutionResultMessage)
+    assert [(r.content, bool(r.is_error)) for r in results.content] == [
+        ("fine 1", False),
+        ("Error: tool broken failed: RuntimeError: broken 2", True),
+        ("fine 3", False),
+    ]
+    assert texts(channel) == [("Clerk", "done")]
+
+
+async def test_a_worker_out_of_time_stops_all_its_concurrent_calls() -> None:
+    stopped: list[str] = []
+
+    async def slow(name: str) -> str:
+        """Take very long."""
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            stopped.append(name)
+            raise
+        return name
+
+    tool = FunctionTool(slow, description="Take very long.")
+    config = WorkerAgentConfig(
+        name="W",
+        system_message=SystemMessage(content="You are W."),
+        model=ScriptedModel([[tool_call("slow", {"name": n}) for n in ("x", "y", "z")]]),
+        tools={tool.name: tool},
+    )
+    runtime = HandoffsRuntime()
+    await WorkerAgent.register(runtime, "W", lambda: WorkerAgent(config))
+    runtime.start()
+    task = WorkerTask(task="go", session_id="s1", caller="Front", timeout=0.3)
+    answer = await runtime.send_message(task, AgentId("W", "k"))
+    await runtime.stop()
+    assert answer == WorkerResult(text="W ran out of time (0.3 s)", ok=False)
+    assert sorted(stopped) == ["x", "y", "z"]
