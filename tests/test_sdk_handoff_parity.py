@@ -9,13 +9,17 @@ transcript. Model cases run the real ``openai`` client against a local server.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from autogen_core import FunctionCall
 from autogen_core.models import AssistantMessage, CreateResult, RequestUsage, UserMessage
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from handoffs_runtime import (
     AgentSpec,
@@ -338,3 +342,80 @@ def test_the_block_an_earlier_handoff_nested_is_merged() -> None:
 def test_an_empty_transcript_says_so() -> None:
     [block] = nest_history([], source="A")
     assert block.content == f"{HISTORY_START}\n{NO_HISTORY}\n{HISTORY_END}"
+
+
+# --- against the SDK itself (installed with the bench extra) ------------------------------------------
+
+
+class Level(StrEnum):
+    low = "low"
+    high = "high"
+
+
+class Ticket(BaseModel):
+    reason: str
+    priority: int = 1
+    level: Level = Level.low
+    mode: Literal["call", "mail"] = "mail"
+    tags: list[str] = []
+    address: Address | None = None
+
+
+ARGUMENTS = [
+    '{"reason": "x"}',
+    '{"reason": "x", "priority": "25"}',
+    '{"reason": "x", "priority": 2.0}',
+    '{"reason": 5}',
+    '{"reason": "x", "level": "high", "mode": "call", "tags": ["a"]}',
+    '{"reason": "x", "level": "urgent"}',
+    '{"reason": "x", "address": {"city": "Oslo"}}',
+    '{"reason": "x", "address": {"zip_code": "0150"}}',
+    '{"reason": "x", "unasked": 1}',
+]
+
+
+async def test_schema_and_validation_match_the_sdks_own_handoff() -> None:
+    agents = pytest.importorskip("agents")
+    from agents.exceptions import ModelBehaviorError
+
+    async def on_ticket(ctx: Any, data: Ticket) -> None:
+        return None
+
+    sdk = agents.handoff(agents.Agent(name="BillingDesk"), input_type=Ticket, on_handoff=on_ticket)
+    team = front_and_billing(handoff("BillingDesk", input_type=Ticket))
+    [ours] = build_team(team)["Front"].handoffs.values()
+    assert ours.schema["parameters"] == sdk.input_json_schema
+    assert ours.schema.get("strict") is sdk.strict_json_schema is True
+    for arguments in ARGUMENTS:
+        try:
+            await sdk.on_invoke_handoff(agents.RunContextWrapper(context=None), arguments)
+            sdk_accepts = True
+        except ModelBehaviorError:
+            sdk_accepts = False
+        try:
+            ours.validate_input(arguments)
+            we_accept = True
+        except ValidationError:
+            we_accept = False
+        assert we_accept == sdk_accepts, arguments
+
+
+def test_the_console_shows_the_text_beside_a_handoff_as_the_agents_words() -> None:
+    said = "Passing you to sales; they handle rocket skates."
+    answers: list[Any] = [call_with_text(said, "transfer_to_sales_agent"), "Sales here: which size?"]
+    with fake_openai(answers) as server:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "HANDOFFS_"))}
+        chat = ["chat", "--store", ":memory:", "--model", "test-model", "--base-url", server.url]
+        done = subprocess.run(
+            [sys.executable, "-m", "handoffs_runtime", *chat],
+            input="I'd like to buy rocket skates\n",
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+        )
+    assert done.returncode == 0, done.stderr
+    lines = [line.strip() for line in done.stdout.splitlines()]
+    said_at = lines.index(f"TriageAgent › {said}")
+    assert lines[said_at + 1] == "↪ TriageAgent handed the conversation to SalesAgent"
+    assert "SalesAgent › Sales here: which size?" in lines[said_at + 2 :]
