@@ -125,6 +125,10 @@ def test_text_parts_beside_calls_are_kept_as_the_calls_thought() -> None:
     )
     assert read_reply(with_thought, 1000) == ToolCalls([call], "triage summary")
     assert read_reply(with_thought.model_copy(update={"thought": None}), 1000) == ToolCalls([call])
+    not_text = CreateResult.model_construct(
+        finish_reason="function_calls", content=[call], usage=usage, cached=False, thought=123
+    )
+    assert read_reply(not_text, 1000) == ToolCalls([call])  # a thought that is not text is ignored
 
 
 def test_remove_all_tools_keeps_what_an_agent_said_beside_its_calls() -> None:
