@@ -13,6 +13,8 @@ Example::
 
 from __future__ import annotations
 
+import asyncio
+import weakref
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,9 +54,21 @@ def set_tool_context(ctx: ToolContext) -> None:
     _current.set(ctx)
 
 
+_asking: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+"""One lock per session while a question is pending (weak: it goes away when nobody waits on it)."""
+
+
 async def ask_person(prompt: str, *, person: Person = "customer") -> str | None:
-    """Ask the session's person a question; ``None`` if there is no channel or they left."""
+    """Ask the session's person a question; ``None`` if there is no channel or they left.
+
+    Tools of one response run at once, so two of them may want to ask; the questions of one session
+    are asked one at a time, each answer going to the question it belongs to.
+    """
     ctx = _current.get()
     if ctx is None or ctx.channel is None:
         return None
-    return await ctx.channel.ask(ctx.session_id, prompt, person=person)
+    lock = _asking.get(ctx.session_id)
+    if lock is None:
+        lock = _asking[ctx.session_id] = asyncio.Lock()
+    async with lock:
+        return await ctx.channel.ask(ctx.session_id, prompt, person=person)

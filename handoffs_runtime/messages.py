@@ -45,7 +45,11 @@ HandoffOutcome = Literal["handoff", "refused", "loop_stopped"]
 
 
 class HandoffEvent(BaseModel):
-    """What observers (the console, a trace, a dashboard) learn about every handoff decision."""
+    """What observers (the console, a trace, a dashboard) learn about every handoff decision.
+
+    ``said`` is the text the model wrote next to the handoff call ("I'll pass you to sales"), shown to
+    the person with the handoff; it is model output, so it is shown as plain text only.
+    """
 
     session_id: str
     source: str
@@ -55,6 +59,7 @@ class HandoffEvent(BaseModel):
     arguments: dict[str, Any] | None = None
     hop: int = 0
     reason: str = ""
+    said: str = ""
 
 
 class WorkerTask(BaseModel):

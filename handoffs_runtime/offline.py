@@ -37,7 +37,7 @@ from autogen_core.models import (
 )
 from autogen_core.tools import ToolSchema
 
-from .models import LocalModel, Reply, current_model_call, tool_call
+from .local_model import LocalModel, Reply, current_model_call, tool_call
 from .offline_words import Word, clauses, negated, object_words, score, stem, terms, words
 
 ASK_CONFIRMATION = "Shall I go ahead? (yes/no)"

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .errors import TeamConfigError
-from .tools.handoff import InputFilter
+from .tools.handoff import InputFilter, check_input_filter
 
 LoopFallback = Literal["message", "escalate"]
 
@@ -35,9 +35,13 @@ class TeamPolicy:
     max_tool_rounds: int = 8
     """Model calls with tool results an agent may make in one turn before it gives up with a message."""
     input_filter: InputFilter | None = None
-    """The team-wide input filter; a handoff's own ``input_filter`` replaces it."""
+    """The team-wide input filter (sync or async); a handoff's own ``input_filter`` replaces it."""
     nest_handoff_history: bool = False
-    """The team-wide default for nesting the history on handoff."""
+    """The team-wide default for nesting the history on handoff; an input filter replaces it, as in the
+    OpenAI Agents SDK, unless the handoff itself asks for nesting."""
+    concurrent_tool_calls: bool = True
+    """Run the regular tool calls of one model response at once (results stay in call order), as the
+    OpenAI Agents SDK does; ``False`` runs them one at a time, for tools that must not overlap."""
     stream: bool = False
     """Call models with ``create_stream`` instead of ``create``."""
     model_timeout: float | None = 45.0
@@ -60,6 +64,8 @@ class TeamPolicy:
             raise TeamConfigError("max_reply_chars must be at least 1")
         if self.on_loop not in ("message", "escalate"):
             raise TeamConfigError("on_loop must be 'message' or 'escalate'")
+        if self.input_filter is not None:
+            check_input_filter(self.input_filter, "TeamPolicy.input_filter")
 
 
 def loop_reason(turn_path: Sequence[str], target: str, budget: int) -> str | None:

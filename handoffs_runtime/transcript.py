@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from autogen_core.models import LLMMessage, UserMessage
 
+from .messages import HandoffEvent
 from .store import SessionState, StoredEntry
 from .tools.filters import arguments_preview
 
@@ -63,11 +64,18 @@ def describe_entry(entry: StoredEntry) -> str:
     if entry.kind == "tool_results":
         return "; ".join(f"result of {r.get('name')}: {r.get('content')}" for r in body["content"])
     if entry.kind == "handoff":
-        from .agents.user import describe_event
-
         event = entry.event()
         return describe_event(event) if event is not None else "handoff"
     return f"({entry.text})"
+
+
+def describe_event(event: HandoffEvent) -> str:
+    """The line the console shows for a handoff event."""
+    if event.outcome == "handoff":
+        return f"↪ {event.source} handed the conversation to {event.target}"
+    if event.outcome == "loop_stopped":
+        return f"⚠ handoff loop stopped at {event.source}: {event.reason}"
+    return f"✗ {event.source} could not hand over to {event.target}: {event.reason}"
 
 
 def last_exchanges(entries: Sequence[StoredEntry], count: int) -> list[StoredEntry]:

@@ -81,7 +81,13 @@ def test_default_tool_name_and_description_come_from_the_target() -> None:
     [h] = built["Front"].handoffs.values()
     assert h.tool_name == "transfer_to_billing_desk"
     assert h.schema["description"] == "Hand the conversation to BillingDesk. Invoices and payments."
-    assert h.schema["parameters"] == {"type": "object", "properties": {}, "required": []}
+    assert h.schema["parameters"] == {
+        "type": "object",
+        "properties": {},
+        "required": [],
+        "additionalProperties": False,
+    }
+    assert h.schema.get("strict") is True
 
 
 def test_overrides_and_input_type_shape_the_schema() -> None:
@@ -95,7 +101,8 @@ def test_overrides_and_input_type_shape_the_schema() -> None:
     assert resolved.schema["name"] == "escalate"
     assert resolved.schema["description"] == "Escalate."
     params = resolved.schema["parameters"]
-    assert params["required"] == ["reason"] and set(params["properties"]) == {"reason", "priority"}
+    assert params["required"] == ["reason", "priority"]  # strict: every property is required
+    assert params["additionalProperties"] is False and resolved.schema.get("strict") is True
 
 
 async def test_tools_and_schemas_offered_to_the_model() -> None:

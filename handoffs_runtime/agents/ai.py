@@ -40,24 +40,10 @@ from ..model_errors import ModelProblem, explain_model_error
 from ..policy import LOOP_MESSAGE, TeamPolicy, loop_reason
 from ..tools.effects import irreversible_names
 from ..tools.filters import nesting_filter
-from ..tools.handoff import (
-    Handoff,
-    HandoffContext,
-    HandoffInputData,
-    SessionContext,
-    call_maybe_async,
-)
+from ..tools.handoff import Handoff, HandoffContext, HandoffInputData, SessionContext, call_maybe_async
 from ..topics import HANDOFF_EVENTS, USER, session_topic
 from .routing import SessionAgent
-from .toolloop import (
-    Step,
-    ToolLoop,
-    describe_validation,
-    error_result,
-    parse_arguments,
-    run_tool_call,
-    unknown_tool_result,
-)
+from .toolloop import Step, ToolCalls, ToolLoop, describe_validation, error_result, parse_arguments
 
 logger = logging.getLogger("handoffs_runtime")
 
@@ -111,6 +97,8 @@ class _Handoff:
     handoff: Handoff
     call: FunctionCall
     data: BaseModel | None
+    said: str | None
+    """What the model wrote next to the call: forwarded in the context and shown to the person."""
 
 
 @dataclass(slots=True)
@@ -152,7 +140,7 @@ class AIAgent(SessionAgent):
             return await self._offer(session, conversation)
 
         async def run_calls(
-            calls: list[FunctionCall], conversation: list[LLMMessage], enabled: frozenset[str]
+            calls: ToolCalls, conversation: list[LLMMessage], enabled: frozenset[str]
         ) -> Step:
             return await self._run_calls(calls, session, conversation, enabled, path, ctx.cancellation_token)
 
@@ -163,8 +151,7 @@ class AIAgent(SessionAgent):
                 logger.warning("empty model reply from %s in session %s", config.name, session)
             await self._reply(history + new, end.text or EMPTY_REPLY)
         elif isinstance(end.outcome, _Handoff):
-            handoff = end.outcome
-            await self._hand_off(message, path, new, handoff.handoff, handoff.call, handoff.data)
+            await self._hand_off(message, path, new, end.outcome)
         elif isinstance(end.outcome, _LoopStop):
             stop = end.outcome
             await self._stop_loop(message, path, new, stop.handoff, stop.call, stop.reason)
@@ -200,7 +187,7 @@ class AIAgent(SessionAgent):
 
     async def _run_calls(
         self,
-        calls: list[FunctionCall],
+        response: ToolCalls,
         session: str,
         conversation: list[LLMMessage],
         enabled: frozenset[str],
@@ -209,16 +196,15 @@ class AIAgent(SessionAgent):
     ) -> Step:
         """Run the regular tools first, then decide on at most one handoff; every call gets a result."""
         config = self._config
-        # By position, not by call id: some servers repeat ids or leave them empty.
-        results: list[FunctionExecutionResult | None] = [None] * len(calls)
-        handoff_calls: list[int] = []
-        for i, call in enumerate(calls):
-            if call.name in config.tools:
-                results[i] = await self._run_tool(call, cancellation_token)
-            elif call.name in config.handoffs:
-                handoff_calls.append(i)
-            else:
-                results[i] = unknown_tool_result(call, [*config.tools, *enabled])
+        calls = response.calls
+        results = await config.loop.run_tools(
+            calls,
+            config.tools,
+            cancellation_token,
+            handoffs=config.handoffs,
+            also_offered=enabled,
+        )
+        handoff_calls = [i for i, result in enumerate(results) if result is None]
         step = Step(results=[])
         for rank, i in enumerate(handoff_calls):
             call = calls[i]
@@ -237,7 +223,7 @@ class AIAgent(SessionAgent):
                 step.outcome = _LoopStop(handoff, call, reason)
                 results[i] = error_result(call, f"handoff refused: {reason}")
                 continue
-            step.outcome = _Handoff(handoff, call, data)
+            step.outcome = _Handoff(handoff, call, data, response.thought)
             results[i] = FunctionExecutionResult(
                 call_id=call.id,
                 name=call.name,
@@ -245,11 +231,6 @@ class AIAgent(SessionAgent):
             )
         step.results = [r for r in results if r is not None]
         return step
-
-    async def _run_tool(
-        self, call: FunctionCall, cancellation_token: CancellationToken
-    ) -> FunctionExecutionResult:
-        return await run_tool_call(self._config.tools[call.name], call, cancellation_token)
 
     async def _check_handoff(
         self, call: FunctionCall, session: str, conversation: list[LLMMessage], enabled: frozenset[str]
@@ -263,29 +244,22 @@ class AIAgent(SessionAgent):
         if isinstance(args, str):
             await self._publish_event(session, handoff, call, "refused", 0, args)
             return args
-        data: BaseModel | None = None
-        if handoff.input_type is not None:
-            try:
-                data = handoff.input_type.model_validate(args)
-            except ValidationError as exc:
-                reason = f"invalid arguments for {call.name}: {describe_validation(exc)}"
-                await self._publish_event(session, handoff, call, "refused", 0, reason)
-                return reason
+        try:
+            data = handoff.validate_input(call.arguments)
+        except ValidationError as exc:
+            reason = f"invalid arguments for {call.name}: {describe_validation(exc)}"
+            await self._publish_event(session, handoff, call, "refused", 0, reason)
+            return reason
         return handoff, data
 
     # --- outcomes ----------------------------------------------------------------------------------
 
     async def _hand_off(
-        self,
-        message: UserTask,
-        path: list[str],
-        new: list[LLMMessage],
-        handoff: Handoff,
-        call: FunctionCall,
-        data: BaseModel | None,
+        self, message: UserTask, path: list[str], new: list[LLMMessage], decided: _Handoff
     ) -> None:
         config = self._config
         session = self.id.key
+        handoff, call, data = decided.handoff, decided.call, decided.data
         payload = _model_dump(data)
         stage = "on_handoff"  # the user code that runs before the conversation moves: it may fail
         try:
@@ -293,26 +267,31 @@ class AIAgent(SessionAgent):
                 hctx = HandoffContext(session, config.name, handoff.target, [*message.context, *new])
                 await call_maybe_async(handoff.on_handoff, *((hctx,) if data is None else (hctx, data)))
             stage = "input filter"
-            context = self._filtered(message.context, new, handoff, session)
+            context = await self._filtered(message.context, new, handoff, session)
         except Exception as exc:
             logger.exception("%s of %s failed", stage, handoff.tool_name)
             reason = f"{stage} failed: {type(exc).__name__}: {exc}"
             await self._publish_event(session, handoff, call, "refused", len(path), reason)
             await self._reply([*message.context, *new], MODEL_ERROR_REPLY)
             return
-        await self._publish_event(session, handoff, call, "handoff", len(path), "", payload)
+        await self._publish_event(session, handoff, call, "handoff", len(path), "", payload, decided.said)
         await self.publish_message(
             user_task(context, [*path, handoff.target]),
             topic_id=session_topic(handoff.target, session),
         )
 
-    def _filtered(
+    async def _filtered(
         self, history: list[LLMMessage], new: list[LLMMessage], handoff: Handoff, session: str
     ) -> list[LLMMessage]:
+        """What the target receives: the handoff's filter (else the team's), then nesting if asked for.
+
+        As in the OpenAI Agents SDK, a filter replaces the team-wide nesting; a handoff that asks for
+        nesting itself (``nest_handoff_history=True``) gets it after its filter.
+        """
         policy = self._config.policy
-        input_filter = handoff.input_filter or policy.input_filter
+        input_filter = handoff.input_filter if handoff.input_filter is not None else policy.input_filter
         nest = (
-            policy.nest_handoff_history
+            policy.nest_handoff_history and input_filter is None
             if handoff.nest_handoff_history is None
             else handoff.nest_handoff_history
         )
@@ -320,7 +299,9 @@ class AIAgent(SessionAgent):
             return history + new
         data = HandoffInputData(tuple(history), tuple(new), self._config.name, handoff.target, session)
         if input_filter is not None:
-            data = input_filter(data)
+            data = await call_maybe_async(input_filter, data)
+            if not isinstance(data, HandoffInputData):
+                raise TypeError(f"the input filter returned {type(data).__name__}, not HandoffInputData")
         if nest:
             data = nesting_filter()(data)
         return data.all_items
@@ -373,6 +354,7 @@ class AIAgent(SessionAgent):
         hop: int,
         reason: str,
         arguments: dict[str, Any] | None = None,
+        said: str | None = None,
     ) -> None:
         event = HandoffEvent(
             session_id=session,
@@ -383,6 +365,7 @@ class AIAgent(SessionAgent):
             arguments=arguments,
             hop=hop,
             reason=reason,
+            said=said or "",
         )
         await self.publish_message(event, topic_id=session_topic(HANDOFF_EVENTS, session))
 

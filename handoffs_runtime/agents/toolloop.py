@@ -4,7 +4,8 @@ One turn of either agent::
 
     model(system + conversation, tools)        (at most ``policy.max_tool_rounds`` times)
       text        -> LoopEnd("text")
-      tool calls  -> the caller runs them (every call gets a result, cut to the size cap)
+      tool calls  -> the regular ones run (at once unless ``policy.concurrent_tool_calls`` is off);
+                     the caller decides on the rest (every call gets a result, cut to the size cap)
                      -> LoopEnd("stopped") when the caller says the turn is over (a handoff), else again
       error       -> LoopEnd("model_failed"): the model raised or missed its deadline
 
@@ -21,7 +22,7 @@ import asyncio
 import itertools
 import json
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -38,12 +39,25 @@ from autogen_core.models import (
 from autogen_core.tools import Tool, ToolSchema
 from pydantic import ValidationError
 
-from ..models import ModelCall, model_call_scope
+from ..local_model import ModelCall, model_call_scope
 from ..policy import TeamPolicy
 
 logger = logging.getLogger("handoffs_runtime")
 
-Reply = str | list[FunctionCall]
+
+@dataclass(frozen=True, slots=True)
+class ToolCalls:
+    """A response's well-formed tool calls, with the text the model wrote next to them, if any.
+
+    That text (``CreateResult.thought``, or text parts beside the calls) is often meant for the person
+    ("Let me pass you to sales"); it travels in the conversation as the call message's ``thought``.
+    """
+
+    calls: list[FunctionCall]
+    thought: str | None = None
+
+
+Reply = str | ToolCalls
 """A response as the agents use it: text (stripped, possibly empty) or well-formed tool calls."""
 
 MAX_NAME_CHARS = 256
@@ -61,7 +75,7 @@ def read_reply(result: object, max_chars: int) -> Reply:
     if isinstance(content, str):
         return cut_text(content.strip(), max_chars, "reply was")
     if isinstance(content, list | tuple):
-        return _read_parts(content, max_chars)
+        return _read_parts(content, getattr(result, "thought", None), max_chars)
     if isinstance(content, int | float) and not isinstance(content, bool):
         return str(content)
     if content is not None:
@@ -69,7 +83,7 @@ def read_reply(result: object, max_chars: int) -> Reply:
     return ""
 
 
-def _read_parts(parts: Sequence[object], max_chars: int) -> Reply:
+def _read_parts(parts: Sequence[object], thought: object, max_chars: int) -> Reply:
     calls: list[FunctionCall] = []
     texts: list[str] = []
     for part in parts:
@@ -81,11 +95,12 @@ def _read_parts(parts: Sequence[object], max_chars: int) -> Reply:
             logger.warning("ignoring a model content part of type %s", type(part).__name__)
         else:
             calls.append(call)
-    if calls:
-        if texts:
-            logger.warning("ignoring text parts sent with tool calls")
-        return calls
-    return cut_text("".join(texts).strip(), max_chars, "reply was")
+    if not calls:
+        return cut_text("".join(texts).strip(), max_chars, "reply was")
+    if not texts and not thought:
+        return ToolCalls(calls)
+    said = "\n".join(t for t in (thought if isinstance(thought, str) else "", *texts) if t).strip()
+    return ToolCalls(calls, cut_text(said, max_chars, "reply was") or None)
 
 
 def _read_call(part: object) -> FunctionCall | None:
@@ -224,7 +239,7 @@ class Step:
 
 Offer = Callable[[list[LLMMessage]], Awaitable[tuple[Sequence[ToolSchema], frozenset[str]]]]
 """The tool schemas to offer for this conversation, and the names of the handoffs among them."""
-RunCalls = Callable[[list[FunctionCall], list[LLMMessage], frozenset[str]], Awaitable[Step]]
+RunCalls = Callable[[ToolCalls, list[LLMMessage], frozenset[str]], Awaitable[Step]]
 """Runs a response's calls for this conversation, given the handoffs that were offered."""
 
 LoopEndKind = Literal["text", "stopped", "model_failed", "out_of_rounds"]
@@ -286,11 +301,45 @@ class ToolLoop:
             if isinstance(reply, str):
                 return LoopEnd("text", new, text=reply)
             step = await run_calls(reply, conversation, handoffs)
-            new.append(AssistantMessage(content=reply, source=self.name))
+            new.append(AssistantMessage(content=reply.calls, thought=reply.thought, source=self.name))
             new.append(FunctionExecutionResultMessage(content=[_capped(r, max_chars) for r in step.results]))
             if step.outcome is not None:
                 return LoopEnd("stopped", new, outcome=step.outcome)
         return LoopEnd("out_of_rounds", new)
+
+    async def run_tools(
+        self,
+        calls: Sequence[FunctionCall],
+        tools: Mapping[str, Tool],
+        cancellation_token: CancellationToken,
+        *,
+        handoffs: Container[str] = (),
+        also_offered: Iterable[str] = (),
+    ) -> list[FunctionExecutionResult | None]:
+        """A result per call, in call order: the regular tools run, a call to a tool that was not
+        offered gets an error naming the tools and ``also_offered`` (the handoffs), and handoff calls
+        are left (``None``) to the caller.
+
+        Several regular calls of one response run at once, as in the OpenAI Agents SDK (their results
+        stay in call order); ``policy.concurrent_tool_calls=False`` runs them one at a time. Questions
+        to the person are asked one at a time either way (see :func:`~handoffs_runtime.context.ask_person`).
+        """
+        results: list[FunctionExecutionResult | None] = [None] * len(calls)
+        runs: list[tuple[int, Tool, FunctionCall]] = []
+        for i, call in enumerate(calls):  # by position, not by call id: some servers repeat ids
+            tool = tools.get(call.name)
+            if tool is not None:
+                runs.append((i, tool, call))
+            elif call.name not in handoffs:
+                results[i] = unknown_tool_result(call, [*tools, *also_offered])
+        if len(runs) > 1 and self.policy.concurrent_tool_calls:
+            done = await asyncio.gather(*(run_tool_call(t, c, cancellation_token) for _, t, c in runs))
+            for (i, _, _), result in zip(runs, done, strict=True):
+                results[i] = result
+        else:
+            for i, tool, call in runs:
+                results[i] = await run_tool_call(tool, call, cancellation_token)
+        return results
 
     def _describe_failure(self, exc: Exception) -> str:
         if isinstance(exc, TimeoutError) and not str(exc):

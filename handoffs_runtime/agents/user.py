@@ -29,6 +29,7 @@ from ..messages import (
 from ..recording import record_event, record_reply, record_user, resume
 from ..store import SessionStore
 from ..topics import base_agent_type, session_topic
+from ..transcript import describe_event
 from .routing import SessionAgent
 
 SessionEndHook = Callable[[str], None]
@@ -50,15 +51,6 @@ class UserAgentConfig:
     senders: frozenset[str] = frozenset()
     """The team's agents: the only senders whose replies, questions and events reach the person (empty:
     any sender). Across processes a message may come from anyone who can reach the host."""
-
-
-def describe_event(event: HandoffEvent) -> str:
-    """The line the console shows for a handoff event."""
-    if event.outcome == "handoff":
-        return f"↪ {event.source} handed the conversation to {event.target}"
-    if event.outcome == "loop_stopped":
-        return f"⚠ handoff loop stopped at {event.source}: {event.reason}"
-    return f"✗ {event.source} could not hand over to {event.target}: {event.reason}"
 
 
 def describe_undeliverable(message: Undeliverable) -> str:
@@ -143,6 +135,8 @@ class UserAgent(SessionAgent):
             except StoreError as exc:  # the reply that follows fails too and ends the session
                 await self._config.channel.show(self.id.key, Notice(f"⚠ {exc}"))
                 return
+        if message.said:  # what the agent wrote beside its handoff call, in its own words
+            await self._config.channel.show(self.id.key, AgentReply(message.source, message.said))
         await self._config.channel.show(self.id.key, Notice(describe_event(message), event=message))
 
     async def _store_failed(self, exc: StoreError) -> None:

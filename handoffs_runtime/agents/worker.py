@@ -9,7 +9,8 @@ One task is one run of the tool loop that ``AIAgent`` uses too (:mod:`.toolloop`
 
     model(system + [task], tools)
       text        -> WorkerResult(text)
-      tool calls  -> run them (errors become tool results) -> ask the model again (bounded)
+      tool calls  -> run them, at once unless the policy says otherwise (errors become tool results)
+                     -> ask the model again (bounded)
 
 The loop runs as its own task linked to the message's cancellation token, so cancelling the caller's
 token (or the worker's own deadline) stops the model call or the sandboxed process in flight. Whatever
@@ -23,7 +24,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from autogen_core import FunctionCall, MessageContext, message_handler
+from autogen_core import MessageContext, message_handler
 from autogen_core.models import ChatCompletionClient, LLMMessage, SystemMessage, UserMessage
 from autogen_core.tools import Tool, ToolSchema
 
@@ -32,7 +33,7 @@ from ..context import ToolContext, set_tool_context
 from ..messages import WorkerResult, WorkerTask
 from ..policy import TeamPolicy
 from .routing import SessionAgent
-from .toolloop import Step, ToolLoop, run_tool_call, unknown_tool_result
+from .toolloop import Step, ToolCalls, ToolLoop
 
 logger = logging.getLogger("handoffs_runtime")
 
@@ -98,16 +99,10 @@ class WorkerAgent(SessionAgent):
             return config.schemas, frozenset()
 
         async def run_calls(
-            calls: list[FunctionCall], conversation: list[LLMMessage], handoffs: frozenset[str]
+            calls: ToolCalls, conversation: list[LLMMessage], handoffs: frozenset[str]
         ) -> Step:
-            results = []
-            for call in calls:
-                tool = config.tools.get(call.name)
-                if tool is None:
-                    results.append(unknown_tool_result(call, config.tools))
-                else:
-                    results.append(await run_tool_call(tool, call, ctx.cancellation_token))
-            return Step(results)
+            results = await config.loop.run_tools(calls.calls, config.tools, ctx.cancellation_token)
+            return Step([r for r in results if r is not None])  # no handoffs here: every call has one
 
         task: list[LLMMessage] = [UserMessage(content=message.task, source=message.caller)]
         end = await config.loop.run(task, message.session_id, offer, run_calls, ctx.cancellation_token)

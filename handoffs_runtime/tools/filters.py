@@ -23,16 +23,21 @@ from .handoff import HandoffInputData, HistoryMapper, InputFilter
 
 
 def _without_tools(messages: Sequence[LLMMessage]) -> tuple[LLMMessage, ...]:
-    return tuple(
-        m
-        for m in messages
-        if not isinstance(m, FunctionExecutionResultMessage)
-        and not (isinstance(m, AssistantMessage) and not isinstance(m.content, str))
-    )
+    kept: list[LLMMessage] = []
+    for m in messages:
+        if isinstance(m, FunctionExecutionResultMessage):
+            continue
+        if isinstance(m, AssistantMessage) and not isinstance(m.content, str):
+            if m.thought:  # what the agent said beside its calls stays, as the SDK keeps message items
+                kept.append(AssistantMessage(content=m.thought, source=m.source))
+            continue
+        kept.append(m)
+    return tuple(kept)
 
 
 def remove_all_tools(data: HandoffInputData) -> HandoffInputData:
-    """Drop every tool call and tool result, keeping what the person and the agents said."""
+    """Drop every tool call and tool result, keeping what the person and the agents said (the text an
+    agent wrote beside its calls included)."""
     return data.replace(history=_without_tools(data.history), new_items=_without_tools(data.new_items))
 
 
@@ -58,6 +63,7 @@ def keep_last_messages(n: int) -> InputFilter:
 
 HISTORY_START = "<CONVERSATION HISTORY>"
 HISTORY_END = "</CONVERSATION HISTORY>"
+NO_HISTORY = "(no previous turns recorded)"
 
 
 def _render_call(call: FunctionCall) -> str:
@@ -74,6 +80,8 @@ def render_transcript(messages: Sequence[LLMMessage]) -> str:
             if isinstance(m.content, str):
                 lines.append(f"{m.source}: {m.content}")
             else:
+                if m.thought:
+                    lines.append(f"{m.source}: {m.thought}")
                 lines.append(f"{m.source} called " + ", ".join(_render_call(c) for c in m.content))
         elif isinstance(m, FunctionExecutionResultMessage):
             lines.extend(f"result of {r.name}: {r.content}" for r in m.content)
@@ -92,17 +100,19 @@ def nest_history(
 ) -> list[LLMMessage]:
     """Collapse a transcript into one assistant message wrapped in ``start``/``end`` markers.
 
-    A block nested by an earlier handoff is unwrapped and merged, so history is nested once however many
-    handoffs happen. The person's latest message is repeated after the block, so the next agent knows what
-    to answer.
+    The block an earlier handoff nested (the conversation's first message) is unwrapped and merged, so
+    history is nested once however many handoffs happen; marked text anywhere else is kept as it is, so
+    a model cannot forge history by writing the markers. The person's latest message is repeated after
+    the block, so the next agent knows what to answer. An empty transcript gives
+    ``(no previous turns recorded)``, as in the OpenAI Agents SDK.
     """
     render = mapper or render_transcript
     parts: list[str] = []
     pending: list[LLMMessage] = []
     latest_user: UserMessage | None = None
     after_block = False
-    for m in messages:
-        inner = _nested_text(m, start, end)
+    for index, m in enumerate(messages):
+        inner = _nested_text(m, start, end) if index == 0 else None
         if inner is not None:
             if pending:
                 parts.append(render(pending))
@@ -119,7 +129,7 @@ def nest_history(
         pending.append(m)
     if pending:
         parts.append(render(pending))
-    body = "\n".join(p for p in parts if p)
+    body = "\n".join(p for p in parts if p) or NO_HISTORY
     nested: list[LLMMessage] = [AssistantMessage(content=f"{start}\n{body}\n{end}", source=source)]
     if latest_user is not None:
         nested.append(UserMessage(content=latest_user.content, source=latest_user.source))

@@ -27,6 +27,7 @@ from autogen_core.tools import ToolSchema
 from pydantic import BaseModel
 
 from ..errors import TeamConfigError
+from .strict_schema import to_strict_json_schema
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +71,7 @@ class HandoffInputData:
         return replace(self, **changes)
 
 
-InputFilter = Callable[[HandoffInputData], HandoffInputData]
+InputFilter = Callable[[HandoffInputData], HandoffInputData | Awaitable[HandoffInputData]]
 HistoryMapper = Callable[[Sequence[LLMMessage]], str]
 OnHandoff = Callable[..., Awaitable[None] | None]
 IsEnabled = bool | Callable[[SessionContext], bool | Awaitable[bool]]
@@ -100,6 +101,10 @@ class Handoff:
     input_filter: InputFilter | None = None
     is_enabled: IsEnabled = True
     nest_handoff_history: bool | None = None
+    strict_json_schema: bool = True
+    """A strict input schema (``additionalProperties: false``, every property required, ``strict: true``)
+    and strict validation (no coercion: ``"25"`` is not an ``int``); ``False``: pydantic's own schema and
+    lax validation."""
     _schema: ToolSchema | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -123,7 +128,17 @@ class Handoff:
             self.input_type.model_json_schema() if self.input_type is not None else dict(_EMPTY_PARAMETERS)
         )
         schema = ToolSchema(name=self.tool_name, description=description, parameters=parameters)  # type: ignore[typeddict-item]
+        if self.strict_json_schema:
+            owner = f"handoff {self.tool_name!r}"
+            schema["parameters"] = to_strict_json_schema(parameters, owner=owner)  # type: ignore[typeddict-item]
+            schema["strict"] = True
         return replace(self, tool_description=description, _schema=schema)
+
+    def validate_input(self, arguments: str) -> BaseModel | None:
+        """The call's arguments (JSON text) checked against ``input_type``; raises ``ValidationError``."""
+        if self.input_type is None:
+            return None
+        return self.input_type.model_validate_json(arguments.strip() or "{}", strict=self.strict_json_schema)
 
     def _check_callbacks(self) -> None:
         if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", self.tool_name):
@@ -154,11 +169,17 @@ class Handoff:
                 f"handoff {self.tool_name!r}: is_enabled must be a bool or "
                 "`def is_enabled(ctx: SessionContext) -> bool` (it may be async)"
             )
-        if self.input_filter is not None and _positional_arity(self.input_filter) != 1:
-            raise TeamConfigError(
-                f"handoff {self.tool_name!r}: input_filter must be "
-                "`def my_filter(data: HandoffInputData) -> HandoffInputData`"
-            )
+        if self.input_filter is not None:
+            check_input_filter(self.input_filter, f"handoff {self.tool_name!r}: input_filter")
+
+
+def check_input_filter(input_filter: object, where: str) -> None:
+    """Refuse, when the team is built, an input filter that cannot be called with one argument."""
+    if not callable(input_filter) or _positional_arity(input_filter) != 1:
+        raise TeamConfigError(
+            f"{where} must be `def my_filter(data: HandoffInputData) -> HandoffInputData` "
+            f"(it may be async), got {input_filter!r}"
+        )
 
 
 def _positional_arity(func: Callable[..., Any]) -> int:
@@ -182,11 +203,14 @@ def handoff(
     input_filter: InputFilter | None = None,
     is_enabled: IsEnabled = True,
     nest_handoff_history: bool | None = None,
+    strict_json_schema: bool = True,
 ) -> Handoff:
     """Describe a handoff to the agent of topic type ``target``.
 
     The tool is named ``transfer_to_<snake_case(target)>`` unless overridden; its description defaults to
     the target agent's ``handoff_description``. ``nest_handoff_history=None`` follows the team's setting.
+    ``strict_json_schema=False`` offers pydantic's schema as it is and validates laxly (coercing
+    ``"25"`` to ``25``), for models or servers that cannot follow a strict schema.
     """
     return Handoff(
         target=target,
@@ -197,6 +221,7 @@ def handoff(
         input_filter=input_filter,
         is_enabled=is_enabled,
         nest_handoff_history=nest_handoff_history,
+        strict_json_schema=strict_json_schema,
     )
 
 

@@ -1,0 +1,175 @@
+"""What every in-process model shares: the base class, and who is calling a model right now.
+
+While an agent calls its model, :func:`current_model_call` tells the model which agent and session it is
+serving and which of the offered tools are handoffs; local models (the offline one, scripted ones) use
+that, remote ones ignore it. This module depends on no other model module, so the offline model and the
+model selection in :mod:`handoffs_runtime.models` can both build on it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from autogen_core import CancellationToken, FunctionCall
+from autogen_core.models import (
+    ChatCompletionClient,
+    CreateResult,
+    LLMMessage,
+    ModelCapabilities,
+    ModelFamily,
+    ModelInfo,
+    RequestUsage,
+)
+from autogen_core.tools import Tool, ToolSchema
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCall:
+    """Who is calling the model right now."""
+
+    agent: str
+    session_id: str
+    handoff_tools: frozenset[str]
+    description: str = ""
+    """What the calling agent is for (its ``AgentSpec.description``)."""
+    irreversible_tools: frozenset[str] = frozenset()
+    """The offered tools marked :func:`~handoffs_runtime.tools.effects.irreversible`."""
+
+
+_current_call: ContextVar[ModelCall | None] = ContextVar("handoffs_model_call", default=None)
+
+
+def current_model_call() -> ModelCall | None:
+    """The agent, session and handoff tool names of the model call in progress, if any."""
+    return _current_call.get()
+
+
+Reply = str | list[FunctionCall]
+"""What a local model answers: text for the person, or tool calls."""
+
+_ids = itertools.count(1)
+
+
+def tool_call(
+    name: str, arguments: Mapping[str, Any] | str | None = None, *, call_id: str | None = None
+) -> FunctionCall:
+    """A ``FunctionCall`` for scripts: ``tool_call("look_up_item", {"search_query": "shoes"})``.
+
+    Pass ``arguments`` as a string to script malformed JSON.
+    """
+    args = arguments if isinstance(arguments, str) else json.dumps(dict(arguments or {}))
+    return FunctionCall(id=call_id or f"call_{next(_ids)}", name=name, arguments=args)
+
+
+_ZERO = RequestUsage(prompt_tokens=0, completion_tokens=0)
+
+
+class LocalModel(ChatCompletionClient):
+    """Base of the in-process models: subclasses implement :meth:`respond`.
+
+    ``latency`` (seconds) is awaited before each answer, to simulate a remote model in benchmarks.
+    """
+
+    label = "local"
+    answers_promptly: ClassVar[bool] = True
+    """In-process and never stuck on a network, so agents skip their per-call timeout (about 4 µs)."""
+
+    def __init__(self, *, latency: float = 0.0) -> None:
+        self.latency = latency
+        self.calls: list[tuple[list[LLMMessage], list[ToolSchema]]] = []
+        self.record_calls = True
+
+    def respond(self, messages: Sequence[LLMMessage], tools: Sequence[ToolSchema]) -> Reply:
+        raise NotImplementedError
+
+    async def create(
+        self,
+        messages: Sequence[LLMMessage],
+        *,
+        tools: Sequence[Tool | ToolSchema] = (),
+        tool_choice: Any = "auto",
+        json_output: Any = None,
+        extra_create_args: Mapping[str, Any] = {},
+        cancellation_token: CancellationToken | None = None,
+    ) -> CreateResult:
+        schemas = [t if isinstance(t, dict) else t.schema for t in tools]
+        if self.record_calls:
+            self.calls.append((list(messages), schemas))
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        reply = self.respond(messages, schemas)
+        return CreateResult(
+            finish_reason="stop" if isinstance(reply, str) else "function_calls",
+            content=reply,
+            usage=_ZERO,
+            cached=False,
+        )
+
+    async def create_stream(  # type: ignore[override]
+        self,
+        messages: Sequence[LLMMessage],
+        *,
+        tools: Sequence[Tool | ToolSchema] = (),
+        tool_choice: Any = "auto",
+        json_output: Any = None,
+        extra_create_args: Mapping[str, Any] = {},
+        cancellation_token: CancellationToken | None = None,
+    ) -> AsyncGenerator[str | CreateResult, None]:
+        result = await self.create(messages, tools=tools, cancellation_token=cancellation_token)
+        if isinstance(result.content, str):
+            yield result.content
+        yield result
+
+    async def close(self) -> None:
+        return None
+
+    def actual_usage(self) -> RequestUsage:
+        return _ZERO
+
+    def total_usage(self) -> RequestUsage:
+        return _ZERO
+
+    def count_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = ()) -> int:
+        return sum(len(str(getattr(m, "content", ""))) // 4 for m in messages)
+
+    def remaining_tokens(
+        self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = ()
+    ) -> int:
+        return 1_000_000 - self.count_tokens(messages)
+
+    @property
+    def capabilities(self) -> ModelCapabilities:  # type: ignore[override]
+        return ModelCapabilities(vision=False, function_calling=True, json_output=False)  # type: ignore[typeddict-item]
+
+    @property
+    def model_info(self) -> ModelInfo:
+        return ModelInfo(
+            vision=False,
+            function_calling=True,
+            json_output=False,
+            family=ModelFamily.UNKNOWN,
+            structured_output=False,
+            multiple_system_messages=True,
+        )
+
+
+class model_call_scope:
+    """Marks the model call in progress for :func:`current_model_call` (the agents use this)."""
+
+    __slots__ = ("_call", "_token")
+
+    def __init__(self, call: ModelCall) -> None:
+        self._call = call
+
+    def __enter__(self) -> ModelCall:
+        self._token = _current_call.set(self._call)
+        return self._call
+
+    def __exit__(self, *exc: object) -> None:
+        _current_call.reset(self._token)
