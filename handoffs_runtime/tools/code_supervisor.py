@@ -1,0 +1,234 @@
+"""The first process of a sandboxed run: it contains every process the code starts, then runs the code.
+
+Run as a script (``python -I code_supervisor.py REPORT_FD PARENT CPU MEMORY FILES SCRIPT``); it imports
+only the standard library, so it starts fast and never loads the package. How it contains the code:
+
+- ``pidns`` (Linux, where unprivileged user namespaces are allowed): it enters a new user, PID and mount
+  namespace, and its child is the namespace's init. The code runs under that init, sees only its own
+  processes in ``/proc``, and cannot signal anything outside. When the script exits, or when the init is
+  killed, the kernel kills every process left in the namespace: ``setsid``, ``setpgid`` or double forks
+  do not get out.
+- ``subreaper`` (Linux, no namespaces): it marks itself a child subreaper (``prctl``), so orphans of the
+  code are re-parented to it rather than to init; when the script exits it kills every descendant it can
+  find in ``/proc`` until it has no children left. The code can still escape by killing this supervisor.
+- ``group`` (elsewhere): it ``exec``s the script; only the process group is killed at the end.
+
+It writes ``mode <name>`` and, once the script has exited, ``exit <wait status>`` to ``REPORT_FD`` so the
+parent knows how the run was contained and how the script ended (an init process cannot die of a signal).
+
+The module also holds the ``/proc`` walk that the parent uses to measure and kill a run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import resource
+import select
+import signal
+import sys
+import time
+
+_CLONE_NEWNS = 0x00020000
+_CLONE_NEWUSER = 0x10000000
+_CLONE_NEWPID = 0x20000000
+_MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
+_PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def _children_files_exist() -> bool:
+    return os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children")
+
+
+_HAS_CHILDREN_FILES = sys.platform == "linux" and _children_files_exist()
+"""``/proc/<pid>/task/<tid>/children`` needs CONFIG_PROC_CHILDREN; without it all of /proc is scanned."""
+
+
+def children(pid: int) -> list[int]:
+    """The children of ``pid`` (Linux, with CONFIG_PROC_CHILDREN), of all its threads."""
+    kids: list[int] = []
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children") as handle:
+                kids.extend(int(k) for k in handle.read().split())
+    except OSError:  # gone meanwhile
+        pass
+    return kids
+
+
+def _parents() -> dict[int, list[int]]:
+    """Every process's children, from one pass over ``/proc/*/stat``."""
+    tree: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        ppid = int(stat[stat.rindex(b")") + 2 :].split()[1])  # the name in (...) may hold spaces
+        tree.setdefault(ppid, []).append(int(name))
+    return tree
+
+
+def descendants(pid: int) -> list[int]:
+    """Every living descendant of ``pid`` (Linux), parents before their children; ``[]`` elsewhere."""
+    if sys.platform != "linux":
+        return []
+    tree = None if _HAS_CHILDREN_FILES else _parents()
+    found: list[int] = []
+    queue = [pid]
+    while queue:
+        current = queue.pop()
+        kids = children(current) if tree is None else tree.get(current, [])
+        found.extend(kids)
+        queue.extend(kids)
+    return found
+
+
+def kill_all(pids: list[int]) -> None:
+    """SIGKILL each of ``pids`` that still exists."""
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def kill_descendants_and_reap() -> None:
+    """Kill every descendant of this process and reap them, until it has no child left (a subreaper's
+    duty: a process killed meanwhile hands its own children to us, and the loop finds them)."""
+    while True:
+        kill_all(descendants(os.getpid()))
+        reaped = False
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0] != 0:
+                reaped = True
+        except ChildProcessError:
+            return
+        if not reaped:
+            time.sleep(0.002)
+
+
+# ---- running in the child -------------------------------------------------------------------------
+
+
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _enter_namespaces(libc: ctypes.CDLL) -> bool:
+    """New user, PID and mount namespaces, with our own uid and gid mapped; False where not allowed."""
+    uid, gid = os.geteuid(), os.getegid()
+    if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWPID | _CLONE_NEWNS) != 0:
+        return False
+    try:
+        maps = (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1"))
+        for name, text in maps:
+            with open(f"/proc/self/{name}", "w") as handle:
+                handle.write(text)
+    except OSError as exc:  # inside a namespace already, without our identity: nothing safe to fall back to
+        sys.exit(f"sandbox: could not map the user id in a new user namespace: {exc}")
+    return True
+
+
+def _die_with_parent(libc: ctypes.CDLL, alive: int | None = None) -> None:
+    """Be killed when our parent dies; if it died already, go now.
+
+    ``alive`` is a pipe whose other end only the parent holds: readable (end of file) once it is gone.
+    """
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if alive is not None and select.select([alive], [], [], 0)[0]:
+        os._exit(1)
+
+
+def _mount_private_proc(libc: ctypes.CDLL) -> None:
+    """Show the code only the namespace's processes in ``/proc`` (best effort: some hosts forbid it)."""
+    if libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None) == 0:
+        libc.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None)
+
+
+def _exec_script(cpu: int, memory: int, files: int, script: str) -> None:
+    """Set the per-process limits, then become the script (the limits survive ``exec``)."""
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (files, files))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    os.execv(sys.executable, [sys.executable, "-I", script])
+
+
+def _start_script(limits: tuple[int, int, int], script: str) -> int:
+    pid = os.fork()
+    if pid == 0:
+        try:
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            _exec_script(*limits, script)
+        finally:
+            os._exit(127)
+    return pid
+
+
+def _wait_for(script_pid: int) -> int:
+    """Reap children (orphans included) until the script itself has exited; its wait status."""
+    while True:
+        pid, status = os.waitpid(-1, 0)
+        if pid == script_pid:
+            return status
+
+
+def _exit_like(status: int) -> None:
+    """End this process the way the child with wait ``status`` ended (same code, same signal)."""
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        with contextlib.suppress(OSError):  # SIGKILL's handler cannot be set, nor needs to be
+            signal.signal(sig, signal.SIG_DFL)
+        os.kill(os.getpid(), sig)
+    os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
+
+
+def main(argv: list[str]) -> None:
+    report_fd, parent = int(argv[0]), int(argv[1])
+    limits = (int(argv[2]), int(argv[3]), int(argv[4]))
+    script = argv[5]
+
+    os.set_inheritable(report_fd, False)  # the script must not write to it
+
+    def report(line: str) -> None:
+        os.write(report_fd, line.encode() + b"\n")
+
+    if sys.platform != "linux":
+        report("mode group")
+        _exec_script(*limits, script)
+    libc = _libc()
+    isolated = _enter_namespaces(libc)
+    _die_with_parent(libc)
+    if os.getppid() != parent:  # the parent died before the line above
+        os._exit(1)
+    if isolated:
+        report("mode pidns")
+        alive_r, alive_w = os.pipe()
+        init = os.fork()
+        if init == 0:  # pid 1 of the new namespace
+            os.close(alive_w)
+            _die_with_parent(libc, alive_r)
+            _mount_private_proc(libc)
+            report(f"exit {_wait_for(_start_script(limits, script))}")
+            os._exit(0)  # the kernel now kills whatever the script left in the namespace
+        os.close(alive_r)
+        os.close(report_fd)
+        _exit_like(os.waitpid(init, 0)[1])
+    if libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0:
+        report("mode subreaper")
+        status = _wait_for(_start_script(limits, script))
+        report(f"exit {status}")
+        os.close(report_fd)
+        kill_descendants_and_reap()
+        _exit_like(status)
+    report("mode group")
+    _exec_script(*limits, script)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
