@@ -15,6 +15,7 @@ import pytest
 from autogen_core import CancellationToken
 
 from handoffs_runtime.errors import TeamConfigError
+from handoffs_runtime.tools import code as sandbox
 from handoffs_runtime.tools.code import CodeResult, SandboxLimits, python_code_tool, run_python, sandbox_env
 
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="containment and totals need Linux")
@@ -42,6 +43,22 @@ def token() -> Iterator[str]:
     yield mark
     for pid in _alive_with(mark):
         os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture(params=["pidns", "subreaper"])
+def containment(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each containment in turn: a PID namespace where this machine allows one, and a subreaper."""
+    mode: str = request.param
+    if mode == "subreaper":
+        monkeypatch.setattr(sandbox, "_USE_NAMESPACES", False)
+    return mode
+
+
+async def _run_contained(containment: str, code: str, **limits: float) -> CodeResult:
+    result = await run_python(code, limits=SandboxLimits(**limits))  # type: ignore[arg-type]
+    if result.containment != containment:
+        pytest.skip(f"{containment} is not available here (the run used {result.containment})")
+    return result
 
 
 def _escaping_child(token: str, escape: str) -> str:
@@ -122,8 +139,9 @@ async def test_runs_in_a_temporary_directory_that_is_removed() -> None:
     assert not workdir.exists()
 
 
-async def test_cancellation_kills_the_process(token: str) -> None:
-    code = f"import sys, subprocess\nsubprocess.run([sys.executable, '-c', {_READY_THEN_SLEEP!r}, {token!r}])"
+@linux_only
+async def test_cancellation_kills_the_process_and_what_it_started(token: str, containment: str) -> None:
+    code = _escaping_child(token, "os.setsid()") + "time.sleep(30)"
     tool = python_code_tool(limits=SandboxLimits(timeout=60))
     cancel = CancellationToken()
     call = asyncio.ensure_future(tool.run_json({"code": code}, cancel))
@@ -183,23 +201,25 @@ _ESCAPES = {
 @linux_only
 @pytest.mark.parametrize("escape", list(_ESCAPES))
 async def test_a_child_that_leaves_the_process_group_is_killed_when_the_script_exits(
-    token: str, escape: str
+    token: str, escape: str, containment: str
 ) -> None:
-    result = await run_python(_escaping_child(token, _ESCAPES[escape]), limits=SandboxLimits(timeout=20))
+    result = await _run_contained(containment, _escaping_child(token, _ESCAPES[escape]), timeout=20)
     assert (result.returncode, result.stdout, result.stopped_by) == (0, "child running\n", None)
     assert _alive_with(token) == []
 
 
 @linux_only
-async def test_a_child_that_called_setsid_is_killed_at_the_timeout(token: str) -> None:
+async def test_a_child_that_called_setsid_is_killed_at_the_timeout(token: str, containment: str) -> None:
     code = _escaping_child(token, "os.setsid()") + "time.sleep(30)"
-    result = await run_python(code, timeout=1)
+    result = await _run_contained(containment, code, timeout=1)
     assert result.timed_out and result.stdout == "child running\n"
     assert _alive_with(token) == []
 
 
 @linux_only
-async def test_many_forks_each_touching_memory_are_stopped_by_the_total_memory_limit() -> None:
+async def test_many_forks_each_touching_memory_are_stopped_by_the_total_memory_limit(
+    containment: str,
+) -> None:
     code = (
         "import os, time\n"
         "for _ in range(25):\n"
@@ -210,14 +230,14 @@ async def test_many_forks_each_touching_memory_are_stopped_by_the_total_memory_l
         "for _ in range(25):\n    os.wait()\n"
         "print('all done')"
     )
-    result = await run_python(code, limits=SandboxLimits(timeout=20, total_memory_bytes=200 * 2**20))
+    result = await _run_contained(containment, code, timeout=20, total_memory_bytes=200 * 2**20)
     assert result.stopped_by == "memory" and result.stdout == ""
     assert result.returncode == -signal.SIGKILL
     assert "held more than 200 MiB of memory together" in result.render()
 
 
 @linux_only
-async def test_a_fork_loop_is_stopped_by_the_process_limit() -> None:
+async def test_a_fork_loop_is_stopped_by_the_process_limit(containment: str) -> None:
     code = (
         "import os, time\n"
         "for _ in range(30):\n"
@@ -225,7 +245,7 @@ async def test_a_fork_loop_is_stopped_by_the_process_limit() -> None:
         "for _ in range(30):\n    os.wait()\n"
         "print('all done')"
     )
-    result = await run_python(code, limits=SandboxLimits(timeout=20, max_processes=5))
+    result = await _run_contained(containment, code, timeout=20, max_processes=5)
     assert result.stopped_by == "processes" and result.stdout == ""
     assert "more than 5 processes" in result.render()
 

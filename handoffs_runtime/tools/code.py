@@ -54,6 +54,8 @@ _SUPERVISOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "code_sup
 _SAMPLE_EVERY = 0.05
 """Seconds between two measurements of a run; a run can pass a total limit for about this long."""
 _MIB = 2**20
+_USE_NAMESPACES = True
+"""Whether the supervisor may try a PID namespace before a subreaper (tests turn it off to try the other)."""
 
 StopReason = Literal["timeout", "memory", "disk", "processes"]
 """Which limit ended a run: the wall clock, or one of the run's totals."""
@@ -207,6 +209,7 @@ def _command(limits: SandboxLimits, timeout: float, script: str, report_fd: int)
         _SUPERVISOR,
         str(report_fd),
         str(os.getpid()),
+        "namespaces" if _USE_NAMESPACES else "subreaper",
         str(cpu),
         str(limits.memory_bytes),
         str(limits.file_bytes),

@@ -1,7 +1,7 @@
 """The first process of a sandboxed run: it contains every process the code starts, then runs the code.
 
-Run as a script (``python -I code_supervisor.py REPORT_FD PARENT CPU MEMORY FILES SCRIPT``); it imports
-only the standard library, so it starts fast and never loads the package. How it contains the code:
+Run as a script (``python -I code_supervisor.py REPORT_FD PARENT MODE CPU MEMORY FILES SCRIPT``); it
+imports only the standard library, so it starts fast and never loads the package. How it contains code:
 
 - ``pidns`` (Linux, where unprivileged user namespaces are allowed): it enters a new user, PID and mount
   namespace, and its child is the namespace's init. The code runs under that init, sees only its own
@@ -29,6 +29,8 @@ import select
 import signal
 import sys
 import time
+from collections.abc import Callable
+from typing import NoReturn
 
 _CLONE_NEWNS = 0x00020000
 _CLONE_NEWUSER = 0x10000000
@@ -128,9 +130,18 @@ def _enter_namespaces(libc: ctypes.CDLL) -> bool:
         for name, text in maps:
             with open(f"/proc/self/{name}", "w") as handle:
                 handle.write(text)
-    except OSError as exc:  # inside a namespace already, without our identity: nothing safe to fall back to
-        sys.exit(f"sandbox: could not map the user id in a new user namespace: {exc}")
+    except OSError:  # e.g. a security module lets us create the namespace but not map ourselves in it
+        return False
     return True
+
+
+def _namespaces_work(libc: ctypes.CDLL) -> bool:
+    """Try :func:`_enter_namespaces` in a throwaway child first: a process cannot leave a user namespace,
+    so one that could be created but not entered properly would strand us."""
+    probe = os.fork()
+    if probe == 0:
+        os._exit(0 if _enter_namespaces(libc) else 1)
+    return os.waitpid(probe, 0)[1] == 0
 
 
 def _die_with_parent(libc: ctypes.CDLL, alive: int | None = None) -> None:
@@ -149,7 +160,7 @@ def _mount_private_proc(libc: ctypes.CDLL) -> None:
         libc.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None)
 
 
-def _exec_script(cpu: int, memory: int, files: int, script: str) -> None:
+def _exec_script(cpu: int, memory: int, files: int, script: str) -> NoReturn:
     """Set the per-process limits, then become the script (the limits survive ``exec``)."""
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
@@ -177,7 +188,7 @@ def _wait_for(script_pid: int) -> int:
             return status
 
 
-def _exit_like(status: int) -> None:
+def _exit_like(status: int) -> NoReturn:
     """End this process the way the child with wait ``status`` ended (same code, same signal)."""
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
@@ -185,47 +196,58 @@ def _exit_like(status: int) -> None:
         with contextlib.suppress(OSError):  # SIGKILL's handler cannot be set, nor needs to be
             signal.signal(sig, signal.SIG_DFL)
         os.kill(os.getpid(), sig)
-    os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
+    os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)  # or the signal failed
+
+
+def _supervise_in_namespace(
+    libc: ctypes.CDLL, limits: tuple[int, int, int], script: str, report: Callable[[str], None]
+) -> NoReturn:
+    """Start the namespace's init, which runs the script; end as it ends."""
+    alive_r, alive_w = os.pipe()
+    init = os.fork()
+    if init == 0:  # pid 1 of the new namespace
+        os.close(alive_w)
+        _die_with_parent(libc, alive_r)
+        _mount_private_proc(libc)
+        report(f"exit {_wait_for(_start_script(limits, script))}")
+        os._exit(0)  # the kernel now kills whatever the script left in the namespace
+    os.close(alive_r)
+    _exit_like(os.waitpid(init, 0)[1])
+
+
+def _supervise_as_subreaper(
+    limits: tuple[int, int, int], script: str, report: Callable[[str], None]
+) -> NoReturn:
+    """Run the script as our child; when it ends, kill and reap everything it left; end as it ended."""
+    status = _wait_for(_start_script(limits, script))
+    report(f"exit {status}")
+    kill_descendants_and_reap()
+    _exit_like(status)
 
 
 def main(argv: list[str]) -> None:
-    report_fd, parent = int(argv[0]), int(argv[1])
-    limits = (int(argv[2]), int(argv[3]), int(argv[4]))
-    script = argv[5]
-
+    report_fd, parent, namespaces = int(argv[0]), int(argv[1]), argv[2] == "namespaces"
+    limits = (int(argv[3]), int(argv[4]), int(argv[5]))
+    script = argv[6]
     os.set_inheritable(report_fd, False)  # the script must not write to it
 
     def report(line: str) -> None:
         os.write(report_fd, line.encode() + b"\n")
 
-    if sys.platform != "linux":
-        report("mode group")
-        _exec_script(*limits, script)
-    libc = _libc()
-    isolated = _enter_namespaces(libc)
-    _die_with_parent(libc)
-    if os.getppid() != parent:  # the parent died before the line above
-        os._exit(1)
-    if isolated:
-        report("mode pidns")
-        alive_r, alive_w = os.pipe()
-        init = os.fork()
-        if init == 0:  # pid 1 of the new namespace
-            os.close(alive_w)
-            _die_with_parent(libc, alive_r)
-            _mount_private_proc(libc)
-            report(f"exit {_wait_for(_start_script(limits, script))}")
-            os._exit(0)  # the kernel now kills whatever the script left in the namespace
-        os.close(alive_r)
-        os.close(report_fd)
-        _exit_like(os.waitpid(init, 0)[1])
-    if libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0:
-        report("mode subreaper")
-        status = _wait_for(_start_script(limits, script))
-        report(f"exit {status}")
-        os.close(report_fd)
-        kill_descendants_and_reap()
-        _exit_like(status)
+    if sys.platform == "linux":
+        libc = _libc()
+        isolated = namespaces and _namespaces_work(libc)
+        if isolated and not _enter_namespaces(libc):
+            sys.exit("sandbox: could not enter the new namespaces that a trial run entered")
+        _die_with_parent(libc)
+        if os.getppid() != parent:  # the parent died before the line above
+            os._exit(1)
+        if isolated:
+            report("mode pidns")
+            _supervise_in_namespace(libc, limits, script, report)
+        if libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0:
+            report("mode subreaper")
+            _supervise_as_subreaper(limits, script, report)
     report("mode group")
     _exec_script(*limits, script)
 
