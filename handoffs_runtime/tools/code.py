@@ -292,7 +292,6 @@ class _Run:
 
     def code_processes(self) -> list[int]:
         """The processes of the code: all under the supervisor (and under its namespace's init)."""
-        self.report.read()
         if self.report.mode == "pidns":
             init = children(self.proc.pid)
             return descendants(init[0]) if init else []
@@ -304,6 +303,7 @@ class _Run:
         """Measure every ``_SAMPLE_EVERY`` seconds until a total limit is passed; return which."""
         while True:
             await asyncio.sleep(_SAMPLE_EVERY)
+            self.report.read()  # here, not in the thread: `end` reads it too
             usage = await asyncio.to_thread(lambda: measure(self.code_processes(), self.workdir))
             if reason := limits.exceeded_by(usage):
                 return reason
@@ -311,9 +311,8 @@ class _Run:
     async def end(self) -> None:
         """Kill every process of the run and wait until the supervisor has reaped them and exited."""
         self.report.read()
-        if self.report.mode in ("pidns", "subreaper"):
-            kill_all(descendants(self.proc.pid))  # the supervisor (or the kernel) then kills what they start
-        else:
+        kill_all(descendants(self.proc.pid))  # the supervisor (or the kernel) then kills what they start
+        if self.report.mode in (None, "group"):  # the script itself, or a supervisor not yet supervising
             _kill_group(self.proc.pid)
         try:
             async with asyncio.timeout(_EXIT_GRACE):
