@@ -206,6 +206,7 @@ def _command(limits: SandboxLimits, timeout: float, script: str, report_fd: int)
     return [
         sys.executable,
         "-I",
+        "-S",  # the supervisor needs the standard library only; the script gets site-packages
         _SUPERVISOR,
         str(report_fd),
         str(os.getpid()),

@@ -1,6 +1,6 @@
 """The first process of a sandboxed run: it contains every process the code starts, then runs the code.
 
-Run as a script (``python -I code_supervisor.py REPORT_FD PARENT MODE CPU MEMORY FILES SCRIPT``); it
+Run as a script (``python -I -S code_supervisor.py REPORT_FD PARENT MODE CPU MEMORY FILES SCRIPT``); it
 imports only the standard library, so it starts fast and never loads the package. How it contains code:
 
 - ``pidns`` (Linux, where unprivileged user namespaces are allowed): it enters a new user, PID and mount
@@ -21,7 +21,6 @@ The module also holds the ``/proc`` walk that the parent uses to measure and kil
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import os
 import resource
@@ -29,8 +28,11 @@ import select
 import signal
 import sys
 import time
-from collections.abc import Callable
-from typing import NoReturn
+
+TYPE_CHECKING = False  # not imported from typing: this process starts for every run, and typing is slow
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import NoReturn
 
 _CLONE_NEWNS = 0x00020000
 _CLONE_NEWUSER = 0x10000000
@@ -94,8 +96,10 @@ def descendants(pid: int) -> list[int]:
 def kill_all(pids: list[int]) -> None:
     """SIGKILL each of ``pids`` that still exists."""
     for pid in pids:
-        with contextlib.suppress(OSError):
+        try:
             os.kill(pid, signal.SIGKILL)
+        except OSError:  # gone meanwhile (no contextlib: it is slow to import)
+            continue
 
 
 def kill_descendants_and_reap() -> None:
@@ -193,7 +197,7 @@ def _exit_like(status: int) -> NoReturn:
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        with contextlib.suppress(OSError):  # SIGKILL's handler cannot be set, nor needs to be
+        if sig not in (signal.SIGKILL, signal.SIGSTOP):  # their handlers cannot be set, nor need to be
             signal.signal(sig, signal.SIG_DFL)
         os.kill(os.getpid(), sig)
     os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)  # or the signal failed

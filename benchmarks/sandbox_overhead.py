@@ -1,0 +1,53 @@
+"""What the sandbox costs: the median time of ``run_python("print(1)")``, per containment, next to a bare
+``python -I -c "print(1)"`` child (the floor: starting an interpreter)::
+
+    python benchmarks/sandbox_overhead.py --runs 30
+
+Numbers depend on the machine; compare them on one machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import time
+from collections.abc import Awaitable, Callable
+
+from handoffs_runtime.tools import code as sandbox
+
+
+async def bare() -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-I", "-c", "print(1)", stdout=asyncio.subprocess.PIPE
+    )
+    await proc.communicate()
+
+
+async def contained(namespaces: bool) -> None:
+    sandbox._USE_NAMESPACES = namespaces
+    await sandbox.run_python("print(1)")
+
+
+async def main(runs: int) -> None:
+    """Runs the variants in turn, ``runs`` rounds, so that a busy moment of the machine hits all alike."""
+    variants: dict[str, Callable[[], Awaitable[None]]] = {"bare python -I -c 'print(1)'": bare}
+    for namespaces in (True, False):
+        sandbox._USE_NAMESPACES = namespaces
+        mode = (await sandbox.run_python("print(1)")).containment or "group"  # also warms the file cache
+        variants[f"run_python('print(1)'), {mode}"] = lambda ns=namespaces: contained(ns)  # type: ignore[misc]
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    for _ in range(runs):
+        for name, run in variants.items():
+            started = time.perf_counter()
+            await run()
+            times[name].append(time.perf_counter() - started)
+    for name, taken in times.items():
+        print(f"{name}: median {statistics.median(taken) * 1000:.1f} ms")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=30)
+    asyncio.run(main(parser.parse_args().runs))
