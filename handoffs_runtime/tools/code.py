@@ -312,8 +312,10 @@ class _Run:
     async def end(self) -> None:
         """Kill every process of the run and wait until the supervisor has reaped them and exited."""
         self.report.read()
-        kill_all(descendants(self.proc.pid))  # the supervisor (or the kernel) then kills what they start
-        if self.report.mode in (None, "group"):  # the script itself, or a supervisor not yet supervising
+        contained = self.report.mode in ("pidns", "subreaper")
+        if contained:  # the supervisor (or the kernel) then kills whatever these started meanwhile
+            kill_all(await asyncio.to_thread(descendants, self.proc.pid))
+        else:  # the script itself, or a supervisor that has not started it yet
             _kill_group(self.proc.pid)
         try:
             async with asyncio.timeout(_EXIT_GRACE):
@@ -321,7 +323,8 @@ class _Run:
         except TimeoutError:
             kill_all([self.proc.pid])
             await self.exited.wait()
-        _kill_group(self.proc.pid)  # whatever a group-contained script left behind
+        if not contained:
+            _kill_group(self.proc.pid)  # what the script left in its group when it exited
         self.report.read()
 
 
