@@ -217,6 +217,38 @@ async def test_a_child_that_called_setsid_is_killed_at_the_timeout(token: str, c
 
 
 @linux_only
+async def test_the_run_dies_with_the_program_that_started_it(token: str, containment: str) -> None:
+    program = (
+        "import asyncio, sys\n"
+        "from handoffs_runtime.tools import code\n"
+        "code._USE_NAMESPACES = sys.argv[2] == 'pidns'\n"
+        "asyncio.run(code.run_python(sys.argv[1], limits=code.SandboxLimits(timeout=60)))\n"
+    )
+    code = _escaping_child(token, "os.setsid()") + "time.sleep(30)"
+    runtime = await asyncio.create_subprocess_exec(sys.executable, "-c", program, code, containment)
+    try:
+        async with asyncio.timeout(30):  # a guard against a hang, not a measurement
+            while not _alive_with(token):
+                await asyncio.sleep(0.05)
+    finally:
+        runtime.kill()  # kill -9: no chance to clean up
+        await runtime.wait()
+    async with asyncio.timeout(10):  # the same guard
+        while _alive_with(token):
+            await asyncio.sleep(0.05)
+
+
+@linux_only
+async def test_in_a_pid_namespace_the_code_cannot_kill_its_supervisor(token: str) -> None:
+    code = "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nos.kill(1, signal.SIGKILL)\n"
+    result = await run_python(code + _escaping_child(token, "os.setsid()"))
+    if result.containment != "pidns":
+        pytest.skip("user namespaces are not allowed here; the run used a subreaper")
+    assert (result.returncode, result.stdout) == (0, "child running\n")
+    assert _alive_with(token) == []
+
+
+@linux_only
 async def test_many_forks_each_touching_memory_are_stopped_by_the_total_memory_limit(
     containment: str,
 ) -> None:

@@ -148,14 +148,20 @@ def _namespaces_work(libc: ctypes.CDLL) -> bool:
     return os.waitpid(probe, 0)[1] == 0
 
 
-def _die_with_parent(libc: ctypes.CDLL, alive: int | None = None) -> None:
-    """Be killed when our parent dies; if it died already, go now.
+def _die_with_parent(libc: ctypes.CDLL, sig: int, alive: int | None = None) -> None:
+    """Get ``sig`` when our parent dies; if it died already, go now.
 
     ``alive`` is a pipe whose other end only the parent holds: readable (end of file) once it is gone.
     """
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    libc.prctl(_PR_SET_PDEATHSIG, sig, 0, 0, 0)
     if alive is not None and select.select([alive], [], [], 0)[0]:
         os._exit(1)
+
+
+def _end_everything(signum: int, frame: object) -> None:
+    """On SIGTERM (our parent died, or someone asks): kill what the code started, then go."""
+    kill_descendants_and_reap()
+    os._exit(128 + signum)
 
 
 def _mount_private_proc(libc: ctypes.CDLL) -> None:
@@ -211,7 +217,7 @@ def _supervise_in_namespace(
     init = os.fork()
     if init == 0:  # pid 1 of the new namespace
         os.close(alive_w)
-        _die_with_parent(libc, alive_r)
+        _die_with_parent(libc, signal.SIGKILL, alive_r)
         _mount_private_proc(libc)
         report(f"exit {_wait_for(_start_script(limits, script))}")
         os._exit(0)  # the kernel now kills whatever the script left in the namespace
@@ -243,8 +249,12 @@ def main(argv: list[str]) -> None:
         isolated = namespaces and _namespaces_work(libc)
         if isolated and not _enter_namespaces(libc):
             sys.exit("sandbox: could not enter the new namespaces that a trial run entered")
-        _die_with_parent(libc)
-        if os.getppid() != parent:  # the parent died before the line above
+        if isolated:  # our init dies with us, and the namespace with it
+            _die_with_parent(libc, signal.SIGKILL)
+        else:  # a subreaper must first kill what the code started
+            signal.signal(signal.SIGTERM, _end_everything)
+            _die_with_parent(libc, signal.SIGTERM)
+        if os.getppid() != parent:  # the parent died before the lines above
             os._exit(1)
         if isolated:
             report("mode pidns")
