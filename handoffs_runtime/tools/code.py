@@ -264,14 +264,17 @@ class _Report:
         self.status: int | None = None
 
     def read(self) -> None:
+        """Take in what has arrived. The first line of each kind counts: the supervisor writes its mode
+        before the script starts, so a script that reopened the pipe (``/proc/<pid>/fd``) cannot change it.
+        """
         with contextlib.suppress(BlockingIOError):
             while chunk := os.read(self.fd, 4096):
                 self.buffer += chunk[: 4096 - len(self.buffer)]
         for line in self.buffer.decode(errors="replace").splitlines():
             key, _, value = line.partition(" ")
-            if key == "mode":
+            if key == "mode" and self.mode is None:
                 self.mode = value
-            elif key == "exit" and value.lstrip("-").isdigit():
+            elif key == "exit" and self.status is None and value.lstrip("-").isdigit():
                 self.status = int(value)
 
     def unenforced(self) -> tuple[str, ...]:

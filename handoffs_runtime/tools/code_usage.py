@@ -33,33 +33,54 @@ def resident_bytes(pid: int) -> int:
 
 
 def directory_bytes(path: str) -> int:
-    """Disk blocks used under ``path`` (symlinks not followed; a sparse file counts what it occupies).
+    """Disk blocks used under ``path``: symlinks are not followed, a sparse file counts what it occupies.
 
-    A directory the code made unreadable is made readable again (it is ours) so it cannot hide files.
+    The walk goes by directory descriptors, so a directory swapped for a symlink mid-walk leads nowhere
+    else. A directory the code made unreadable (``chmod 000``) is given back to its owner, us, so that
+    it cannot hide files from the count (Linux).
     """
     total = 0
-    pending = [path]
+    pending = [fd] if (fd := _open_directory(path)) is not None else []
     while pending:
-        current = pending.pop()
+        directory = pending.pop()
         try:
-            entries = list(os.scandir(current))
-        except PermissionError:
-            try:
-                os.chmod(current, 0o700)
-                entries = list(os.scandir(current))
-            except OSError:
-                continue
-        except OSError:  # removed meanwhile
+            with os.scandir(directory) as entries:
+                for entry in entries:
+                    try:
+                        info = entry.stat(follow_symlinks=False)
+                    except OSError:  # removed meanwhile
+                        continue
+                    total += info.st_blocks * 512
+                    if stat.S_ISDIR(info.st_mode) and (child := _open_directory(entry.name, directory)):
+                        pending.append(child)
+        except OSError:
             continue
-        for entry in entries:
-            try:
-                info = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            total += info.st_blocks * 512 if hasattr(info, "st_blocks") else info.st_size
-            if stat.S_ISDIR(info.st_mode):
-                pending.append(entry.path)
+        finally:
+            os.close(directory)
     return total
+
+
+_O_PATH = getattr(os, "O_PATH", 0)
+
+
+def _open_directory(name: str, parent: int | None = None) -> int | None:
+    """A readable descriptor of the directory ``name`` (relative to ``parent``), never via a symlink."""
+    flags = os.O_DIRECTORY | os.O_NOFOLLOW
+    try:
+        if not _O_PATH:
+            return os.open(name, os.O_RDONLY | flags, dir_fd=parent)
+        handle = os.open(name, _O_PATH | flags, dir_fd=parent)  # needs no permission on the directory
+    except OSError:
+        return None
+    try:
+        here = f"/proc/self/fd/{handle}"  # this very directory, whatever its name now points to
+        if os.fstat(handle).st_mode & 0o500 != 0o500:
+            os.chmod(here, 0o700)
+        return os.open(here, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return None
+    finally:
+        os.close(handle)
 
 
 def measure(pids: list[int], workdir: str) -> Usage:
