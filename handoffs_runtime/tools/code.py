@@ -270,7 +270,7 @@ class _Report:
         with contextlib.suppress(BlockingIOError):
             while chunk := os.read(self.fd, 4096):
                 self.buffer += chunk[: 4096 - len(self.buffer)]
-        for line in self.buffer.decode(errors="replace").splitlines():
+        for line in self.buffer.decode(errors="replace").split("\n")[:-1]:  # whole lines only
             key, _, value = line.partition(" ")
             if key == "mode" and self.mode is None:
                 self.mode = value
