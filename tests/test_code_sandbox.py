@@ -282,8 +282,13 @@ async def test_a_fork_loop_is_stopped_by_the_process_limit(containment: str) -> 
     assert "more than 5 processes" in result.render()
 
 
-async def test_many_files_are_stopped_by_the_disk_limit() -> None:
-    code = (
+@pytest.mark.parametrize(
+    "hide",
+    ["", "import os\nos.makedirs('hidden/deeper')\nos.chdir('hidden/deeper')\nos.chmod('..', 0o300)\n"],
+    ids=["in the working directory", "in a directory made unreadable"],
+)
+async def test_many_files_are_stopped_by_the_disk_limit(hide: str) -> None:
+    code = hide + (
         "import time\n"
         "for i in range(200):\n"
         "    with open(f'file{i}', 'wb') as f:\n        f.write(b'x' * 2**20)\n"
