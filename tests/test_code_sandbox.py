@@ -20,8 +20,8 @@ from handoffs_runtime.tools.code import CodeResult, SandboxLimits, python_code_t
 
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="containment and totals need Linux")
 
-_READY_THEN_SLEEP = "import os, time\nopen('ready', 'w').close()\ntime.sleep(30)"
-"""A process that says it is running (a file in the run's directory), then outlives any run."""
+_READY_THEN_SLEEP = "import os, time\nopen({ready!r}, 'w').close()\ntime.sleep(30)"
+"""A process that says it is running (it creates the file ``ready``), then outlives any run."""
 
 
 def _alive_with(token: str) -> list[int]:
@@ -61,13 +61,13 @@ async def _run_contained(containment: str, code: str, **limits: float) -> CodeRe
     return result
 
 
-def _escaping_child(token: str, escape: str) -> str:
+def _escaping_child(token: str, escape: str, ready: str = "ready") -> str:
     """Code that starts a sleeper which runs ``escape`` first, waits until it is running, and exits."""
-    child = f"import os, time\n{escape}\n{_READY_THEN_SLEEP}"
+    child = f"import os, time\n{escape}\n{_READY_THEN_SLEEP.format(ready=ready)}"
     return (
         "import os, subprocess, sys, time\n"
         f"subprocess.Popen([sys.executable, '-c', {child!r}, {token!r}])\n"
-        "while not os.path.exists('ready'):\n    time.sleep(0.01)\n"
+        f"while not os.path.exists({ready!r}):\n    time.sleep(0.01)\n"
         "print('child running', flush=True)\n"
     )
 
@@ -140,14 +140,18 @@ async def test_runs_in_a_temporary_directory_that_is_removed() -> None:
 
 
 @linux_only
-async def test_cancellation_kills_the_process_and_what_it_started(token: str, containment: str) -> None:
-    code = _escaping_child(token, "os.setsid()") + "time.sleep(30)"
+async def test_cancellation_kills_the_process_and_what_it_started(
+    token: str, containment: str, tmp_path: Path
+) -> None:
+    ready = tmp_path / "ready"
+    code = _escaping_child(token, "os.setsid()", str(ready)) + "time.sleep(30)"
     tool = python_code_tool(limits=SandboxLimits(timeout=60))
     cancel = CancellationToken()
     call = asyncio.ensure_future(tool.run_json({"code": code}, cancel))
     async with asyncio.timeout(10):  # a guard against a hang, not a measurement
-        while not _alive_with(token):
+        while not ready.exists():
             await asyncio.sleep(0.01)
+    assert _alive_with(token)
     cancel.cancel()
     with pytest.raises(asyncio.CancelledError):
         await call
@@ -217,19 +221,25 @@ async def test_a_child_that_called_setsid_is_killed_at_the_timeout(token: str, c
 
 
 @linux_only
-async def test_the_run_dies_with_the_program_that_started_it(token: str, containment: str) -> None:
+async def test_the_run_dies_with_the_program_that_started_it(
+    token: str, containment: str, tmp_path: Path
+) -> None:
     program = (
-        "import asyncio, sys\n"
+        "import asyncio, pathlib, sys\n"
         "from handoffs_runtime.tools import code\n"
         "code._USE_NAMESPACES = sys.argv[2] == 'pidns'\n"
-        "asyncio.run(code.run_python(sys.argv[1], limits=code.SandboxLimits(timeout=60)))\n"
+        "source = pathlib.Path(sys.argv[1]).read_text()\n"  # not in argv: the token would be in ours
+        "asyncio.run(code.run_python(source, limits=code.SandboxLimits(timeout=60)))\n"
     )
-    code = _escaping_child(token, "os.setsid()") + "time.sleep(30)"
-    runtime = await asyncio.create_subprocess_exec(sys.executable, "-c", program, code, containment)
+    ready = tmp_path / "ready"
+    source = tmp_path / "code.py"
+    source.write_text(_escaping_child(token, "os.setsid()", str(ready)) + "time.sleep(30)")
+    runtime = await asyncio.create_subprocess_exec(sys.executable, "-c", program, str(source), containment)
     try:
         async with asyncio.timeout(30):  # a guard against a hang, not a measurement
-            while not _alive_with(token):
+            while not ready.exists():
                 await asyncio.sleep(0.05)
+        assert _alive_with(token)
     finally:
         runtime.kill()  # kill -9: no chance to clean up
         await runtime.wait()
@@ -240,10 +250,11 @@ async def test_the_run_dies_with_the_program_that_started_it(token: str, contain
 
 @linux_only
 async def test_in_a_pid_namespace_the_code_cannot_kill_its_supervisor(token: str) -> None:
+    if (await run_python("pass")).containment != "pidns":  # elsewhere its parent could be this process
+        pytest.skip("user namespaces are not allowed here")
     code = "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nos.kill(1, signal.SIGKILL)\n"
     result = await run_python(code + _escaping_child(token, "os.setsid()"))
-    if result.containment != "pidns":
-        pytest.skip("user namespaces are not allowed here; the run used a subreaper")
+    assert result.containment == "pidns"
     assert (result.returncode, result.stdout) == (0, "child running\n")
     assert _alive_with(token) == []
 
