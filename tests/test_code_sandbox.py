@@ -16,6 +16,7 @@ from autogen_core import CancellationToken
 
 from handoffs_runtime.errors import TeamConfigError
 from handoffs_runtime.tools import code as sandbox
+from handoffs_runtime.tools import code_supervisor
 from handoffs_runtime.tools.code import CodeResult, SandboxLimits, python_code_tool, run_python, sandbox_env
 
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="containment and totals need Linux")
@@ -367,3 +368,22 @@ async def test_in_a_pid_namespace_the_code_sees_only_its_own_processes() -> None
     if result.containment != "pidns":
         pytest.skip("user namespaces are not allowed here; the run used a subreaper")
     assert result.stdout == "[1, 2]\n"  # its init and itself; not the parent's environment
+
+
+@linux_only
+async def test_the_process_tree_is_found_with_and_without_proc_children_files(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    shell = await asyncio.create_subprocess_exec("sh", "-c", "sleep 30 & sleep 30 & wait")
+    try:
+        async with asyncio.timeout(10):  # a guard against a hang, not a measurement
+            while len(code_supervisor.children(shell.pid)) < 2:
+                await asyncio.sleep(0.01)
+        from_files = sorted(code_supervisor.descendants(os.getpid()))
+        monkeypatch.setattr(code_supervisor, "_HAS_CHILDREN_FILES", False)  # a kernel without them
+        assert sorted(code_supervisor.descendants(os.getpid())) == from_files
+        assert len(code_supervisor.children(shell.pid)) == 2 and shell.pid in from_files
+    finally:
+        code_supervisor.kill_all(code_supervisor.descendants(shell.pid))
+        shell.kill()
+        await shell.wait()

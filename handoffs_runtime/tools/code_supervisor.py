@@ -4,10 +4,10 @@ Run as a script (``python -I -S code_supervisor.py REPORT_FD PARENT MODE CPU MEM
 imports only the standard library, so it starts fast and never loads the package. How it contains code:
 
 - ``pidns`` (Linux, where unprivileged user namespaces are allowed): it enters a new user, PID and mount
-  namespace, and its child is the namespace's init. The code runs under that init, sees only its own
-  processes in ``/proc``, and cannot signal anything outside. When the script exits, or when the init is
-  killed, the kernel kills every process left in the namespace: ``setsid``, ``setpgid`` or double forks
-  do not get out.
+  namespace, and its child is the namespace's init. The code runs under that init, cannot signal
+  anything outside, and (where a fresh ``/proc`` may be mounted) sees only its own processes. When the
+  script exits, or when the init is killed, the kernel kills every process left in the namespace:
+  ``setsid``, ``setpgid`` or double forks do not get out.
 - ``subreaper`` (Linux, no namespaces): it marks itself a child subreaper (``prctl``), so orphans of the
   code are re-parented to it rather than to init; when the script exits it kills every descendant it can
   find in ``/proc`` until it has no children left. The code can still escape by killing this supervisor.
@@ -51,7 +51,11 @@ _HAS_CHILDREN_FILES = sys.platform == "linux" and _children_files_exist()
 
 
 def children(pid: int) -> list[int]:
-    """The children of ``pid`` (Linux, with CONFIG_PROC_CHILDREN), of all its threads."""
+    """The children of ``pid`` (Linux)."""
+    return _children_of_threads(pid) if _HAS_CHILDREN_FILES else _parents().get(pid, [])
+
+
+def _children_of_threads(pid: int) -> list[int]:
     kids: list[int] = []
     try:
         for tid in os.listdir(f"/proc/{pid}/task"):
@@ -87,7 +91,7 @@ def descendants(pid: int) -> list[int]:
     queue = [pid]
     while queue:
         current = queue.pop()
-        kids = children(current) if tree is None else tree.get(current, [])
+        kids = _children_of_threads(current) if tree is None else tree.get(current, [])
         found.extend(kids)
         queue.extend(kids)
     return found
