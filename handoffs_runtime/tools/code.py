@@ -68,11 +68,11 @@ def _check_seconds(name: str, value: object) -> float:
     raise ValueError(f"{name} must be a positive, finite number of seconds, got {value!r}")
 
 
-def _check_count(name: str, value: object, least: int, unit: str) -> None:
+def _check_count(name: str, value: object, least: int, why: str = "") -> None:
+    """``value`` is a whole number (not NaN, not 2.5, not True) of at least ``least``, or one clear error."""
     if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        raise TeamConfigError(
-            f"SandboxLimits.{name} must be a whole number of {unit}, at least {least}; got {value!r}"
-        )
+        message = f"SandboxLimits.{name} must be a whole number, at least {least}{why}; got {value!r}"
+        raise TeamConfigError(message)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,13 +105,13 @@ class SandboxLimits:
             except ValueError as exc:
                 raise TeamConfigError(str(exc)) from None
         if self.cpu_seconds is not None:
-            _check_count("cpu_seconds", self.cpu_seconds, 1, "seconds")
-        _check_count("memory_bytes", self.memory_bytes, 32 * _MIB, "bytes (32 MiB: less cannot start Python)")
-        _check_count("total_memory_bytes", self.total_memory_bytes, 32 * _MIB, "bytes (32 MiB)")
-        _check_count("file_bytes", self.file_bytes, 1, "bytes")
-        _check_count("disk_bytes", self.disk_bytes, _MIB, "bytes (1 MiB: the script itself is stored there)")
-        _check_count("max_processes", self.max_processes, 1, "processes")
-        _check_count("max_output_chars", self.max_output_chars, 1, "characters")
+            _check_count("cpu_seconds", self.cpu_seconds, 1)
+        _check_count("memory_bytes", self.memory_bytes, 32 * _MIB, " (32 MiB: less cannot start Python)")
+        _check_count("total_memory_bytes", self.total_memory_bytes, 32 * _MIB, " (32 MiB)")
+        _check_count("file_bytes", self.file_bytes, 1)
+        _check_count("disk_bytes", self.disk_bytes, _MIB, " (1 MiB: the script itself is stored there)")
+        _check_count("max_processes", self.max_processes, 1)
+        _check_count("max_output_chars", self.max_output_chars, 1)
 
     def exceeded_by(self, usage: Usage) -> StopReason | None:
         """The total limit that ``usage`` passes, if any."""
