@@ -50,8 +50,7 @@ def token() -> Iterator[str]:
 def containment(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Each containment in turn: a PID namespace where this machine allows one, and a subreaper."""
     mode: str = request.param
-    if mode == "subreaper":
-        monkeypatch.setattr(sandbox, "_USE_NAMESPACES", False)
+    monkeypatch.setattr(sandbox, "_STRONGEST_CONTAINMENT", mode)
     return mode
 
 
@@ -228,7 +227,7 @@ async def test_the_run_dies_with_the_program_that_started_it(
     program = (
         "import asyncio, pathlib, sys\n"
         "from handoffs_runtime.tools import code\n"
-        "code._USE_NAMESPACES = sys.argv[2] == 'pidns'\n"
+        "code._STRONGEST_CONTAINMENT = sys.argv[2]\n"
         "source = pathlib.Path(sys.argv[1]).read_text()\n"  # not in argv: the token would be in ours
         "asyncio.run(code.run_python(source, limits=code.SandboxLimits(timeout=60)))\n"
     )
@@ -355,11 +354,16 @@ async def test_on_linux_every_limit_is_enforced_and_the_result_says_how_the_run_
     assert result.unenforced == () and "<note>" not in result.render()
 
 
-def test_a_limit_the_platform_cannot_enforce_is_stated_in_the_result() -> None:
-    result = CodeResult(0, "", "", unenforced=("total_memory_bytes and max_processes",))
-    assert result.render().endswith(
-        "<note>not enforced on this platform: total_memory_bytes and max_processes</note>"
-    )
+async def test_a_limit_the_platform_cannot_enforce_is_stated_in_the_result(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(sandbox, "_STRONGEST_CONTAINMENT", "group")  # what macOS gets
+    result = await run_python("print(1)")
+    assert (result.returncode, result.stdout, result.containment) == (0, "1\n", "group")
+    assert result.unenforced[0].startswith("containment")
+    assert "<note>not enforced on this platform: containment (a process the code moves" in result.render()
+    notes = CodeResult(0, "", "", unenforced=("total_memory_bytes and max_processes",)).render()
+    assert notes.endswith("<note>not enforced on this platform: total_memory_bytes and max_processes</note>")
 
 
 @linux_only

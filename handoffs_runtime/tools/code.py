@@ -54,8 +54,10 @@ _SUPERVISOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "code_sup
 _SAMPLE_EVERY = 0.05
 """Seconds between two measurements of a run; a run can pass a total limit for about this long."""
 _MIB = 2**20
-_USE_NAMESPACES = True
-"""Whether the supervisor may try a PID namespace before a subreaper (tests turn it off to try the other)."""
+Containment = Literal["pidns", "subreaper", "group"]
+"""How a run's processes are contained, strongest first (see ``code_supervisor.py`` and the README)."""
+_STRONGEST_CONTAINMENT: Containment = "pidns"
+"""Where the supervisor starts trying; the tests lower it to try the weaker ways on any Linux."""
 
 StopReason = Literal["timeout", "memory", "disk", "processes"]
 """Which limit ended a run: the wall clock, or one of the run's totals."""
@@ -210,7 +212,7 @@ def _command(limits: SandboxLimits, timeout: float, script: str, report_fd: int)
         _SUPERVISOR,
         str(report_fd),
         str(os.getpid()),
-        "namespaces" if _USE_NAMESPACES else "subreaper",
+        _STRONGEST_CONTAINMENT,
         str(cpu),
         str(limits.memory_bytes),
         str(limits.file_bytes),

@@ -1,7 +1,8 @@
 """The first process of a sandboxed run: it contains every process the code starts, then runs the code.
 
-Run as a script (``python -I -S code_supervisor.py REPORT_FD PARENT MODE CPU MEMORY FILES SCRIPT``); it
-imports only the standard library, so it starts fast and never loads the package. How it contains code:
+Run as a script (``python -I -S code_supervisor.py REPORT_FD PARENT STRONGEST CPU MEMORY FILES SCRIPT``);
+it imports only the standard library, so it starts fast and never loads the package. It contains the
+code in the strongest of these ways that the system allows, starting from ``STRONGEST``:
 
 - ``pidns`` (Linux, where unprivileged user namespaces are allowed): it enters a new user, PID and mount
   namespace, and its child is the namespace's init. The code runs under that init, cannot signal
@@ -240,7 +241,7 @@ def _supervise_as_subreaper(
 
 
 def main(argv: list[str]) -> None:
-    report_fd, parent, namespaces = int(argv[0]), int(argv[1]), argv[2] == "namespaces"
+    report_fd, parent, strongest = int(argv[0]), int(argv[1]), argv[2]
     limits = (int(argv[3]), int(argv[4]), int(argv[5]))
     script = argv[6]
     os.set_inheritable(report_fd, False)  # the script must not write to it
@@ -248,9 +249,9 @@ def main(argv: list[str]) -> None:
     def report(line: str) -> None:
         os.write(report_fd, line.encode() + b"\n")
 
-    if sys.platform == "linux":
+    if sys.platform == "linux" and strongest != "group":
         libc = _libc()
-        isolated = namespaces and _namespaces_work(libc)
+        isolated = strongest == "pidns" and _namespaces_work(libc)
         if isolated and not _enter_namespaces(libc):
             sys.exit("sandbox: could not enter the new namespaces that a trial run entered")
         if isolated:  # our init dies with us, and the namespace with it
