@@ -45,7 +45,7 @@ from autogen_core import CancellationToken
 from autogen_core.tools import FunctionTool
 
 from ..errors import TeamConfigError
-from .code_supervisor import children, descendants, kill_all
+from .code_supervisor import PROC_AVAILABLE, children, descendants, kill_all
 from .code_usage import Usage, measure
 
 _ENV_ALLOW = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT")
@@ -283,8 +283,8 @@ class _Report:
         notes = []
         if self.mode == "group":
             notes.append("containment (a process the code moves to a new session or group outlives the run)")
-        if sys.platform != "linux":
-            notes.append("total_memory_bytes and max_processes (nothing to measure them with)")
+        if not PROC_AVAILABLE:
+            notes.append("total_memory_bytes and max_processes (no /proc to measure them with)")
         return tuple(notes)
 
 
@@ -303,7 +303,7 @@ class _Run:
             return descendants(init[0]) if init else []
         if self.report.mode == "subreaper":
             return descendants(self.proc.pid)
-        return [self.proc.pid, *descendants(self.proc.pid)] if sys.platform == "linux" else []
+        return [self.proc.pid, *descendants(self.proc.pid)] if PROC_AVAILABLE else []
 
     async def watch(self, limits: SandboxLimits) -> StopReason:
         """Measure every ``_SAMPLE_EVERY`` seconds until a total limit is passed; return which."""

@@ -43,11 +43,9 @@ _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
 
 
-def _children_files_exist() -> bool:
-    return os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children")
-
-
-_HAS_CHILDREN_FILES = sys.platform == "linux" and _children_files_exist()
+PROC_AVAILABLE = sys.platform == "linux" and os.path.isdir(f"/proc/{os.getpid()}/task")
+"""Whether processes can be found and measured here (Linux with ``/proc`` mounted)."""
+_HAS_CHILDREN_FILES = PROC_AVAILABLE and os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children")
 """``/proc/<pid>/task/<tid>/children`` needs CONFIG_PROC_CHILDREN; without it all of /proc is scanned."""
 
 
@@ -85,7 +83,7 @@ def _parents() -> dict[int, list[int]]:
 
 def descendants(pid: int) -> list[int]:
     """Every living descendant of ``pid`` (Linux), parents before their children; ``[]`` elsewhere."""
-    if sys.platform != "linux":
+    if not PROC_AVAILABLE:
         return []
     tree = None if _HAS_CHILDREN_FILES else _parents()
     found: list[int] = []
@@ -264,7 +262,7 @@ def main(argv: list[str]) -> None:
         if isolated:
             report("mode pidns")
             _supervise_in_namespace(libc, limits, script, report)
-        if libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0:
+        if PROC_AVAILABLE and libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0:  # it must find them
             report("mode subreaper")
             _supervise_as_subreaper(limits, script, report)
     report("mode group")
