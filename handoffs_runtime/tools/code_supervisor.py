@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import resource
 import select
 import signal
 import sys
@@ -175,6 +174,8 @@ def _mount_private_proc(libc: ctypes.CDLL) -> None:
 
 def _exec_script(cpu: int, memory: int, files: int, script: str) -> NoReturn:
     """Set the per-process limits, then become the script (the limits survive ``exec``)."""
+    import resource  # here: the parent imports this module too, and Windows has no `resource`
+
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     resource.setrlimit(resource.RLIMIT_FSIZE, (files, files))
@@ -205,6 +206,8 @@ def _exit_like(status: int) -> NoReturn:
     """End this process the way the child with wait ``status`` ended (same code, same signal)."""
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
+        import resource
+
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         if sig not in (signal.SIGKILL, signal.SIGSTOP):  # their handlers cannot be set, nor need to be
             signal.signal(sig, signal.SIG_DFL)
