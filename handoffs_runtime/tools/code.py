@@ -39,7 +39,7 @@ import sys
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Literal
+from typing import Annotated, Literal, cast
 
 from autogen_core import CancellationToken
 from autogen_core.tools import FunctionTool
@@ -142,8 +142,8 @@ class CodeResult:
     truncated: bool = False
     limits: SandboxLimits = field(default_factory=SandboxLimits)
     unenforced: tuple[str, ...] = ()
-    containment: str = ""
-    """How the run's processes were contained: ``pidns``, ``subreaper`` or ``group`` (see the README)."""
+    containment: Containment | None = None
+    """How the run's processes were contained (see the README); None if the supervisor never said."""
 
     @property
     def timed_out(self) -> bool:
@@ -262,7 +262,7 @@ class _Report:
         self.fd = fd
         os.set_blocking(fd, False)
         self.buffer = b""
-        self.mode: str | None = None
+        self.mode: Containment | None = None
         self.status: int | None = None
 
     def read(self) -> None:
@@ -274,8 +274,8 @@ class _Report:
                 self.buffer += chunk[: 4096 - len(self.buffer)]
         for line in self.buffer.decode(errors="replace").split("\n")[:-1]:  # whole lines only
             key, _, value = line.partition(" ")
-            if key == "mode" and self.mode is None:
-                self.mode = value
+            if key == "mode" and self.mode is None and value in ("pidns", "subreaper", "group"):
+                self.mode = cast(Containment, value)
             elif key == "exit" and self.status is None and value.lstrip("-").isdigit():
                 self.status = int(value)
 
@@ -404,7 +404,7 @@ async def run_python(
             cut_out or cut_err,
             limits,
             run.report.unenforced(),
-            run.report.mode or "",
+            run.report.mode,
         )
 
 
