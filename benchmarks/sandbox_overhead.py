@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import statistics
 import sys
 import time
@@ -38,7 +39,7 @@ async def main(runs: int) -> None:
         sandbox._STRONGEST_CONTAINMENT = strongest
         used = (await sandbox.run_python("print(1)")).containment  # also warms the file cache
         if used == strongest:
-            variants[f"run_python('print(1)'), {used}"] = lambda s=strongest: contained(s)  # type: ignore[misc]
+            variants[f"run_python('print(1)'), {used}"] = functools.partial(contained, strongest)
     times: dict[str, list[float]] = {name: [] for name in variants}
     for _ in range(runs):
         for name, run in variants.items():
