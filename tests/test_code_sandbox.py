@@ -97,7 +97,7 @@ async def test_cpu_limit_stops_a_busy_loop_before_the_wall_clock() -> None:
     result = await run_python("while True: pass", limits=SandboxLimits(timeout=60, cpu_seconds=1))
     assert not result.timed_out
     assert result.returncode in (-signal.SIGXCPU, -signal.SIGKILL)
-    assert "CPU-time limit" in result.render()
+    assert result.stopped_by == "cpu" and "CPU-time limit" in result.render()
 
 
 async def test_memory_limit_makes_a_large_allocation_fail() -> None:

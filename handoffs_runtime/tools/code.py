@@ -59,8 +59,8 @@ Containment = Literal["pidns", "subreaper", "group"]
 _STRONGEST_CONTAINMENT: Containment = "pidns"
 """Where the supervisor starts trying; the tests lower it to try the weaker ways on any Linux."""
 
-StopReason = Literal["timeout", "memory", "disk", "processes"]
-"""Which limit ended a run: the wall clock, or one of the run's totals."""
+StopReason = Literal["timeout", "cpu", "memory", "disk", "processes"]
+"""Which limit ended a run: the wall clock, the script's CPU time, or one of the run's totals."""
 
 
 def _check_seconds(name: str, value: object) -> float:
@@ -179,7 +179,7 @@ class CodeResult:
                 f"stopped: the working directory grew past {limits.disk_bytes / _MIB:g} MiB; "
                 "all of the run's processes were killed"
             )
-        if self.returncode in (-signal.SIGXCPU, -signal.SIGKILL):
+        if self.stopped_by == "cpu":
             return "the process was killed: it used up its CPU-time limit"
         return None
 
@@ -395,6 +395,8 @@ async def run_python(
         stderr, cut_err = err.text()
         status = run.report.status
         returncode = os.waitstatus_to_exitcode(status) if status is not None else proc.returncode or 0
+        if stopped_by is None and returncode in (-signal.SIGXCPU, -signal.SIGKILL):
+            stopped_by = "cpu"  # SIGXCPU at the soft limit, SIGKILL at the hard one (or the code's own kill)
         return CodeResult(
             returncode,
             stdout,
