@@ -42,8 +42,7 @@ def token() -> Iterator[str]:
     """A unique mark for the processes a test starts; any left over are killed afterwards."""
     mark = f"sandbox-test-{uuid.uuid4().hex}"
     yield mark
-    for pid in _alive_with(mark):
-        os.kill(pid, signal.SIGKILL)
+    code_supervisor.kill_all(_alive_with(mark))
 
 
 @pytest.fixture(params=["pidns", "subreaper"])
