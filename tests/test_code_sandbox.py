@@ -212,6 +212,15 @@ async def test_a_child_that_leaves_the_process_group_is_killed_when_the_script_e
 
 
 @linux_only
+async def test_ending_one_run_leaves_a_concurrent_run_alone(token: str, containment: str) -> None:
+    slow = _run_contained(containment, "import time\ntime.sleep(1.5)\nprint('slow done')", timeout=20)
+    quick = _run_contained(containment, _escaping_child(token, "os.setsid()"), timeout=20)
+    slow_result, quick_result = await asyncio.gather(slow, quick)
+    assert (slow_result.returncode, slow_result.stdout) == (0, "slow done\n")
+    assert quick_result.stdout == "child running\n" and _alive_with(token) == []
+
+
+@linux_only
 async def test_a_child_that_called_setsid_is_killed_at_the_timeout(token: str, containment: str) -> None:
     code = _escaping_child(token, "os.setsid()") + "time.sleep(30)"
     result = await _run_contained(containment, code, timeout=1)
