@@ -1,5 +1,5 @@
 """What the sandbox costs: the median time of ``run_python("print(1)")``, per containment, next to a bare
-``python -I -c "print(1)"`` child (the floor: starting an interpreter)::
+``python -I -c "print(1)"`` child (the floor: starting an interpreter), and the CPU time each takes::
 
     python benchmarks/sandbox_overhead.py --runs 30
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
+import resource
 import statistics
 import sys
 import time
@@ -41,13 +42,22 @@ async def main(runs: int) -> None:
         if used == strongest:
             variants[f"run_python('print(1)'), {used}"] = functools.partial(contained, strongest)
     times: dict[str, list[float]] = {name: [] for name in variants}
+    cpu: dict[str, float] = dict.fromkeys(variants, 0.0)
     for _ in range(runs):
         for name, run in variants.items():
-            started = time.perf_counter()
+            started, cpu_before = time.perf_counter(), cpu_seconds()
             await run()
             times[name].append(time.perf_counter() - started)
+            cpu[name] += cpu_seconds() - cpu_before
     for name, taken in times.items():
-        print(f"{name}: median {statistics.median(taken) * 1000:.1f} ms")
+        median, cpu_each = statistics.median(taken) * 1000, cpu[name] / runs * 1000
+        print(f"{name}: median {median:.1f} ms, CPU {cpu_each:.1f} ms")
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and of its reaped descendants: steadier than wall time on a busy machine."""
+    mine, theirs = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return mine.ru_utime + mine.ru_stime + theirs.ru_utime + theirs.ru_stime
 
 
 if __name__ == "__main__":
