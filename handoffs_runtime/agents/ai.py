@@ -18,7 +18,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from autogen_core import CancellationToken, FunctionCall, MessageContext, message_handler
@@ -34,8 +34,8 @@ from autogen_core.models import (
 from autogen_core.tools import Tool, ToolSchema
 from pydantic import BaseModel, ValidationError
 
-from ..channels import Channel
-from ..context import ToolContext, set_tool_context
+from ..channels import Channel, TextDelta, ToolActivity, report_progress
+from ..context import ToolContext, current_tool_context, set_tool_context
 from ..messages import HandoffEvent, HandoffOutcome, UserTask, agent_response, user_task
 from ..models import ModelCall, model_call_scope
 from ..policy import LOOP_MESSAGE, TeamPolicy, loop_reason
@@ -188,6 +188,8 @@ class AIAgent(SessionAgent):
         ):
             if isinstance(chunk, CreateResult):
                 final = chunk
+            elif chunk:  # a delta: shown as it arrives; the reply that follows holds the whole text
+                await report_progress(config.channel, self.id.key, TextDelta(config.name, chunk))
         if final is None:
             raise RuntimeError("the model's stream ended without a final result")
         return final
@@ -384,6 +386,21 @@ class AIAgent(SessionAgent):
 
 
 async def run_tool_call(
+    tool: Tool, call: FunctionCall, cancellation_token: CancellationToken
+) -> FunctionExecutionResult:
+    """Run one regular tool call, telling a channel that shows progress when it starts and finishes."""
+    ctx = current_tool_context()
+    if ctx is None or getattr(ctx.channel, "progress", None) is None:
+        return await _run_tool_call(tool, call, cancellation_token)
+    started = ToolActivity(ctx.agent, call.name, call.id, call.arguments)
+    await report_progress(ctx.channel, ctx.session_id, started)
+    result = await _run_tool_call(tool, call, cancellation_token)
+    finished = replace(started, result=result.content, is_error=bool(result.is_error))
+    await report_progress(ctx.channel, ctx.session_id, finished)
+    return result
+
+
+async def _run_tool_call(
     tool: Tool, call: FunctionCall, cancellation_token: CancellationToken
 ) -> FunctionExecutionResult:
     """Run one regular tool call; bad arguments and a tool that raises become error results."""
