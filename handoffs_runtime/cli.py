@@ -19,6 +19,7 @@ from .sessions_cli import add_sessions_parser, add_store_option, open_store, run
 from .team import TeamSpec
 from .tools.acme import acme_team
 from .tools.orchestrator import orchestrator_team
+from .web.server import add_serve_parser, run_serve
 
 TEAMS: dict[str, Callable[[], TeamSpec]] = {"acme": acme_team, "orchestrator": orchestrator_team}
 
@@ -48,6 +49,7 @@ def _parser() -> argparse.ArgumentParser:
     graph.add_argument("--team", choices=sorted(TEAMS), default="acme", help="which team (default: acme)")
     graph.set_defaults(verbose=0)
     add_sessions_parser(sub)
+    add_serve_parser(sub, sorted(TEAMS))
     _add_distributed_commands(sub, chat)
     return parser
 
@@ -121,6 +123,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if args.command == "sessions":
             return run_sessions_command(args)
+
+        if args.command == "serve":
+            return run_serve(args, TEAMS[args.team]())
 
         if args.command in ("host", "worker"):
             from .distributed.cli import run_host, run_worker

@@ -219,7 +219,8 @@ class EventChannel:
         try:
             answer = await session.inbox(person).get()
         finally:
-            session.waiting.pop(person, None)
+            if session.waiting.get(person) is asked:
+                del session.waiting[person]
         if answer is None:
             session.gone.add(person)
         return answer
@@ -259,8 +260,13 @@ class EventChannel:
         return session.waiting.get(person) if session is not None else None
 
     async def answer(self, session_id: str, text: str, *, person: Person = "customer") -> None:
-        """Answer the question waiting for ``person`` (or the next one asked)."""
-        self._session(session_id).inbox(person).put_nowait(text)
+        """Answer the question waiting for ``person`` (or the next one asked).
+
+        The question stops waiting at once, so :meth:`waiting` tells a second answer from a first.
+        """
+        session = self._session(session_id)
+        session.waiting.pop(person, None)
+        session.inbox(person).put_nowait(text)
 
     async def leave(self, session_id: str, *, person: Person = "customer") -> None:
         """``person`` left (a closed window): this and every later question to them gets ``None``."""
