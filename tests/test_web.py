@@ -10,8 +10,10 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
+from handoffs_runtime import TeamPolicy, acme_team, openai_model
 from handoffs_runtime.web.hub import WAITING_FOR_OPERATOR
 
+from .fake_openai import fake_openai
 from .web_support import TOKEN, Client, Served, client, customer, http_get, served
 
 TURN = {
@@ -284,3 +286,23 @@ async def test_the_pages_are_served_from_the_package_with_a_strict_policy(tmp_pa
         for path in ("/static/..%2F__init__.py", "/static/hub.py", "/static/%2e%2e%2fapp.py"):
             status, _, _ = await asyncio.to_thread(http_get, server.url + path)
             assert status == 404
+
+
+async def test_a_streamed_reply_reaches_the_page_before_the_model_has_finished(tmp_path: Path) -> None:
+    answer = "Hello! I am the ACME triage bot; how can I help?"
+    with fake_openai([answer]) as model_server:
+        model_server.pause_after = 2
+        model = openai_model("gpt-4o-mini", base_url=model_server.url, api_key="k")
+        team = acme_team(policy=TeamPolicy(stream=True))
+        async with served(tmp_path, team=team, model=model) as server:
+            page, _ = await customer(server)
+            await page.until("question")
+            await page.send({"type": "say", "text": "hi"})
+            first = await page.recv()
+            assert first["type"] == "delta" and first["text"] == answer[:4]
+            assert model_server.deltas_sent == 2
+            model_server.resume.set()
+            rest = await page.until("reply")
+            assert "".join(m["text"] for m in [first, *rest[:-1]]) == answer
+            assert rest[-1]["text"] == answer
+            await page.socket.close()

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from autogen_core.models import ChatCompletionClient
 from websockets.asyncio.client import ClientConnection, connect
 
-from handoffs_runtime import OfflineModel, SQLiteSessionStore, acme_team
+from handoffs_runtime import OfflineModel, SQLiteSessionStore, TeamSpec, acme_team
 from handoffs_runtime.web.app import create_app
 from handoffs_runtime.web.hub import SessionHub
 from handoffs_runtime.web.server import running
@@ -33,9 +34,15 @@ class Served:
 
 
 @asynccontextmanager
-async def served(tmp_path: Path, **hub_options: Any) -> AsyncIterator[Served]:
+async def served(
+    tmp_path: Path,
+    *,
+    team: TeamSpec | None = None,
+    model: ChatCompletionClient | None = None,
+    **hub_options: Any,
+) -> AsyncIterator[Served]:
     store = SQLiteSessionStore(str(tmp_path / "sessions.sqlite3"))
-    hub = SessionHub(acme_team(), OfflineModel(), store, **hub_options)
+    hub = SessionHub(team or acme_team(), model or OfflineModel(), store, **hub_options)
     try:
         async with running(create_app(hub, operator_token=TOKEN)) as url:
             yield Served(url, hub)

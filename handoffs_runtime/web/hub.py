@@ -103,8 +103,8 @@ class SessionHub:
         self.runtime.start()
 
     async def stop(self) -> None:
-        for live in list(self._live.values()):
-            await self.channel.leave(live.session_id)
+        for live in list(self._live.values()):  # questions still open get no answer; the sessions end
+            self.channel.ended(live.session_id)
         pumps = [live.pump for live in self._live.values() if live.pump is not None]
         if pumps:
             await asyncio.wait(pumps, timeout=5)
