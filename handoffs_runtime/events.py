@@ -14,10 +14,10 @@ session becomes an async iterator of events, while the people's answers go in th
         ...
 
 The events, in the order a turn produces them: ``Question`` (the person's turn, or a confirmation),
-``ToolStarted`` / ``ToolFinished``, ``HandedOff`` / ``HandoffRefused`` / ``LoopStopped``, ``Delta`` (only
-with ``TeamPolicy(stream=True)``), ``Reply`` (the whole reply, which replaces the deltas before it),
-``Info`` (a line from the runtime) and, last, ``SessionEnded``. ``to_json`` gives each as a dict with a
-``type`` field, the shape the web page reads.
+``Said`` (the answer), ``ToolStarted`` / ``ToolFinished``, ``HandedOff`` / ``HandoffRefused`` /
+``LoopStopped``, ``Delta`` (only with ``TeamPolicy(stream=True)``), ``Reply`` (the whole reply, which
+replaces the deltas before it), ``Info`` (a line from the runtime) and, last, ``SessionEnded``.
+``to_json`` gives each as a dict with a ``type`` field, the shape the web page reads.
 """
 
 from __future__ import annotations
@@ -120,6 +120,15 @@ class Question:
 
 
 @dataclass(frozen=True, slots=True)
+class Said:
+    """What ``person`` answered (an operator's ``/handoff AGENT`` too)."""
+
+    type: ClassVar[str] = "said"
+    text: str
+    person: Person = "customer"
+
+
+@dataclass(frozen=True, slots=True)
 class Info:
     """A line from the runtime itself (session started, resumed, a warning)."""
 
@@ -141,6 +150,7 @@ Event = (
     | HandoffRefused
     | LoopStopped
     | Question
+    | Said
     | Info
     | SessionEnded
 )
@@ -266,6 +276,7 @@ class EventChannel:
         """
         session = self._session(session_id)
         session.waiting.pop(person, None)
+        session.events.put_nowait(Said(text, person))
         session.inbox(person).put_nowait(text)
 
     async def leave(self, session_id: str, *, person: Person = "customer") -> None:

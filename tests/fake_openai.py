@@ -20,7 +20,7 @@ class FakeOpenAI:
     ``pause_after``: after that many text deltas, wait until ``resume`` is set before sending the rest
     (so a test can see the first words arrive while the model is still "writing");
     ``cut_after``: after that many text deltas, close the connection without finishing the stream.
-    Both apply to the next streamed answer only, then reset.
+    Both apply to the next streamed answer with text only, then reset.
     """
 
     def __init__(self, answers: list[Answer]) -> None:
@@ -71,8 +71,9 @@ def _handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 choice = {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
                 self._send(200, {**base, "object": "chat.completion", "choices": [choice], "usage": usage})
                 return
-            pause, cut = server.pause_after, server.cut_after
-            server.pause_after = server.cut_after = None
+            pause, cut = (server.pause_after, server.cut_after) if message.get("content") else (None, None)
+            if message.get("content"):
+                server.pause_after = server.cut_after = None
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             if cut is not None:  # promise more than is sent, so the client sees a broken stream

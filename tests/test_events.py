@@ -9,6 +9,7 @@ from handoffs_runtime.events import (
     Info,
     Question,
     Reply,
+    Said,
     SessionEnded,
     ToolFinished,
     ToolStarted,
@@ -26,9 +27,11 @@ async def test_the_refund_path_as_events_in_order() -> None:
     kinds = [type(e) for e in events]
     assert kinds == [
         Question,
+        Said,
         HandedOff,
         Reply,
         Question,
+        Said,
         ToolStarted,
         ToolFinished,
         ToolStarted,
@@ -37,11 +40,12 @@ async def test_the_refund_path_as_events_in_order() -> None:
         Question,
         Info,
         SessionEnded,
-    ]
+    ]  # the last question got no answer: the person left
     assert events[0] == TURN
-    assert events[1] == HandedOff("TriageAgent", "IssuesAndRepairsAgent", "transfer_to_issues_and_repairs")
-    assert isinstance(events[2], Reply) and events[2].agent == "IssuesAndRepairsAgent"
-    started, finished = events[6], events[7]
+    assert events[1] == Said("I want a refund for my shoes")
+    assert events[2] == HandedOff("TriageAgent", "IssuesAndRepairsAgent", "transfer_to_issues_and_repairs")
+    assert isinstance(events[3], Reply) and events[3].agent == "IssuesAndRepairsAgent"
+    started, finished = events[8], events[9]
     assert isinstance(started, ToolStarted) and started.tool == "execute_refund"
     assert isinstance(finished, ToolFinished) and finished.call_id == started.call_id
     assert finished.result == "success" and not finished.is_error

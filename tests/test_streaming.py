@@ -6,7 +6,7 @@ import asyncio
 
 from handoffs_runtime import SQLiteSessionStore, TeamPolicy, acme_team, openai_model, start_session
 from handoffs_runtime.agents.ai import MODEL_ERROR_REPLY
-from handoffs_runtime.events import Delta, Event, EventChannel, Question, Reply
+from handoffs_runtime.events import Delta, Event, EventChannel, Question, Reply, Said
 
 from .event_support import started
 from .fake_openai import fake_openai
@@ -35,6 +35,7 @@ async def test_the_first_words_arrive_before_the_model_has_finished(tmp_path: ob
         stream = channel.events("s1")
         assert isinstance(await next_event(stream), Question)
         await channel.answer("s1", "hi")
+        assert await next_event(stream) == Said("hi")
         first = await next_event(stream)
         assert first == Delta("TriageAgent", ANSWER[:4])
         assert server.deltas_sent == 2  # the rest has not been sent yet
@@ -83,7 +84,7 @@ async def test_without_streaming_no_deltas_are_shown() -> None:
         stream = channel.events("s1")
         await next_event(stream)
         await channel.answer("s1", "hi")
-        assert await until_reply(stream) == [Reply("TriageAgent", ANSWER)]
+        assert await until_reply(stream) == [Said("hi"), Reply("TriageAgent", ANSWER)]
         await channel.leave("s1")
         await runtime.stop_when_idle()
         await model.close()

@@ -39,15 +39,16 @@ async def test_the_refund_path_over_a_websocket_in_order(tmp_path: Path) -> None
         assert await page.recv() == {**TURN, "session": sid}
         await page.send({"type": "say", "text": "I want a refund for my shoes"})
         first = await page.until("question")
-        assert kinds(first) == ["handoff", "reply", "question"]
-        assert first[0]["target"] == "IssuesAndRepairsAgent"
-        assert first[1]["agent"] == "IssuesAndRepairsAgent"
+        assert kinds(first) == ["said", "handoff", "reply", "question"]
+        assert first[1]["target"] == "IssuesAndRepairsAgent"
+        assert first[2]["agent"] == "IssuesAndRepairsAgent"
         await page.send({"type": "say", "text": "yes"})
         second = await page.until("question")
         assert kinds(second) == [
+            "said",
             "tool_started", "tool_finished", "tool_started", "tool_finished", "reply", "question"
         ]  # fmt: skip
-        assert second[2]["tool"] == "execute_refund" and second[3]["result"] == "success"
+        assert second[3]["tool"] == "execute_refund" and second[4]["result"] == "success"
         assert all(m["session"] == sid for m in first + second)
         await page.socket.close()
 
@@ -186,7 +187,10 @@ async def test_an_operator_takes_answers_and_hands_back(tmp_path: Path) -> None:
         await page.until("question")
         await page.send({"type": "say", "text": "I want a refund for my shoes"})
         seen = await ann.until("question", person="operator")
-        assert [m["text"] for m in seen if m["type"] == "said"] == []  # the customer's words come as events
+        assert [(m["person"], m["text"]) for m in seen if m["type"] == "said"] == [
+            ("operator", "Hello, I am Ann. <b>How</b> can I help?"),
+            ("customer", "I want a refund for my shoes"),
+        ]
         await ann.send({"type": "hand_back", "session": sid, "agent": "Nobody"})
         assert (await ann.until("error"))[-1]["message"].startswith(
             "unknown agent; choose one of: TriageAgent"
@@ -298,6 +302,7 @@ async def test_a_streamed_reply_reaches_the_page_before_the_model_has_finished(t
             page, _ = await customer(server)
             await page.until("question")
             await page.send({"type": "say", "text": "hi"})
+            assert (await page.recv())["type"] == "said"
             first = await page.recv()
             assert first["type"] == "delta" and first["text"] == answer[:4]
             assert model_server.deltas_sent == 2

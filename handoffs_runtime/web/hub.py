@@ -26,6 +26,7 @@ from ..events import (
     LoopStopped,
     Question,
     Reply,
+    Said,
     SessionEnded,
     to_json,
 )
@@ -246,7 +247,8 @@ class SessionHub:
                         await self._to_customers(live, to_json(Info(WAITING_FOR_OPERATOR)))
                         await self._announce_waiting()
                     continue
-                await self._to_customers(live, data)
+                if not (isinstance(event, Said) and event.person == "operator"):  # "/handoff X" is internal
+                    await self._to_customers(live, data)
                 if live.operator is not None:
                     await _send_quietly(live.operator, data)
                 if isinstance(event, SessionEnded):

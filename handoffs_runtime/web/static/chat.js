@@ -51,6 +51,8 @@ function handle(ev) {
     case "question":
       setTurn(ev);
       break;
+    case "said":  // shown when sent
+      break;
     case "error":
       if (ev.message.startsWith("unknown session")) forget();
       transcript.line("error", ev.message);

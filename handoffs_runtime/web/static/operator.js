@@ -113,6 +113,7 @@ function handle(ev) {
         if (ev.person === "operator") { entry.question = ev; if (current === ev.session) showQuestion(ev); }
         return;
       }
+      if (ev.type === "said" && ev.person === "operator") return;  // shown when sent
       entry.transcript.show(ev, "Customer");
     }
   }
