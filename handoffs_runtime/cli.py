@@ -12,6 +12,7 @@ from typing import Any
 from . import __version__
 from .channels import ConsoleChannel
 from .chat import run_chat
+from .console_stream import StreamingConsoleChannel
 from .errors import HandoffsError
 from .graph import team_mermaid
 from .models import model_from_options, model_label
@@ -19,7 +20,7 @@ from .sessions_cli import add_sessions_parser, add_store_option, open_store, run
 from .team import TeamSpec
 from .tools.acme import acme_team
 from .tools.orchestrator import orchestrator_team
-from .web.server import add_serve_parser, run_serve
+from .web.server import add_serve_parser, run_serve, streaming_team
 
 TEAMS: dict[str, Callable[[], TeamSpec]] = {"acme": acme_team, "orchestrator": orchestrator_team}
 
@@ -41,6 +42,7 @@ def _parser() -> argparse.ArgumentParser:
     chat.add_argument("--session", help="start or resume the session with this id (default: a new random id)")
     add_store_option(chat)
     chat.add_argument("--no-colour", "--no-color", action="store_true", help="plain text even on a terminal")
+    chat.add_argument("--no-stream", action="store_true", help="print replies whole, not as they are written")
     chat.add_argument(
         "-v", "--verbose", action="count", default=0, help="log warnings (-v) or everything (-vv)"
     )
@@ -147,7 +149,11 @@ def _chat(args: argparse.Namespace) -> int:
         )
     else:
         model_line = f"model: {label}"
-    channel = ConsoleChannel(colour=False if args.no_colour else None)
+    stream = label != "offline" and not args.no_stream and not args.host
+    console = StreamingConsoleChannel if stream else ConsoleChannel
+    channel = console(colour=False if args.no_colour else None)
+    if stream:
+        team = streaming_team(team, stream=True)
     banner = f"handoffs · {team.title or team.name} · {model_line}"
     store = open_store(args.store)
     try:
