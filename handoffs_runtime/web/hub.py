@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from autogen_core.models import ChatCompletionClient
 
 from ..channels import Person
+from ..errors import StoreError, UnknownSessionError
 from ..events import (
     EventChannel,
     HandedOff,
@@ -91,6 +92,7 @@ class SessionHub:
         """The agents an operator may hand a conversation back to."""
         self._live: dict[str, _Live] = {}
         self._operators: set[Peer] = set()
+        self._leaving: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
         await register_team(
@@ -148,7 +150,9 @@ class SessionHub:
             live.idle = loop.call_later(self.idle_seconds, self._leave_soon, session_id)
 
     def _leave_soon(self, session_id: str) -> None:
-        asyncio.get_running_loop().create_task(self.channel.leave(session_id))
+        task = asyncio.get_running_loop().create_task(self.channel.leave(session_id))
+        self._leaving.add(task)  # held until done: the loop keeps only weak references to tasks
+        task.add_done_callback(self._leaving.discard)
 
     async def customer_says(self, session_id: str, text: str) -> None:
         if self.channel.waiting(session_id, "customer") is None:
@@ -271,8 +275,10 @@ class SessionHub:
         """The stored transcript as the pages show it: what was said, and the handoffs."""
         try:
             entries = await self.store.entries(session_id)
-        except Exception:  # a new session has none yet; a broken store shows none
-            logger.debug("no history for %s", session_id, exc_info=True)
+        except UnknownSessionError:  # a new session: nothing stored yet
+            return []
+        except StoreError as exc:  # the page still works; the session itself reports a broken store
+            logger.warning("no history for session %s: %s", session_id, exc)
             return []
         return [item for e in entries if (item := history_item(e)) is not None]
 
