@@ -18,6 +18,10 @@ The events, in the order a turn produces them: ``Question`` (the person's turn, 
 ``LoopStopped``, ``Delta`` (only with ``TeamPolicy(stream=True)``), ``Reply`` (the whole reply, which
 replaces the deltas before it), ``Info`` (a line from the runtime) and, last, ``SessionEnded``.
 ``to_json`` gives each as a dict with a ``type`` field, the shape the web page reads.
+
+Deltas and tool activity come straight from the agent at work, the other events from the session's
+``UserAgent`` once they are stored; so a ``HandedOff`` or ``Info`` may arrive while the next agent's
+reply is already streaming. A consumer keeps the deltas of a reply together until its ``Reply``.
 """
 
 from __future__ import annotations

@@ -65,7 +65,13 @@ class Transcript {
     }
     const text = describe(ev);
     if (text === null) return;
+    const kind = ev.type.replace(/_.*/, "");
+    if (this.streaming && kind !== "tool" && ev.type !== "ended") {
+      // A handoff or notice recorded while a reply streams happened before it: show it above.
+      this.node.insertBefore(el("div", "line " + kind, text), this.streaming.row);
+      return;
+    }
     if (this.streaming) { this.streaming.row.classList.remove("streaming"); this.streaming = null; }
-    this.line(ev.type.replace(/_.*/, ""), text);
+    this.line(kind, text);
   }
 }
