@@ -70,6 +70,7 @@ async def running(app: object, *, host: str = "127.0.0.1", port: int = 0) -> Asy
         port=port,
         ws="websockets-sansio",
         ws_max_size=MAX_FRAME_BYTES,
+        ws_per_message_deflate=False,  # small JSON messages: compressing each costs more than it saves
         log_level="warning",
         lifespan="on",
     )
