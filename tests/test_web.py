@@ -81,8 +81,8 @@ async def test_malformed_messages_get_one_clear_error_and_the_connection_goes_on
 async def test_a_ten_megabyte_message_closes_only_that_connection(tmp_path: Path) -> None:
     async with served(tmp_path) as server:
         async with client(server) as page:
-            await page.send(json.dumps({"type": "say", "text": "x" * (10 * 1024 * 1024)}))
-            with pytest.raises(ConnectionClosed) as closed:
+            with pytest.raises(ConnectionClosed) as closed:  # while sending, or right after
+                await page.send(json.dumps({"type": "say", "text": "x" * (10 * 1024 * 1024)}))
                 await page.recv()
             assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009  # message too big
         other, session = await customer(server)  # the server is fine
