@@ -10,7 +10,16 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from handoffs_runtime import TeamPolicy, acme_team, openai_model
+from handoffs_runtime import (
+    AgentSpec,
+    ScriptedModel,
+    TeamPolicy,
+    TeamSpec,
+    acme_team,
+    openai_model,
+    requires_approval,
+    tool_call,
+)
 from handoffs_runtime.web.hub import WAITING_FOR_OPERATOR
 
 from .fake_openai import fake_openai
@@ -311,3 +320,46 @@ async def test_a_streamed_reply_reaches_the_page_before_the_model_has_finished(t
             assert "".join(m["text"] for m in [first, *rest[:-1]]) == answer
             assert rest[-1]["text"] == answer
             await page.socket.close()
+
+
+def refund(order: str) -> str:
+    """Refund an order."""
+    return f"refunded {order}"
+
+
+async def test_an_operator_approves_and_refuses_tool_calls(tmp_path: Path) -> None:
+    team = TeamSpec(
+        name="shop",
+        entry="Clerk",
+        agents=[AgentSpec("Clerk", tools=[requires_approval(refund, person="operator")])],
+    )
+    model = ScriptedModel(
+        [
+            [tool_call("refund", {"order": "A1"})],
+            "Your order A1 is refunded.",
+            [tool_call("refund", {"order": "B2"})],
+            "Sorry, I could not refund B2.",
+        ]
+    )
+    async with served(tmp_path, team=team, model=model) as server:
+        ann = await operator(server)
+        page, session = await customer(server)
+        sid = session["session"]
+        for order, answer, result in [
+            ("A1", "yes", "refunded A1"),
+            ("B2", "no", "Refused: the operator did not approve running refund."),
+        ]:
+            await page.until("question")
+            await page.send({"type": "say", "text": f"please refund {order}"})
+            prompt = f'Allow refund(order="{order}")? y/n'
+            await ann.until("waiting", sessions=[{"session": sid, "kind": "approval", "prompt": prompt}])
+            await ann.send({"type": "take", "session": sid})
+            taken = (await ann.until("taken"))[-1]
+            assert taken["question"]["choices"] == ["yes", "no"]
+            await ann.send({"type": "say", "session": sid, "text": answer})
+            await ann.until("released", session=sid)  # an approval answered: the agents carry on
+            finished = (await page.until("tool_finished"))[-1]
+            assert finished["tool"] == "refund" and finished["result"] == result
+        model.assert_done()
+        await page.socket.close()
+        await ann.socket.close()

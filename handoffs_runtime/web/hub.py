@@ -195,10 +195,15 @@ class SessionHub:
         await self._announce_waiting()
 
     async def operator_says(self, peer: Peer, session_id: str, text: str) -> None:
-        self._held(peer, session_id)
-        if self.channel.waiting(session_id, "operator") is None:
+        """Answer the session's question; an approval answered lets go of the session (agents carry on)."""
+        live = self._held(peer, session_id)
+        question = self.channel.waiting(session_id, "operator")
+        if question is None:
             raise HubError("the session is not waiting for your answer")
         await self.channel.answer(session_id, text, person="operator")
+        if question.choices:
+            live.operator = None
+            await peer.send({"type": "released", "session": session_id})
 
     async def hand_back(self, peer: Peer, session_id: str, agent: str) -> None:
         """Hand the conversation to one of the team's agents, and let go of the session."""
