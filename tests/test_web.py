@@ -363,3 +363,25 @@ async def test_an_operator_approves_and_refuses_tool_calls(tmp_path: Path) -> No
         model.assert_done()
         await page.socket.close()
         await ann.socket.close()
+
+
+async def test_a_session_resumes_from_the_store_after_the_server_restarts(tmp_path: Path) -> None:
+    async with served(tmp_path) as server:
+        page, session = await customer(server)
+        await page.until("question")
+        await page.send({"type": "say", "text": "I want a refund for my shoes"})
+        await page.until("question")
+        await page.socket.close()
+    async with served(tmp_path) as server:  # the same store and operator token, a new process state
+        again, resumed = await customer(
+            server, {"type": "hello", "session": session["session"], "key": session["key"]}
+        )
+        assert resumed == session
+        history = await again.recv()
+        assert kinds(history["items"])[:3] == ["said", "handoff", "reply"]
+        got = await again.until("question")
+        assert any(m["type"] == "notice" and m["text"].startswith("resuming session") for m in got)
+        await again.send({"type": "say", "text": "yes"})
+        reply = (await again.until("reply"))[-1]
+        assert reply["agent"] == "IssuesAndRepairsAgent" and "refund" in reply["text"]
+        await again.socket.close()
