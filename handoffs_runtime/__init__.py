@@ -31,6 +31,7 @@ from .errors import (
     TeamConfigError,
     UnknownSessionError,
 )
+from .events import EventChannel
 from .graph import team_mermaid
 from .messages import AgentResponse, HandoffEvent, UserLogin, UserTask, WorkerResult, WorkerTask
 from .models import (
@@ -74,6 +75,7 @@ __all__ = [
     "Channel",
     "CodeResult",
     "ConsoleChannel",
+    "EventChannel",
     "FunctionModel",
     "Handoff",
     "HandoffContext",

@@ -47,6 +47,45 @@ class Prompt:
 
 Output = AgentReply | Notice | Prompt
 
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of an agent's reply as the model writes it (``TeamPolicy(stream=True)``).
+
+    The ``AgentReply`` that follows holds the whole text and replaces the pieces: a stream cut in the
+    middle ends with the apology as its reply, and a reply that turned into tool calls has none.
+    """
+
+    agent: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolActivity:
+    """A regular tool call of ``agent`` starting (``result is None``) or finished with its result."""
+
+    agent: str
+    tool: str
+    call_id: str
+    arguments: str
+    result: str | None = None
+    is_error: bool = False
+
+
+Progress = TextDelta | ToolActivity
+"""What a channel sees while a turn is under way, if it has a ``progress`` method (see below)."""
+
+
+async def report_progress(channel: Channel | None, session_id: str, item: Progress) -> None:
+    """Give ``item`` to channels that show progress (``async def progress(session_id, item)``).
+
+    Optional, so that channels without it (the console, scripts) keep working unchanged and pay nothing.
+    """
+    progress = getattr(channel, "progress", None)
+    if progress is not None:
+        await progress(session_id, item)
+
+
 USER_PROMPT = "you"
 """The prompt of an ordinary turn; channels show other prompts as questions."""
 
@@ -119,17 +158,19 @@ class QueueChannel:
     reads what the team shows. ``channel.leave(session)`` ends the session as closing a window would: every
     later question to that person gets ``None`` too. ``channel.close(session)`` frees a finished session's
     queues (call it from ``register_team(..., on_session_end=...)`` in a long-running server).
+    With ``progress=True`` the outbox also yields ``TextDelta`` and ``ToolActivity`` items as they happen.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, progress: bool = False) -> None:
         self._inboxes: dict[tuple[str, Person], asyncio.Queue[str | None]] = {}
-        self._outboxes: dict[str, asyncio.Queue[Output]] = {}
+        self._outboxes: dict[str, asyncio.Queue[Output | Progress]] = {}
         self._gone: set[tuple[str, Person]] = set()
+        self._progress = progress
 
     def _inbox(self, session_id: str, person: Person) -> asyncio.Queue[str | None]:
         return self._inboxes.setdefault((session_id, person), asyncio.Queue())
 
-    def outbox(self, session_id: str) -> asyncio.Queue[Output]:
+    def outbox(self, session_id: str) -> asyncio.Queue[Output | Progress]:
         return self._outboxes.setdefault(session_id, asyncio.Queue())
 
     async def say(self, session_id: str, text: str, *, person: Person = "customer") -> None:
@@ -138,7 +179,7 @@ class QueueChannel:
     async def leave(self, session_id: str, *, person: Person = "customer") -> None:
         await self._inbox(session_id, person).put(None)
 
-    async def next_output(self, session_id: str, timeout: float | None = None) -> Output:
+    async def next_output(self, session_id: str, timeout: float | None = None) -> Output | Progress:
         return await asyncio.wait_for(self.outbox(session_id).get(), timeout)
 
     async def next_reply(self, session_id: str, timeout: float | None = None) -> AgentReply:
@@ -167,6 +208,10 @@ class QueueChannel:
 
     async def show(self, session_id: str, output: Output) -> None:
         await self.outbox(session_id).put(output)
+
+    async def progress(self, session_id: str, item: Progress) -> None:
+        if self._progress:
+            await self.outbox(session_id).put(item)
 
 
 # --- console -----------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from typing import Any
 from . import __version__
 from .channels import ConsoleChannel
 from .chat import run_chat
+from .console_stream import StreamingConsoleChannel
 from .errors import HandoffsError
 from .graph import team_mermaid
 from .models import model_from_options, model_label
@@ -19,6 +20,7 @@ from .sessions_cli import add_sessions_parser, add_store_option, open_store, run
 from .team import TeamSpec
 from .tools.acme import acme_team
 from .tools.orchestrator import orchestrator_team
+from .web.server import add_serve_parser, run_serve, streaming_team
 
 TEAMS: dict[str, Callable[[], TeamSpec]] = {"acme": acme_team, "orchestrator": orchestrator_team}
 
@@ -45,6 +47,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     add_store_option(chat)
     chat.add_argument("--no-colour", "--no-color", action="store_true", help="plain text even on a terminal")
+    chat.add_argument("--no-stream", action="store_true", help="print replies whole, not as they are written")
     chat.add_argument(
         "-v", "--verbose", action="count", default=0, help="log warnings (-v) or everything (-vv)"
     )
@@ -53,6 +56,7 @@ def _parser() -> argparse.ArgumentParser:
     graph.add_argument("--team", choices=sorted(TEAMS), default="acme", help="which team (default: acme)")
     graph.set_defaults(verbose=0)
     add_sessions_parser(sub)
+    add_serve_parser(sub, sorted(TEAMS))
     _add_distributed_commands(sub, chat)
     return parser
 
@@ -139,6 +143,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "sessions":
             return run_sessions_command(args)
 
+        if args.command == "serve":
+            return run_serve(args, TEAMS[args.team]())
+
         if args.command in ("host", "worker", "credentials"):
             from .distributed.cli import run_credentials, run_host, run_worker
 
@@ -166,7 +173,11 @@ def _chat(args: argparse.Namespace) -> int:
         )
     else:
         model_line = f"model: {label}"
-    channel = ConsoleChannel(colour=False if args.no_colour else None)
+    stream = label != "offline" and not args.no_stream and not args.host
+    console = StreamingConsoleChannel if stream else ConsoleChannel
+    channel = console(colour=False if args.no_colour else None)
+    if stream:
+        team = streaming_team(team, stream=True)
     banner = f"handoffs · {team.title or team.name} · {model_line}"
     if args.host:
         from .distributed.cli import run_remote_chat

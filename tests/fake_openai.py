@@ -16,11 +16,23 @@ Answer = str | list[tuple[str, dict[str, Any]]] | int | dict[str, Any]
 
 
 class FakeOpenAI:
+    """Scripted answers. Streamed text goes out in 4-character deltas; two knobs for streaming tests:
+
+    ``pause_after``: after that many text deltas, wait until ``resume`` is set before sending the rest
+    (so a test can see the first words arrive while the model is still "writing");
+    ``cut_after``: after that many text deltas, close the connection without finishing the stream.
+    Both apply to the next streamed answer with text only, then reset.
+    """
+
     def __init__(self, answers: list[Answer]) -> None:
         self.answers = list(answers)
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self.url = ""
+        self.pause_after: int | None = None
+        self.resume = threading.Event()
+        self.cut_after: int | None = None
+        self.deltas_sent = 0
 
     def next_answer(self, request: dict[str, Any]) -> Answer:
         with self._lock:
@@ -62,8 +74,13 @@ def _handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 choice = {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
                 self._send(200, {**base, "object": "chat.completion", "choices": [choice], "usage": usage})
                 return
+            pause, cut = (server.pause_after, server.cut_after) if message.get("content") else (None, None)
+            if message.get("content"):
+                server.pause_after = server.cut_after = None
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
+            if cut is not None:  # promise more than is sent, so the client sees a broken stream
+                self.send_header("Content-Length", str(1 << 20))
             self.end_headers()
             chunk = {**base, "object": "chat.completion.chunk"}
             deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
@@ -72,8 +89,15 @@ def _handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 deltas += [{"content": text[i : i + 4]} for i in range(0, len(text), 4)]
             for i, call in enumerate(message.get("tool_calls") or []):
                 deltas.append({"tool_calls": [{"index": i, **call}]})
-            for delta in deltas:
+            for i, delta in enumerate(deltas):
+                if i - 1 == pause:
+                    server.resume.wait(30)
+                if i - 1 == cut:
+                    self.close_connection = True
+                    return
                 self._event({**chunk, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+                self.wfile.flush()
+                server.deltas_sent += bool(delta.get("content"))
             self._event({**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
             self._event({**chunk, "choices": [], "usage": usage})
             self.wfile.write(b"data: [DONE]\n\n")

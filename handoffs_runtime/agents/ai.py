@@ -82,7 +82,13 @@ class AIAgentConfig:
         irreversible = irreversible_names(self.tools.values())
         set_field(self, "irreversible_names", irreversible)
         loop = ToolLoop(
-            self.name, self.system_message, self.model, self.policy, self.description, irreversible
+            self.name,
+            self.system_message,
+            self.model,
+            self.policy,
+            self.description,
+            irreversible,
+            shows_progress=True,
         )
         set_field(self, "loop", loop)
         static = all(h.always_enabled for h in self.handoffs.values())

@@ -23,7 +23,7 @@ import itertools
 import json
 import logging
 from collections.abc import Awaitable, Callable, Container, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from autogen_core import CancellationToken, FunctionCall
@@ -39,6 +39,8 @@ from autogen_core.models import (
 from autogen_core.tools import Tool, ToolSchema
 from pydantic import ValidationError
 
+from ..channels import TextDelta, ToolActivity, report_progress
+from ..context import current_tool_context
 from ..local_model import ModelCall, model_call_scope
 from ..policy import TeamPolicy
 
@@ -171,6 +173,22 @@ def cut_text(text: str, max_chars: int, what: str) -> str:
 
 
 async def run_tool_call(
+    tool: Tool, call: FunctionCall, cancellation_token: CancellationToken, *, show_progress: bool = False
+) -> FunctionExecutionResult:
+    """Run one regular tool call; with ``show_progress``, a channel that shows progress is told when it
+    starts and finishes."""
+    ctx = current_tool_context() if show_progress else None
+    if ctx is None or getattr(ctx.channel, "progress", None) is None:
+        return await _run_tool_call(tool, call, cancellation_token)
+    started = ToolActivity(ctx.agent, call.name, call.id, call.arguments)
+    await report_progress(ctx.channel, ctx.session_id, started)
+    result = await _run_tool_call(tool, call, cancellation_token)
+    finished = replace(started, result=result.content, is_error=bool(result.is_error))
+    await report_progress(ctx.channel, ctx.session_id, finished)
+    return result
+
+
+async def _run_tool_call(
     tool: Tool, call: FunctionCall, cancellation_token: CancellationToken
 ) -> FunctionExecutionResult:
     """Run one regular tool call; bad arguments and a tool that raises become error results."""
@@ -271,6 +289,9 @@ class ToolLoop:
     """What the agent is for; models that route by words (the offline one) read it."""
     irreversible: frozenset[str] = frozenset()
     """The agent's tools marked irreversible, for models that must not act on a guess."""
+    shows_progress: bool = False
+    """Whether text deltas and tool activity go to the session's channel as they happen (an agent that
+    talks to the person); a worker's do not."""
     model_timeout: float | None = field(init=False)
     """The policy's per-call timeout, or ``None`` for a model that answers promptly (in-process)."""
 
@@ -332,13 +353,16 @@ class ToolLoop:
                 runs.append((i, tool, call))
             elif call.name not in handoffs:
                 results[i] = unknown_tool_result(call, [*tools, *also_offered])
+        progress = self.shows_progress
         if len(runs) > 1 and self.policy.concurrent_tool_calls:
-            done = await asyncio.gather(*(run_tool_call(t, c, cancellation_token) for _, t, c in runs))
+            done = await asyncio.gather(
+                *(run_tool_call(t, c, cancellation_token, show_progress=progress) for _, t, c in runs)
+            )
             for (i, _, _), result in zip(runs, done, strict=True):
                 results[i] = result
         else:
             for i, tool, call in runs:
-                results[i] = await run_tool_call(tool, call, cancellation_token)
+                results[i] = await run_tool_call(tool, call, cancellation_token, show_progress=progress)
         return results
 
     def _describe_failure(self, exc: Exception) -> str:
@@ -373,6 +397,10 @@ class ToolLoop:
         ):
             if isinstance(chunk, CreateResult):
                 final = chunk
+            elif chunk and self.shows_progress:  # a delta, shown as it arrives; the reply holds the whole
+                ctx = current_tool_context()
+                if ctx is not None:
+                    await report_progress(ctx.channel, ctx.session_id, TextDelta(self.name, chunk))
         if final is None:
             raise RuntimeError("the model's stream ended without a final result")
         return final

@@ -1,0 +1,62 @@
+"""The console, printing a streamed reply in place under the agent's label as the model writes it.
+
+A ``ConsoleChannel`` that also takes progress (see :func:`~handoffs_runtime.channels.report_progress`):
+the first delta of a reply prints the label, each delta is appended to the line, and the ``AgentReply``
+that follows only ends the line when it says what was printed. When it says something else (a stream
+cut in the middle ends with an apology) the reply is printed whole below the pieces.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .channels import AgentReply, ConsoleChannel, Output, Person, Progress, TextDelta
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def inert(text: str) -> str:
+    """``text`` without control characters, so a model cannot move the cursor or recolour the terminal."""
+    return _CONTROL.sub("", text)
+
+
+class StreamingConsoleChannel(ConsoleChannel):
+    """``ConsoleChannel`` plus deltas printed as they arrive; tool activity is not printed."""
+
+    def __init__(self, **options: object) -> None:
+        super().__init__(**options)  # type: ignore[arg-type]
+        self._streaming: str | None = None
+        self._streamed = ""
+
+    async def progress(self, session_id: str, item: Progress) -> None:
+        if not isinstance(item, TextDelta):
+            return
+        if self._streaming != item.agent:
+            self._end_stream()
+            self._stop_spinner()
+            self._out.write(f"{self._paint('agent', item.agent)} › ")
+            self._streaming, self._streamed = item.agent, ""
+        self._out.write(inert(item.text))
+        self._out.flush()
+        self._streamed += item.text
+
+    async def show(self, session_id: str, output: Output) -> None:
+        if self._streaming is not None:
+            printed = isinstance(output, AgentReply) and (output.agent, output.text) == (
+                self._streaming,
+                self._streamed,
+            )
+            self._end_stream()
+            if printed:
+                return
+        await super().show(session_id, output)
+
+    async def ask(self, session_id: str, prompt: str, *, person: Person = "customer") -> str | None:
+        self._end_stream()
+        return await super().ask(session_id, prompt, person=person)
+
+    def _end_stream(self) -> None:
+        if self._streaming is not None:
+            self._out.write("\n")
+            self._out.flush()
+            self._streaming, self._streamed = None, ""

@@ -1,0 +1,256 @@
+"""The ASGI application of ``handoffs serve``: three pages, their WebSockets and a small JSON API.
+
+``/`` is the customer chat (WebSocket ``/ws``), ``/operator`` the operator console (``/ws/operator``),
+``/sessions`` the stored sessions (``/api/sessions``). The pages are static files shipped in the package;
+everything they show arrives over the socket or the API and is rendered as text, never as HTML.
+
+Who may see what: a customer gets a new session id and a key only this server can make
+(:func:`~handoffs_runtime.web.protocol.session_key`); the page keeps both and needs both to resume, so
+knowing another session's id is not enough. Operators and the sessions view need the operator token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from importlib import resources
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route, WebSocketRoute
+from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
+
+from ..errors import UnknownSessionError
+from .hub import HubError, SessionHub
+from .protocol import (
+    Answer,
+    BadMessage,
+    HandBack,
+    Hello,
+    OperatorHello,
+    Take,
+    key_matches,
+    parse_customer,
+    parse_operator,
+    session_key,
+    token_matches,
+)
+
+logger = logging.getLogger("handoffs_runtime.web")
+
+POLICY_VIOLATION = 1008
+PAGES = {"/": "index.html", "/operator": "operator.html", "/sessions": "sessions.html"}
+ASSETS = {
+    "app.css": "text/css",
+    "chat.js": "text/javascript",
+    "operator.js": "text/javascript",
+    "sessions.js": "text/javascript",
+    "common.js": "text/javascript",
+}
+HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; connect-src 'self'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+
+
+def _static(name: str) -> bytes:
+    return (resources.files("handoffs_runtime.web") / "static" / name).read_bytes()
+
+
+class _SocketPeer:
+    """A WebSocket as a hub peer: JSON out, one send at a time."""
+
+    def __init__(self, socket: WebSocket) -> None:
+        self._socket = socket
+        self._lock = asyncio.Lock()
+
+    async def send(self, data: dict[str, Any]) -> None:
+        async with self._lock:
+            if self._socket.application_state == WebSocketState.CONNECTED:
+                await self._socket.send_text(json.dumps(data))
+
+
+async def _receive_text(socket: WebSocket) -> str | None:
+    """The next text frame; ``None`` when the page went away. A binary frame counts as malformed."""
+    message = await socket.receive()
+    if message["type"] == "websocket.disconnect":
+        return None
+    text = message.get("text")
+    return text if isinstance(text, str) else ""
+
+
+def _same_origin(socket: WebSocket) -> bool:
+    """Browsers send ``Origin`` with every WebSocket: only pages served from here may connect."""
+    origin = socket.headers.get("origin")
+    if origin is None:  # not a browser (a script, a test): it has to authenticate like anyone else
+        return True
+    host = socket.headers.get("host", "")
+    return origin.split("://", 1)[-1] == host
+
+
+def create_app(hub: SessionHub, *, operator_token: str, secret: bytes | None = None) -> Starlette:
+    """The application for ``hub``. ``secret`` signs customer session keys (default: from the token)."""
+    key_secret = secret or hashlib.sha256(b"handoffs-serve-session-key:" + operator_token.encode()).digest()
+    pages = {path: _static(name) for path, name in PAGES.items()}
+    assets = {name: _static(name) for name in ASSETS}
+
+    def page(path: str) -> Callable[[Request], Any]:
+        async def handler(request: Request) -> Response:
+            return Response(pages[path], media_type="text/html; charset=utf-8", headers=HEADERS)
+
+        return handler
+
+    async def asset(request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in assets:
+            return Response("not found", status_code=404, headers=HEADERS)
+        return Response(assets[name], media_type=ASSETS[name], headers=HEADERS)
+
+    def authorised(request: Request) -> bool:
+        given = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
+        return bool(given) and token_matches(operator_token, given)
+
+    async def list_sessions(request: Request) -> Response:
+        if not authorised(request):
+            return _json({"error": "the operator token is required"}, 401)
+        sessions = await hub.store.list_sessions()
+        rows = [
+            {
+                "session": s.session_id,
+                "agent": s.active_agent,
+                "status": s.status,
+                "messages": s.messages,
+                "team": s.team,
+                "updated": s.updated_at,
+            }
+            for s in sessions[:1000]
+        ]
+        return _json({"sessions": rows})
+
+    async def show_session(request: Request) -> Response:
+        if not authorised(request):
+            return _json({"error": "the operator token is required"}, 401)
+        session_id = request.path_params["session"]
+        if len(session_id) > 200:
+            return _json({"error": "unknown session"}, 404)
+        try:
+            state = await hub.store.get_session(session_id)
+        except UnknownSessionError:
+            return _json({"error": "unknown session"}, 404)
+        items = await hub.history(session_id)
+        return _json(
+            {"session": session_id, "agent": state.active_agent, "status": state.status, "items": items}
+        )
+
+    async def customer_socket(socket: WebSocket) -> None:
+        if not _same_origin(socket):
+            await socket.close(POLICY_VIOLATION)
+            return
+        await socket.accept()
+        peer = _SocketPeer(socket)
+        session: str | None = None
+        try:
+            while (raw := await _receive_text(socket)) is not None:
+                try:
+                    message = parse_customer(raw)
+                    if isinstance(message, Hello):
+                        if session is not None:
+                            raise BadMessage("this connection is in a session already")
+                        session = _open(message)
+                        await peer.send(
+                            {"type": "session", "session": session, "key": session_key(key_secret, session)}
+                        )
+                        await hub.attach_customer(session, peer)
+                    elif session is None:
+                        raise BadMessage("send hello first")
+                    else:
+                        await hub.customer_says(session, message.text)
+                except _Refused as exc:
+                    await peer.send({"type": "error", "message": str(exc)})
+                    await socket.close(POLICY_VIOLATION)
+                    return
+                except (BadMessage, HubError) as exc:
+                    await peer.send({"type": "error", "message": str(exc)})
+        except WebSocketDisconnect:
+            pass
+        finally:
+            if session is not None:
+                hub.detach_customer(session, peer)
+
+    def _open(message: Hello) -> str:
+        if message.session is None:
+            return hub.new_session_id()
+        if message.key is None or not key_matches(key_secret, message.session, message.key):
+            raise _Refused("unknown session, or not yours: start a new one")
+        return message.session
+
+    async def operator_socket(socket: WebSocket) -> None:
+        if not _same_origin(socket):
+            await socket.close(POLICY_VIOLATION)
+            return
+        await socket.accept()
+        peer = _SocketPeer(socket)
+        signed_in = False
+        try:
+            while (raw := await _receive_text(socket)) is not None:
+                try:
+                    message = parse_operator(raw)
+                    if not signed_in:
+                        if not isinstance(message, OperatorHello) or not token_matches(
+                            operator_token, message.token
+                        ):
+                            raise _Refused("the operator token is required")
+                        signed_in = True
+                        await hub.add_operator(peer)
+                    elif isinstance(message, Take):
+                        await hub.take(peer, message.session)
+                    elif isinstance(message, Answer):
+                        await hub.operator_says(peer, message.session, message.text)
+                    elif isinstance(message, HandBack):
+                        await hub.hand_back(peer, message.session, message.agent)
+                    else:
+                        raise BadMessage("signed in already")
+                except (_Refused, BadMessage, HubError) as exc:
+                    await peer.send({"type": "error", "message": str(exc)})
+                    if not signed_in:  # an operator connection does nothing else before the token
+                        await socket.close(POLICY_VIOLATION)
+                        return
+        except WebSocketDisconnect:
+            pass
+        finally:
+            if signed_in:
+                await hub.remove_operator(peer)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await hub.start()
+        try:
+            yield
+        finally:
+            await hub.stop()
+
+    routes: list[BaseRoute] = [Route(path, page(path)) for path in PAGES]
+    routes += [
+        Route("/static/{name}", asset),
+        Route("/api/sessions", list_sessions),
+        Route("/api/sessions/{session}", show_session),
+        WebSocketRoute("/ws", customer_socket),
+        WebSocketRoute("/ws/operator", operator_socket),
+    ]
+    return Starlette(routes=routes, lifespan=lifespan)
+
+
+class _Refused(Exception):
+    """A request that ends the connection (a wrong key or token): its text is sent, then it closes."""
+
+
+def _json(data: Mapping[str, Any], status: int = 200) -> Response:
+    return JSONResponse(dict(data), status_code=status, headers=HEADERS)

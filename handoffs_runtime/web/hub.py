@@ -1,0 +1,314 @@
+"""The sessions of ``handoffs serve``: one in-process team, its customers' pages and its operators.
+
+Each live session has a pump that reads its event stream (:class:`~handoffs_runtime.events.EventChannel`)
+and sends each event to the pages attached to it: the customer's, and the console of the operator who
+took it. A question for the operator in a session nobody has taken puts the session on the waiting list
+every operator sees; :meth:`SessionHub.take` gives it to exactly one of them. Nothing here knows HTTP: a
+peer is anything with an async ``send(dict)``, so the rules are tested without a browser.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from autogen_core.models import ChatCompletionClient
+
+from ..channels import Person
+from ..errors import StoreError, UnknownSessionError
+from ..events import (
+    EventChannel,
+    HandedOff,
+    HandoffRefused,
+    Info,
+    LoopStopped,
+    Question,
+    Reply,
+    Said,
+    SessionEnded,
+    to_json,
+)
+from ..runtime import HandoffsRuntime
+from ..store import SessionStore, StoredEntry
+from ..team import TeamSpec, register_team, start_session
+
+logger = logging.getLogger("handoffs_runtime.web")
+
+WAITING_FOR_OPERATOR = "Please wait a moment: a person will answer you shortly."
+
+
+class Peer(Protocol):
+    """A page connected to the hub (a WebSocket in the server, a list in tests)."""
+
+    async def send(self, data: dict[str, Any]) -> None: ...
+
+
+class HubError(Exception):
+    """A request the hub refuses; its text is meant for the person who made it."""
+
+
+@dataclass(eq=False)
+class _Live:
+    session_id: str
+    customers: set[Peer] = field(default_factory=set)
+    operator: Peer | None = None
+    pump: asyncio.Task[None] | None = None
+    idle: asyncio.TimerHandle | None = None
+    delivered: dict[Person, Question] = field(default_factory=dict)
+    """The last question the pump passed on to each person: a page attached later gets it again."""
+
+    def already_sent(self, question: Question | None) -> Question | None:
+        """``question`` if the pump has already passed it on (so a new page would miss it), else ``None``."""
+        return question if question is not None and question is self.delivered.get(question.person) else None
+
+
+class SessionHub:
+    """Runs ``team`` for many web sessions at once. ``await start()`` before use, ``await stop()`` after.
+
+    ``idle_seconds``: a session whose customer page has been gone this long ends (it stays in the store,
+    and the same browser resumes it later); ``max_sessions`` bounds the sessions live at once.
+    """
+
+    def __init__(
+        self,
+        team: TeamSpec,
+        model: ChatCompletionClient,
+        store: SessionStore,
+        *,
+        idle_seconds: float = 600.0,
+        max_sessions: int = 1000,
+    ) -> None:
+        self.team = team
+        self.model = model
+        self.store = store
+        self.channel = EventChannel()
+        self.runtime = HandoffsRuntime()
+        self.idle_seconds = idle_seconds
+        self.max_sessions = max_sessions
+        self.agents = [a.name for a in team.agents if a.kind == "ai"]
+        """The agents an operator may hand a conversation back to."""
+        self._live: dict[str, _Live] = {}
+        self._operators: set[Peer] = set()
+        self._leaving: set[asyncio.Task[None]] = set()
+
+    async def start(self) -> None:
+        await register_team(
+            self.runtime,
+            self.team,
+            model=self.model,
+            channel=self.channel,
+            store=self.store,
+            on_session_end=self.channel.ended,
+        )
+        self.runtime.start()
+
+    async def stop(self) -> None:
+        for live in list(self._live.values()):  # questions still open get no answer; the sessions end
+            self.channel.ended(live.session_id)
+        pumps = [live.pump for live in self._live.values() if live.pump is not None]
+        if pumps:
+            await asyncio.wait(pumps, timeout=5)
+        await self.runtime.stop()
+        await self.model.close()
+
+    # --- customers -----------------------------------------------------------------------------------
+
+    def new_session_id(self) -> str:
+        return uuid.uuid4().hex
+
+    async def attach_customer(self, session_id: str, peer: Peer) -> None:
+        """Connect a customer's page to ``session_id``: live already, or started (resumed from the store).
+
+        The page first gets the stored transcript, then the question waiting for the customer, if any.
+        """
+        live = self._live.get(session_id)
+        if live is None:
+            if len(self._live) >= self.max_sessions:
+                raise HubError("the server is busy; please try again in a few minutes")
+            live = self._live[session_id] = _Live(session_id)
+            live.pump = asyncio.get_running_loop().create_task(self._pump(live))
+            await start_session(self.runtime, session_id, user_topic=self.team.user_topic)
+        if live.idle is not None:
+            live.idle.cancel()
+            live.idle = None
+        await peer.send({"type": "history", "items": await self.history(session_id)})
+        live.customers.add(peer)
+        waiting = live.already_sent(self.channel.waiting(session_id, "customer"))
+        if waiting is not None:
+            await peer.send(to_json(waiting))
+
+    def detach_customer(self, session_id: str, peer: Peer) -> None:
+        live = self._live.get(session_id)
+        if live is None:
+            return
+        live.customers.discard(peer)
+        if not live.customers and live.idle is None:
+            loop = asyncio.get_running_loop()
+            live.idle = loop.call_later(self.idle_seconds, self._leave_soon, session_id)
+
+    def _leave_soon(self, session_id: str) -> None:
+        task = asyncio.get_running_loop().create_task(self.channel.leave(session_id))
+        self._leaving.add(task)  # held until done: the loop keeps only weak references to tasks
+        task.add_done_callback(self._leaving.discard)
+
+    async def customer_says(self, session_id: str, text: str) -> None:
+        if self.channel.waiting(session_id, "customer") is None:
+            raise HubError("please wait for the answer before writing again")
+        await self.channel.answer(session_id, text)
+
+    # --- operators -----------------------------------------------------------------------------------
+
+    async def add_operator(self, peer: Peer) -> None:
+        self._operators.add(peer)
+        await peer.send({"type": "ready", "agents": self.agents})
+        await peer.send(self._waiting_list())
+
+    async def remove_operator(self, peer: Peer) -> None:
+        """An operator left: the sessions they held wait for someone else."""
+        self._operators.discard(peer)
+        for live in self._live.values():
+            if live.operator is peer:
+                live.operator = None
+        await self._announce_waiting()
+
+    async def take(self, peer: Peer, session_id: str) -> None:
+        """Give the session to this operator; refused if another operator has it or nobody waits."""
+        live = self._live.get(session_id)
+        if live is None or self.channel.waiting(session_id, "operator") is None:
+            raise HubError("that session is not waiting for an operator")
+        if live.operator is not None:
+            raise HubError("another operator has already taken that session")
+        live.operator = peer  # no await between the check and this: two operators never both get it
+        await peer.send(
+            {
+                "type": "taken",
+                "session": session_id,
+                "history": await self.history(session_id),
+                "question": to_json(q)
+                if (q := live.already_sent(self._asked_operator(session_id)))
+                else None,
+            }
+        )
+        await self._announce_waiting()
+
+    async def operator_says(self, peer: Peer, session_id: str, text: str) -> None:
+        """Answer the session's question; an approval answered lets go of the session (agents carry on)."""
+        live = self._held(peer, session_id)
+        question = self.channel.waiting(session_id, "operator")
+        if question is None:
+            raise HubError("the session is not waiting for your answer")
+        await self.channel.answer(session_id, text, person="operator")
+        if question.choices:
+            live.operator = None
+            await peer.send({"type": "released", "session": session_id})
+
+    async def hand_back(self, peer: Peer, session_id: str, agent: str) -> None:
+        """Hand the conversation to one of the team's agents, and let go of the session."""
+        live = self._held(peer, session_id)
+        if agent not in self.agents:
+            raise HubError(f"unknown agent; choose one of: {', '.join(self.agents)}")
+        question = self.channel.waiting(session_id, "operator")
+        if question is None or question.choices:
+            raise HubError("the conversation can be handed back only when it waits for your answer")
+        live.operator = None
+        await self.channel.answer(session_id, f"/handoff {agent}", person="operator")
+        await peer.send({"type": "released", "session": session_id})
+
+    def _asked_operator(self, session_id: str) -> Question | None:
+        return self.channel.waiting(session_id, "operator")
+
+    def _held(self, peer: Peer, session_id: str) -> _Live:
+        live = self._live.get(session_id)
+        if live is None or live.operator is not peer:
+            raise HubError("take the session first")
+        return live
+
+    def _waiting_list(self) -> dict[str, Any]:
+        sessions = []
+        for live in self._live.values():
+            question = self.channel.waiting(live.session_id, "operator")
+            if question is not None and live.operator is None:
+                kind = "approval" if question.choices else "escalation"
+                sessions.append({"session": live.session_id, "kind": kind, "prompt": question.prompt})
+        return {"type": "waiting", "sessions": sessions}
+
+    async def _announce_waiting(self) -> None:
+        waiting = self._waiting_list()
+        for peer in list(self._operators):
+            await _send_quietly(peer, waiting)
+
+    # --- the pump ------------------------------------------------------------------------------------
+
+    async def _pump(self, live: _Live) -> None:
+        """Send each event of the session to its pages, until the session ends."""
+        try:
+            async for event in self.channel.events(live.session_id):
+                data = {"session": live.session_id, **to_json(event)}
+                if isinstance(event, Question):
+                    live.delivered[event.person] = event
+                if isinstance(event, Question) and event.person == "operator":
+                    if live.operator is not None:
+                        await _send_quietly(live.operator, data)
+                    else:
+                        await self._to_customers(live, to_json(Info(WAITING_FOR_OPERATOR)))
+                        await self._announce_waiting()
+                    continue
+                if not (isinstance(event, Said) and event.person == "operator"):  # "/handoff X" is internal
+                    await self._to_customers(live, data)
+                if live.operator is not None:
+                    await _send_quietly(live.operator, data)
+                if isinstance(event, SessionEnded):
+                    break
+        finally:
+            self._live.pop(live.session_id, None)
+            if live.idle is not None:
+                live.idle.cancel()
+            if live.operator is not None:
+                await _send_quietly(live.operator, {"type": "released", "session": live.session_id})
+            await self._announce_waiting()
+
+    async def _to_customers(self, live: _Live, data: dict[str, Any]) -> None:
+        for peer in list(live.customers):
+            await _send_quietly(peer, data)
+
+    # --- the store -----------------------------------------------------------------------------------
+
+    async def history(self, session_id: str) -> list[dict[str, Any]]:
+        """The stored transcript as the pages show it: what was said, and the handoffs."""
+        try:
+            entries = await self.store.entries(session_id)
+        except UnknownSessionError:  # a new session: nothing stored yet
+            return []
+        except StoreError as exc:  # the page still works; the session itself reports a broken store
+            logger.warning("no history for session %s: %s", session_id, exc)
+            return []
+        return [item for e in entries if (item := history_item(e)) is not None]
+
+
+def history_item(entry: StoredEntry) -> dict[str, Any] | None:
+    """A stored entry as a page item (the same shapes as live events), or ``None`` for tool traffic."""
+    if entry.kind == "user":
+        return {"type": "said", "text": entry.text}
+    if entry.kind == "reply":
+        return to_json(Reply(entry.agent, entry.text))
+    if entry.kind == "notice":
+        return to_json(Info(entry.text))
+    event = entry.event()
+    if event is None:
+        return None
+    if event.outcome == "handoff":
+        return to_json(HandedOff(event.source, event.target, event.tool))
+    if event.outcome == "loop_stopped":
+        return to_json(LoopStopped(event.source, event.target, event.reason))
+    return to_json(HandoffRefused(event.source, event.target, event.tool, event.reason))
+
+
+async def _send_quietly(peer: Peer, data: dict[str, Any]) -> None:
+    """A page that went away misses the message; its handler notices the closed socket and cleans up."""
+    try:
+        await peer.send(data)
+    except Exception:
+        logger.debug("a page went away", exc_info=True)

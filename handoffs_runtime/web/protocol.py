@@ -1,0 +1,123 @@
+"""What browsers may send to ``handoffs serve``, checked before anything else reads it.
+
+Every message is one JSON object with a ``type``; anything else gets one clear error and changes nothing.
+Sizes are bounded twice: the server refuses WebSocket frames over ``MAX_FRAME_BYTES`` (closing with code
+1009, before the message is held in memory), and text a person types is cut off at ``MAX_TEXT_CHARS``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
+
+MAX_FRAME_BYTES = 64 * 1024
+MAX_TEXT_CHARS = 4000
+
+SessionId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{32}$")]
+Key = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TEXT_CHARS)]
+Token = Annotated[str, StringConstraints(min_length=1, max_length=256)]
+AgentName = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Hello(_Message):
+    """A customer opens a new session (no ``session``) or resumes one with the key it was given."""
+
+    type: Literal["hello"]
+    session: SessionId | None = None
+    key: Key | None = None
+
+
+class Say(_Message):
+    """The customer's next line, or the answer to the question they were asked."""
+
+    type: Literal["say"]
+    text: Text
+
+
+class OperatorHello(_Message):
+    type: Literal["hello"]
+    token: Token
+
+
+class Take(_Message):
+    type: Literal["take"]
+    session: SessionId
+
+
+class Answer(_Message):
+    """The operator's answer in a session they took (text, or ``yes``/``no`` to an approval)."""
+
+    type: Literal["say"]
+    session: SessionId
+    text: Text
+
+
+class HandBack(_Message):
+    type: Literal["hand_back"]
+    session: SessionId
+    agent: AgentName
+
+
+CustomerMessage = Annotated[Hello | Say, Field(discriminator="type")]
+OperatorMessage = Annotated[OperatorHello | Take | Answer | HandBack, Field(discriminator="type")]
+_CUSTOMER: TypeAdapter[Hello | Say] = TypeAdapter(CustomerMessage)
+_OPERATOR: TypeAdapter[OperatorHello | Take | Answer | HandBack] = TypeAdapter(OperatorMessage)
+
+
+class BadMessage(ValueError):
+    """A browser message that is not what the protocol allows; its text is safe to send back."""
+
+
+def _parse(raw: str, adapter: TypeAdapter[Any]) -> Any:
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        raise BadMessage("malformed message: expected one JSON object") from None
+    if not isinstance(data, dict):
+        raise BadMessage("malformed message: expected one JSON object")
+    try:
+        return adapter.validate_python(data)
+    except ValidationError as exc:
+        raise BadMessage(f"invalid message: {_describe(exc)}") from None
+
+
+def parse_customer(raw: str) -> Hello | Say:
+    result: Hello | Say = _parse(raw, _CUSTOMER)
+    return result
+
+
+def parse_operator(raw: str) -> OperatorHello | Take | Answer | HandBack:
+    result: OperatorHello | Take | Answer | HandBack = _parse(raw, _OPERATOR)
+    return result
+
+
+def _describe(exc: ValidationError) -> str:
+    """Field names and short reasons only: the browser's own input is never echoed back."""
+    parts = []
+    for err in exc.errors()[:3]:
+        where = ".".join(str(p) for p in err.get("loc", ())) or "message"
+        parts.append(f"{where}: {err.get('msg', 'invalid')}")
+    return re.sub(r"\s+", " ", "; ".join(parts))[:300]
+
+
+def session_key(secret: bytes, session_id: str) -> str:
+    """The key that proves a browser was given ``session_id``: only this server can make it."""
+    return hmac.new(secret, b"customer-session:" + session_id.encode(), hashlib.sha256).hexdigest()
+
+
+def key_matches(secret: bytes, session_id: str, key: str) -> bool:
+    return hmac.compare_digest(session_key(secret, session_id), key)
+
+
+def token_matches(expected: str, given: str) -> bool:
+    return hmac.compare_digest(expected.encode(), given.encode())

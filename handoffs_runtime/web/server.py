@@ -1,0 +1,140 @@
+"""``handoffs serve``: the web chat and operator console on uvicorn, with the team in this process."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import ipaddress
+import secrets
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import replace
+from pathlib import Path
+
+from ..errors import HandoffsError
+from ..models import model_from_options, model_label
+from ..sessions_cli import add_store_option, open_store
+from ..team import TeamSpec
+from .protocol import MAX_FRAME_BYTES
+
+
+def add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], teams: list[str]) -> None:
+    serve = sub.add_parser("serve", help="serve the web chat (/) and the operator console (/operator)")
+    serve.add_argument("--team", choices=teams, default="acme", help="which team (default: acme)")
+    serve.add_argument("--model", help="model name on an OpenAI-compatible endpoint (default: offline)")
+    serve.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
+    serve.add_argument("--bind", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default: 8000; 0 = any free port)")
+    serve.add_argument(
+        "--operator-token-file",
+        type=Path,
+        help="file holding the operator token (default: a new token, printed at start)",
+    )
+    serve.add_argument("--no-stream", action="store_true", help="show replies whole, not as they are written")
+    serve.add_argument(
+        "--idle-minutes",
+        type=float,
+        default=10.0,
+        help="end a session whose page has been closed this long; it can be resumed (default: 10)",
+    )
+    add_store_option(serve)
+    serve.add_argument("-v", "--verbose", action="count", default=0, help="log warnings (-v) or all (-vv)")
+
+
+def operator_token(path: Path | None) -> str:
+    """The token from ``path`` (first line), or a new random one."""
+    if path is None:
+        return secrets.token_urlsafe(24)
+    try:
+        token = path.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise HandoffsError(f"cannot read the operator token file {path}: {exc.strerror}") from None
+    if len(token) < 16:
+        raise HandoffsError(f"the operator token in {path} is too short: use at least 16 characters")
+    return token
+
+
+def streaming_team(team: TeamSpec, stream: bool) -> TeamSpec:
+    return replace(team, policy=replace(team.policy, stream=stream))
+
+
+@asynccontextmanager
+async def running(app: object, *, host: str = "127.0.0.1", port: int = 0) -> AsyncIterator[str]:
+    """Serve ``app`` with uvicorn until the block ends; yields the base URL (the real port for port 0)."""
+    import uvicorn
+
+    config = uvicorn.Config(
+        app,  # type: ignore[arg-type]
+        host=host,
+        port=port,
+        ws="websockets-sansio",
+        ws_max_size=MAX_FRAME_BYTES,
+        ws_per_message_deflate=False,  # small JSON messages: compressing each costs more than it saves
+        log_level="warning",
+        lifespan="on",
+    )
+    server = uvicorn.Server(config)
+    task = asyncio.get_running_loop().create_task(server.serve())
+    while not server.started:
+        if task.done():
+            task.result()
+            raise HandoffsError(f"the web server could not start on {host}:{port}")
+        await asyncio.sleep(0.02)
+    bound = server.servers[0].sockets[0].getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    try:
+        yield f"http://{shown}:{bound}"
+    finally:
+        server.should_exit = True
+        await task
+
+
+def run_serve(args: argparse.Namespace, team: TeamSpec) -> int:
+    """What ``handoffs serve`` does; returns when interrupted."""
+    try:
+        from .app import create_app
+        from .hub import SessionHub
+    except ImportError as exc:
+        raise HandoffsError(
+            f"handoffs serve needs the web extra ({exc.name} is missing): pip install 'handoffs-runtime[web]'"
+        ) from None
+
+    token = operator_token(args.operator_token_file)
+    model = model_from_options(args.model, base_url=args.base_url)
+    label = model_label(model)
+    store = open_store(args.store)
+    hub = SessionHub(
+        streaming_team(team, stream=not args.no_stream and label != "offline"),
+        model,
+        store,
+        idle_seconds=args.idle_minutes * 60,
+    )
+    app = create_app(hub, operator_token=token)
+
+    async def serve() -> None:
+        async with running(app, host=args.bind, port=args.port) as url:
+            print(f"handoffs serve · {team.title or team.name} · model: {label}", flush=True)
+            print(f"customer chat:    {url}/", flush=True)
+            if args.operator_token_file is None:
+                print(f"operator console: {url}/operator#token={token}", flush=True)
+            else:
+                print(f"operator console: {url}/operator (token from {args.operator_token_file})", flush=True)
+            if not _is_loopback(args.bind):
+                print("warning: listening beyond this machine over plain HTTP; put TLS in front", flush=True)
+            await asyncio.Event().wait()
+
+    try:
+        asyncio.run(serve())
+    except KeyboardInterrupt:
+        print("stopped", file=sys.stderr)
+    finally:
+        store.close_now()
+    return 0
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"

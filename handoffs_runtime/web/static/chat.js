@@ -1,0 +1,106 @@
+// The customer chat: one WebSocket, the session id and key kept in localStorage so a reload resumes.
+"use strict";
+
+const transcript = new Transcript(document.getElementById("log"));
+const form = document.getElementById("form");
+const input = document.getElementById("text");
+const send = document.getElementById("send");
+const questionBox = document.getElementById("question");
+const statusLine = document.getElementById("status");
+const saved = window.localStorage;
+let socket = null;
+let retry = 500;
+
+function setTurn(question) {
+  const open = question !== null;
+  input.disabled = !open;
+  send.disabled = !open;
+  questionBox.replaceChildren();
+  questionBox.hidden = true;
+  if (open && !question.turn) {
+    questionBox.hidden = false;
+    questionBox.append(el("div", "prompt", question.prompt));
+    for (const choice of question.choices) {
+      const button = el("button", "choice", choice);
+      button.type = "button";
+      button.addEventListener("click", () => say(choice));
+      questionBox.append(button);
+    }
+  }
+  if (open) input.focus();
+}
+
+function say(text) {
+  if (!text.trim() || !socket || socket.readyState !== WebSocket.OPEN) return;
+  socket.send(JSON.stringify({ type: "say", text: text }));
+  transcript.show({ type: "said", text: text }, "You");
+  setTurn(null);
+}
+
+function handle(ev) {
+  switch (ev.type) {
+    case "session":
+      saved.setItem("handoffs.session", ev.session);
+      saved.setItem("handoffs.key", ev.key);
+      statusLine.textContent = "connected";
+      break;
+    case "history":
+      transcript.clear();
+      for (const item of ev.items) transcript.show(item, "You");
+      break;
+    case "question":
+      setTurn(ev);
+      break;
+    case "said":  // shown when sent
+      break;
+    case "error":
+      if (ev.message.startsWith("unknown session")) forget();
+      transcript.line("error", ev.message);
+      break;
+    case "ended":
+      transcript.show(ev, "You");
+      forget();
+      setTurn(null);
+      offerNewConversation();
+      break;
+    default:
+      transcript.show(ev, "You");
+  }
+}
+
+function forget() {
+  saved.removeItem("handoffs.session");
+  saved.removeItem("handoffs.key");
+}
+
+function offerNewConversation() {
+  const button = el("button", "choice", "Start a new conversation");
+  button.type = "button";
+  button.addEventListener("click", () => { transcript.clear(); socket.close(); });
+  questionBox.replaceChildren(button);
+  questionBox.hidden = false;
+}
+
+function connect() {
+  socket = new WebSocket(socketUrl("/ws"));
+  socket.addEventListener("open", () => {
+    retry = 500;
+    const session = saved.getItem("handoffs.session");
+    const key = saved.getItem("handoffs.key");
+    socket.send(JSON.stringify(session && key ? { type: "hello", session: session, key: key } : { type: "hello" }));
+  });
+  socket.addEventListener("message", (message) => handle(JSON.parse(message.data)));
+  socket.addEventListener("close", () => {
+    setTurn(null);
+    statusLine.textContent = "reconnecting…";
+    setTimeout(connect, retry);
+    retry = Math.min(retry * 2, 10000);
+  });
+}
+
+form.addEventListener("submit", (event) => {
+  event.preventDefault();
+  say(input.value);
+  input.value = "";
+});
+connect();

@@ -1,0 +1,139 @@
+"""``handoffs serve`` in a real browser (the system's Chromium, driven by Playwright).
+
+Skipped when no Chromium is installed (``apt-get install chromium``). Screenshots of each page go to
+``$HANDOFFS_ARTIFACTS`` (default: the test's temporary directory).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from handoffs_runtime import TeamPolicy, acme_team, openai_model
+
+from .fake_openai import fake_openai
+from .web_support import TOKEN, served
+
+CHROMIUM = next(
+    (p for p in ("/usr/bin/chromium", shutil.which("chromium") or "") if p and os.path.exists(p)), None
+)
+playwright_api = pytest.importorskip("playwright.async_api")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium installed (apt-get install chromium)")
+
+WAIT_MS = 20_000
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[object]:
+    async with playwright_api.async_playwright() as p:
+        chromium = await p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            yield chromium
+        finally:
+            await chromium.close()
+
+
+def artifacts(tmp_path: Path) -> Path:
+    folder = Path(os.environ.get("HANDOFFS_ARTIFACTS") or tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+async def send(page: object, text: str) -> None:
+    await page.wait_for_selector("#text:enabled", timeout=WAIT_MS)  # type: ignore[attr-defined]
+    await page.fill("#text", text)  # type: ignore[attr-defined]
+    await page.click("#send")  # type: ignore[attr-defined]
+
+
+async def test_the_refund_path_with_streamed_text(browser: object, tmp_path: Path) -> None:
+    offer = "I am sorry about your shoes. I can refund them: shall I go ahead?"
+    answers = [
+        [("transfer_to_issues_and_repairs", {})],
+        offer,
+        [("look_up_item", {"search_query": "shoes"})],
+        [("execute_refund", {"item_id": "item_132612938", "reason": "worn out"})],
+        "Done: your refund is on its way.",
+    ]
+    with fake_openai(answers) as model_server:  # type: ignore[arg-type]
+        model_server.pause_after = 3
+        model = openai_model("gpt-4o-mini", base_url=model_server.url, api_key="k")
+        team = acme_team(policy=TeamPolicy(stream=True))
+        async with served(tmp_path, team=team, model=model) as server:
+            page = await browser.new_page()  # type: ignore[attr-defined]
+            await page.goto(server.url + "/")
+            await send(page, "I want a refund for my shoes")
+            streaming = page.locator(".msg.agent.streaming .text")
+            await streaming.wait_for(timeout=WAIT_MS)
+            await page.get_by_text(offer[:12]).wait_for(timeout=WAIT_MS)
+            assert await streaming.text_content() == offer[:12]  # three deltas, then the pause
+            assert model_server.deltas_sent == 3
+            await page.screenshot(path=str(artifacts(tmp_path) / "customer-streaming.png"))
+            model_server.resume.set()
+            await page.locator(".msg.agent:not(.streaming)").last.wait_for(timeout=WAIT_MS)
+            await send(page, "yes")
+            await page.get_by_text("Done: your refund is on its way.").wait_for(timeout=WAIT_MS)
+            lines = await page.locator(".line").all_text_contents()
+            assert "↪ TriageAgent handed the conversation to IssuesAndRepairsAgent" in lines
+            assert "⚙ execute_refund done" in lines
+            await page.screenshot(path=str(artifacts(tmp_path) / "customer.png"))
+
+
+async def test_an_operator_takes_a_session_answers_and_hands_it_back(browser: object, tmp_path: Path) -> None:
+    async with served(tmp_path) as server:
+        customer = await (await browser.new_context()).new_page()  # type: ignore[attr-defined]
+        operator = await (await browser.new_context()).new_page()  # type: ignore[attr-defined]
+        await operator.goto(f"{server.url}/operator#token={TOKEN}")
+        await operator.get_by_text("signed in").wait_for(timeout=WAIT_MS)
+        await customer.goto(server.url + "/")
+        await send(customer, "let me talk to a person")
+        await customer.get_by_text("a person will answer you shortly").wait_for(timeout=WAIT_MS)
+        await operator.click("#waiting .take", timeout=WAIT_MS)
+        await operator.locator("#log").get_by_text("let me talk to a person").wait_for(timeout=WAIT_MS)
+        await operator.wait_for_selector("#text:enabled", timeout=WAIT_MS)
+        await operator.fill("#text", "Hello, this is Ann <script>alert(1)</script>")
+        await operator.screenshot(path=str(artifacts(tmp_path) / "operator.png"))
+        await operator.click("#send")
+        reply = customer.locator(".msg.agent", has_text="Hello, this is Ann")
+        await reply.wait_for(timeout=WAIT_MS)
+        assert await reply.locator(".text").text_content() == "Hello, this is Ann <script>alert(1)</script>"
+        await send(customer, "I want a refund for my shoes")
+        await operator.locator("#log").get_by_text("I want a refund for my shoes").wait_for(timeout=WAIT_MS)
+        await operator.wait_for_selector("#handback:enabled", timeout=WAIT_MS)
+        await operator.select_option("#agents", "TriageAgent")
+        await operator.click("#handback")
+        await customer.get_by_text("↪ HumanAgent handed the conversation to TriageAgent").wait_for(
+            timeout=WAIT_MS
+        )
+        await customer.screenshot(path=str(artifacts(tmp_path) / "customer-after-operator.png"))
+
+
+async def test_a_reload_resumes_the_session(browser: object, tmp_path: Path) -> None:
+    async with served(tmp_path) as server:
+        page = await browser.new_page()  # type: ignore[attr-defined]
+        await page.goto(server.url + "/")
+        await send(page, "I want a refund for my shoes")
+        await page.locator(".msg.agent").first.wait_for(timeout=WAIT_MS)
+        session = await page.evaluate("localStorage.getItem('handoffs.session')")
+        await page.reload()
+        await page.locator(".msg.you", has_text="I want a refund for my shoes").wait_for(timeout=WAIT_MS)
+        assert await page.evaluate("localStorage.getItem('handoffs.session')") == session
+        await send(page, "yes")
+        await page.get_by_text("execute refund → success").wait_for(timeout=WAIT_MS)
+        assert await page.locator(".msg.you").count() == 2
+
+
+async def test_the_stored_sessions_page(browser: object, tmp_path: Path) -> None:
+    async with served(tmp_path) as server:
+        page = await browser.new_page()  # type: ignore[attr-defined]
+        await page.goto(server.url + "/")
+        await send(page, "hello")
+        await page.locator(".msg.agent").first.wait_for(timeout=WAIT_MS)
+        sessions = await browser.new_page()  # type: ignore[attr-defined]
+        await sessions.goto(f"{server.url}/sessions#token={TOKEN}")
+        await sessions.locator("#rows tr").first.click(timeout=WAIT_MS)
+        await sessions.locator("#log .msg.you", has_text="hello").wait_for(timeout=WAIT_MS)
+        await sessions.screenshot(path=str(artifacts(tmp_path) / "sessions.png"))

@@ -1,0 +1,96 @@
+"""The event stream of a session (``EventChannel``): its order on the ACME paths, and questions."""
+
+from __future__ import annotations
+
+from handoffs_runtime import OfflineModel, QueueChannel, acme_team, register_team, start_session
+from handoffs_runtime.channels import AgentReply, ToolActivity
+from handoffs_runtime.events import (
+    HandedOff,
+    Info,
+    Question,
+    Reply,
+    Said,
+    SessionEnded,
+    ToolFinished,
+    ToolStarted,
+    to_json,
+)
+from handoffs_runtime.runtime import HandoffsRuntime
+
+from .event_support import run_events
+
+TURN = Question("you", "customer", turn=True)
+
+
+async def test_the_refund_path_as_events_in_order() -> None:
+    events = await run_events(acme_team(), OfflineModel(), ["I want a refund for my shoes", "yes"])
+    kinds = [type(e) for e in events]
+    assert kinds == [
+        Question,
+        Said,
+        HandedOff,
+        Reply,
+        Question,
+        Said,
+        ToolStarted,
+        ToolFinished,
+        ToolStarted,
+        ToolFinished,
+        Reply,
+        Question,
+        Info,
+        SessionEnded,
+    ]  # the last question got no answer: the person left
+    assert events[0] == TURN
+    assert events[1] == Said("I want a refund for my shoes")
+    assert events[2] == HandedOff("TriageAgent", "IssuesAndRepairsAgent", "transfer_to_issues_and_repairs")
+    assert isinstance(events[3], Reply) and events[3].agent == "IssuesAndRepairsAgent"
+    started, finished = events[8], events[9]
+    assert isinstance(started, ToolStarted) and started.tool == "execute_refund"
+    assert isinstance(finished, ToolFinished) and finished.call_id == started.call_id
+    assert finished.result == "success" and not finished.is_error
+    assert to_json(finished) == {
+        "type": "tool_finished",
+        "agent": "IssuesAndRepairsAgent",
+        "tool": "execute_refund",
+        "call_id": started.call_id,
+        "result": "success",
+        "is_error": False,
+    }
+
+
+async def test_a_confirmation_is_a_yes_no_question() -> None:
+    events = await run_events(acme_team(), OfflineModel(), ["I'd like to buy rocket skates", "yes", "y"])
+    confirmations = [e for e in events if isinstance(e, Question) and not e.turn]
+    assert len(confirmations) == 1
+    assert confirmations[0].choices == ("yes", "no")
+    assert confirmations[0].prompt.endswith("y/n")
+    assert any(isinstance(e, ToolFinished) and e.result == "Success" for e in events)
+
+
+async def test_the_operator_is_asked_through_the_same_stream() -> None:
+    events = await run_events(
+        acme_team(), OfflineModel(), ["let me talk to a person", "thanks"], operator=["Hello, I am Ann."]
+    )
+    asked = [e for e in events if isinstance(e, Question) and e.person == "operator"]
+    assert asked and not asked[0].turn and asked[0].choices == ()
+    assert Reply("HumanAgent", "Hello, I am Ann.") in events
+
+
+async def test_a_queue_channel_shows_progress_only_when_asked_to() -> None:
+    for progress in (False, True):
+        channel = QueueChannel(progress=progress)
+        runtime = HandoffsRuntime()
+        await register_team(runtime, acme_team(), model=OfflineModel(), channel=channel)
+        runtime.start()
+        await start_session(runtime, "s1")
+        await channel.say("s1", "I want a refund for my shoes")
+        await channel.next_reply("s1", timeout=10)
+        await channel.say("s1", "yes")
+        seen = []
+        while not isinstance(output := await channel.next_output("s1", timeout=10), AgentReply):
+            seen.append(output)
+        await channel.leave("s1")
+        await runtime.stop_when_idle()
+        activity = [o for o in seen if isinstance(o, ToolActivity)]
+        assert len(activity) == (4 if progress else 0)

@@ -1,0 +1,387 @@
+"""``handoffs serve`` at the WebSocket level: a real uvicorn server on a free loopback port."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
+
+from handoffs_runtime import (
+    AgentSpec,
+    ScriptedModel,
+    TeamPolicy,
+    TeamSpec,
+    acme_team,
+    openai_model,
+    requires_approval,
+    tool_call,
+)
+from handoffs_runtime.web.hub import WAITING_FOR_OPERATOR
+
+from .fake_openai import fake_openai
+from .web_support import TOKEN, Client, Served, client, customer, http_get, served
+
+TURN = {
+    "type": "question",
+    "session": None,
+    "prompt": "you",
+    "person": "customer",
+    "turn": True,
+    "choices": [],
+}
+
+
+def kinds(messages: list[dict[str, object]]) -> list[object]:
+    return [m["type"] for m in messages]
+
+
+async def test_the_refund_path_over_a_websocket_in_order(tmp_path: Path) -> None:
+    async with served(tmp_path) as server:
+        page, session = await customer(server)
+        assert session["type"] == "session" and len(session["session"]) == 32 and len(session["key"]) == 64
+        sid = session["session"]
+        assert await page.recv() == {"type": "history", "items": []}
+        assert await page.recv() == {**TURN, "session": sid}
+        await page.send({"type": "say", "text": "I want a refund for my shoes"})
+        first = await page.until("question")
+        assert kinds(first) == ["said", "handoff", "reply", "question"]
+        assert first[1]["target"] == "IssuesAndRepairsAgent"
+        assert first[2]["agent"] == "IssuesAndRepairsAgent"
+        await page.send({"type": "say", "text": "yes"})
+        second = await page.until("question")
+        assert kinds(second) == [
+            "said",
+            "tool_started", "tool_finished", "tool_started", "tool_finished", "reply", "question"
+        ]  # fmt: skip
+        assert second[3]["tool"] == "execute_refund" and second[4]["result"] == "success"
+        assert all(m["session"] == sid for m in first + second)
+        await page.socket.close()
+
+
+async def test_malformed_messages_get_one_clear_error_and_the_connection_goes_on(tmp_path: Path) -> None:
+    async with served(tmp_path) as server, client(server) as page:
+        for bad, error in [
+            ("{not json", "malformed message: expected one JSON object"),
+            ("[1, 2]", "malformed message: expected one JSON object"),
+            (b"\x00\x01", "malformed message: expected one JSON object"),
+            ({"type": "say", "text": "hi"}, "send hello first"),
+            ({"type": "shout"}, "invalid message"),
+            ({"type": "hello", "extra": 1}, "invalid message"),
+            ({"type": "hello", "session": "../../etc/passwd", "key": "x"}, "invalid message"),
+        ]:
+            await page.send(bad)
+            reply = await page.recv()
+            assert reply["type"] == "error" and reply["message"].startswith(error), (bad, reply)
+            assert "passwd" not in reply["message"]  # the browser's input is not echoed back
+        await page.send({"type": "hello"})
+        assert (await page.recv())["type"] == "session"
+        await page.send({"type": "say", "text": "x" * 4001})
+        assert (await page.until("error"))[-1]["message"] == (
+            "invalid message: say.text: String should have at most 4000 characters"
+        )
+        await page.send({"type": "hello"})
+        assert (await page.until("error"))[-1]["message"] == "this connection is in a session already"
+
+
+async def test_a_ten_megabyte_message_closes_only_that_connection(tmp_path: Path) -> None:
+    async with served(tmp_path) as server:
+        async with client(server) as page:
+            with pytest.raises(ConnectionClosed) as closed:  # while sending, or right after
+                await page.send(json.dumps({"type": "say", "text": "x" * (10 * 1024 * 1024)}))
+                await page.recv()
+            assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009  # message too big
+        other, session = await customer(server)  # the server is fine
+        assert session["type"] == "session"
+        await other.socket.close()
+
+
+def flipped(key: str) -> str:
+    return key[:-1] + ("1" if key[-1] == "0" else "0")
+
+
+async def test_another_sessions_id_gets_an_error_and_nothing_of_that_session(tmp_path: Path) -> None:
+    async with served(tmp_path) as server:
+        alice, session = await customer(server)
+        await alice.until("question")
+        await alice.send({"type": "say", "text": "my secret order number is 4711"})
+        await alice.until("question")
+        for hello in [
+            {"type": "hello", "session": session["session"]},
+            {"type": "hello", "session": session["session"], "key": "0" * 64},
+            {"type": "hello", "session": session["session"], "key": flipped(session["key"])},
+        ]:
+            async with client(server) as mallory:
+                await mallory.send(hello)
+                reply = await mallory.recv()
+                assert reply == {"type": "error", "message": "unknown session, or not yours: start a new one"}
+                with pytest.raises(ConnectionClosed):
+                    await mallory.recv()
+                assert "4711" not in json.dumps(mallory.seen)
+        await alice.socket.close()
+
+
+async def test_writing_out_of_turn_is_refused(tmp_path: Path) -> None:
+    async with served(tmp_path) as server:
+        page, _ = await customer(server)
+        await page.until("question")
+        await page.send({"type": "say", "text": "I want a refund for my shoes"})
+        await page.send({"type": "say", "text": "and another thing"})
+        got = await page.until("question")
+        errors = [m for m in got if m["type"] == "error"]
+        assert errors == [{"type": "error", "message": "please wait for the answer before writing again"}]
+        await page.socket.close()
+
+
+async def test_a_reload_resumes_the_session_from_the_store(tmp_path: Path) -> None:
+    async with served(tmp_path) as server:
+        page, session = await customer(server)
+        await page.until("question")
+        await page.send({"type": "say", "text": "I want a refund for my shoes"})
+        await page.until("question")
+        await page.socket.close()
+        again, resumed = await customer(
+            server, {"type": "hello", "session": session["session"], "key": session["key"]}
+        )
+        assert resumed == session
+        history = await again.recv()
+        assert kinds(history["items"]) == ["said", "handoff", "reply"]
+        assert history["items"][0]["text"] == "I want a refund for my shoes"
+        assert (await again.recv())["type"] == "question"  # the question the closed page was asked
+        await again.send({"type": "say", "text": "yes"})
+        got = await again.until("reply")
+        assert "refund" in got[-1]["text"]
+        await again.socket.close()
+
+
+async def escalated(server: Served) -> tuple[Client, str]:
+    """A customer who asked for a person and now waits for one."""
+    page, session = await customer(server)
+    await page.until("question")
+    await page.send({"type": "say", "text": "let me talk to a person"})
+    got = await page.until("notice", text=WAITING_FOR_OPERATOR)
+    assert "question" not in kinds(got)  # the operator's question is not shown to the customer
+    return page, session["session"]
+
+
+async def operator(server: Served, token: str = TOKEN) -> Client:
+    page = Client(await connect(server.ws + "/ws/operator"))
+    await page.send({"type": "hello", "token": token})
+    return page
+
+
+async def test_an_operator_takes_answers_and_hands_back(tmp_path: Path) -> None:
+    async with served(tmp_path) as server:
+        ann = await operator(server)
+        ready = await ann.recv()
+        assert ready == {"type": "ready", "agents": ["TriageAgent", "SalesAgent", "IssuesAndRepairsAgent"]}
+        assert await ann.recv() == {"type": "waiting", "sessions": []}
+        page, sid = await escalated(server)
+        waiting = await ann.until("waiting")
+        assert waiting[-1]["sessions"] == [
+            {"session": sid, "kind": "escalation", "prompt": "HumanAgent input"}
+        ]
+        await ann.send({"type": "take", "session": sid})
+        taken = (await ann.until("taken"))[-1]
+        assert kinds(taken["history"]) == ["said", "handoff"]
+        assert taken["history"][0]["text"] == "let me talk to a person"
+        assert taken["question"]["person"] == "operator"
+        assert (await ann.recv())["sessions"] == []  # nobody else sees it waiting now
+        await ann.send({"type": "say", "session": sid, "text": "Hello, I am Ann. <b>How</b> can I help?"})
+        reply = (await page.until("reply"))[-1]
+        assert reply["agent"] == "HumanAgent" and reply["text"] == "Hello, I am Ann. <b>How</b> can I help?"
+        await page.until("question")
+        await page.send({"type": "say", "text": "I want a refund for my shoes"})
+        seen = await ann.until("question", person="operator")
+        assert [(m["person"], m["text"]) for m in seen if m["type"] == "said"] == [
+            ("operator", "Hello, I am Ann. <b>How</b> can I help?"),
+            ("customer", "I want a refund for my shoes"),
+        ]
+        await ann.send({"type": "hand_back", "session": sid, "agent": "Nobody"})
+        assert (await ann.until("error"))[-1]["message"].startswith(
+            "unknown agent; choose one of: TriageAgent"
+        )
+        await ann.send({"type": "hand_back", "session": sid, "agent": "TriageAgent"})
+        assert (await ann.until("released"))[-1] == {"type": "released", "session": sid}
+        back = await page.until("question")
+        handoffs = [(m["source"], m["target"]) for m in back if m["type"] == "handoff"]
+        assert handoffs[0] == ("HumanAgent", "TriageAgent")
+        await ann.send({"type": "say", "session": sid, "text": "too late"})
+        assert (await ann.until("error"))[-1]["message"] == "take the session first"
+        await page.socket.close()
+        await ann.socket.close()
+
+
+async def test_two_operators_never_take_the_same_session(tmp_path: Path) -> None:
+    async with served(tmp_path) as server:
+        ann, bob = await operator(server), await operator(server)
+        page, sid = await escalated(server)
+        for op in (ann, bob):
+            await op.until(
+                "waiting", sessions=[{"session": sid, "kind": "escalation", "prompt": "HumanAgent input"}]
+            )
+        await asyncio.gather(*(op.send({"type": "take", "session": sid}) for op in (ann, bob)))
+        outcomes = []
+        for op in (ann, bob):
+            got = await op.until("waiting", sessions=[])
+            outcomes.append([m["type"] for m in got if m["type"] in ("taken", "error")])
+        assert sorted(outcomes) == [["error"], ["taken"]]
+        loser = bob if outcomes[0] == ["taken"] else ann
+        assert [m["message"] for m in loser.seen if m["type"] == "error"] == [
+            "another operator has already taken that session"
+        ]
+        await page.socket.close()
+        for op in (ann, bob):
+            await op.socket.close()
+
+
+async def test_an_operator_who_leaves_puts_the_session_back_on_the_waiting_list(tmp_path: Path) -> None:
+    async with served(tmp_path) as server:
+        ann = await operator(server)
+        page, sid = await escalated(server)
+        await ann.until(
+            "waiting", sessions=[{"session": sid, "kind": "escalation", "prompt": "HumanAgent input"}]
+        )
+        await ann.send({"type": "take", "session": sid})
+        await ann.until("taken")
+        bob = await operator(server)
+        await bob.until("waiting", sessions=[])
+        await ann.socket.close()
+        await bob.until(
+            "waiting", sessions=[{"session": sid, "kind": "escalation", "prompt": "HumanAgent input"}]
+        )
+        await bob.send({"type": "take", "session": sid})
+        assert (await bob.until("taken"))[-1]["question"]["person"] == "operator"
+        await page.socket.close()
+        await bob.socket.close()
+
+
+async def test_the_operator_console_and_the_sessions_view_need_the_token(tmp_path: Path) -> None:
+    async with served(tmp_path) as server:
+        for token in ("wrong-token", ""):
+            page = await operator(server, token)
+            reply = await page.recv()
+            assert reply["type"] == "error"
+            with pytest.raises(ConnectionClosed):
+                await page.recv()
+        async with client(server, "/ws/operator") as page:
+            await page.send({"type": "take", "session": "0" * 32})
+            assert (await page.recv()) == {"type": "error", "message": "the operator token is required"}
+        status, _, _ = await asyncio.to_thread(http_get, server.url + "/api/sessions")
+        assert status == 401
+        status, _, _ = await asyncio.to_thread(http_get, server.url + "/api/sessions", "wrong")
+        assert status == 401
+        page, session = await customer(server)
+        await page.until("question")
+        await page.send({"type": "say", "text": "hello"})
+        await page.until("question")
+        status, _, body = await asyncio.to_thread(http_get, server.url + "/api/sessions", TOKEN)
+        assert status == 200
+        assert [s["session"] for s in json.loads(body)["sessions"]] == [session["session"]]
+        url = f"{server.url}/api/sessions/{session['session']}"
+        status, _, body = await asyncio.to_thread(http_get, url, TOKEN)
+        assert status == 200 and kinds(json.loads(body)["items"]) == ["said", "reply"]
+        await page.socket.close()
+
+
+async def test_the_pages_are_served_from_the_package_with_a_strict_policy(tmp_path: Path) -> None:
+    async with served(tmp_path) as server:
+        for path, marker in [("/", b"chat.js"), ("/operator", b"operator.js"), ("/sessions", b"sessions.js")]:
+            status, headers, body = await asyncio.to_thread(http_get, server.url + path)
+            assert status == 200 and marker in body
+            assert headers["content-security-policy"].startswith("default-src 'self'")
+            assert b"http" not in body  # nothing is loaded from anywhere else
+        status, _, _ = await asyncio.to_thread(http_get, server.url + "/static/chat.js")
+        assert status == 200
+        for path in ("/static/..%2F__init__.py", "/static/hub.py", "/static/%2e%2e%2fapp.py"):
+            status, _, _ = await asyncio.to_thread(http_get, server.url + path)
+            assert status == 404
+
+
+async def test_a_streamed_reply_reaches_the_page_before_the_model_has_finished(tmp_path: Path) -> None:
+    answer = "Hello! I am the ACME triage bot; how can I help?"
+    with fake_openai([answer]) as model_server:
+        model_server.pause_after = 2
+        model = openai_model("gpt-4o-mini", base_url=model_server.url, api_key="k")
+        team = acme_team(policy=TeamPolicy(stream=True))
+        async with served(tmp_path, team=team, model=model) as server:
+            page, _ = await customer(server)
+            await page.until("question")
+            await page.send({"type": "say", "text": "hi"})
+            assert (await page.recv())["type"] == "said"
+            first = await page.recv()
+            assert first["type"] == "delta" and first["text"] == answer[:4]
+            assert model_server.deltas_sent == 2
+            model_server.resume.set()
+            rest = await page.until("reply")
+            assert "".join(m["text"] for m in [first, *rest[:-1]]) == answer
+            assert rest[-1]["text"] == answer
+            await page.socket.close()
+
+
+def refund(order: str) -> str:
+    """Refund an order."""
+    return f"refunded {order}"
+
+
+async def test_an_operator_approves_and_refuses_tool_calls(tmp_path: Path) -> None:
+    team = TeamSpec(
+        name="shop",
+        entry="Clerk",
+        agents=[AgentSpec("Clerk", tools=[requires_approval(refund, person="operator")])],
+    )
+    model = ScriptedModel(
+        [
+            [tool_call("refund", {"order": "A1"})],
+            "Your order A1 is refunded.",
+            [tool_call("refund", {"order": "B2"})],
+            "Sorry, I could not refund B2.",
+        ]
+    )
+    async with served(tmp_path, team=team, model=model) as server:
+        ann = await operator(server)
+        page, session = await customer(server)
+        sid = session["session"]
+        for order, answer, result in [
+            ("A1", "yes", "refunded A1"),
+            ("B2", "no", "Refused: the operator did not approve running refund."),
+        ]:
+            await page.until("question")
+            await page.send({"type": "say", "text": f"please refund {order}"})
+            prompt = f'Allow refund(order="{order}")? y/n'
+            await ann.until("waiting", sessions=[{"session": sid, "kind": "approval", "prompt": prompt}])
+            await ann.send({"type": "take", "session": sid})
+            taken = (await ann.until("taken"))[-1]
+            assert taken["question"]["choices"] == ["yes", "no"]
+            await ann.send({"type": "say", "session": sid, "text": answer})
+            await ann.until("released", session=sid)  # an approval answered: the agents carry on
+            finished = (await page.until("tool_finished"))[-1]
+            assert finished["tool"] == "refund" and finished["result"] == result
+        model.assert_done()
+        await page.socket.close()
+        await ann.socket.close()
+
+
+async def test_a_session_resumes_from_the_store_after_the_server_restarts(tmp_path: Path) -> None:
+    async with served(tmp_path) as server:
+        page, session = await customer(server)
+        await page.until("question")
+        await page.send({"type": "say", "text": "I want a refund for my shoes"})
+        await page.until("question")
+        await page.socket.close()
+    async with served(tmp_path) as server:  # the same store and operator token, a new process state
+        again, resumed = await customer(
+            server, {"type": "hello", "session": session["session"], "key": session["key"]}
+        )
+        assert resumed == session
+        history = await again.recv()
+        assert kinds(history["items"])[:3] == ["said", "handoff", "reply"]
+        got = await again.until("question")
+        assert any(m["type"] == "notice" and m["text"].startswith("resuming session") for m in got)
+        await again.send({"type": "say", "text": "yes"})
+        reply = (await again.until("reply"))[-1]
+        assert reply["agent"] == "IssuesAndRepairsAgent" and "refund" in reply["text"]
+        await again.socket.close()

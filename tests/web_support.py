@@ -1,0 +1,101 @@
+"""A real ``handoffs serve`` application on uvicorn (loopback, a free port) and a WebSocket client."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.error
+import urllib.request
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from autogen_core.models import ChatCompletionClient
+from websockets.asyncio.client import ClientConnection, connect
+
+from handoffs_runtime import OfflineModel, SQLiteSessionStore, TeamSpec, acme_team
+from handoffs_runtime.web.app import create_app
+from handoffs_runtime.web.hub import SessionHub
+from handoffs_runtime.web.server import running
+
+TOKEN = "operator-token-for-tests-0123456789"
+
+
+@dataclass
+class Served:
+    url: str
+    hub: SessionHub
+
+    @property
+    def ws(self) -> str:
+        return self.url.replace("http://", "ws://")
+
+
+@asynccontextmanager
+async def served(
+    tmp_path: Path,
+    *,
+    team: TeamSpec | None = None,
+    model: ChatCompletionClient | None = None,
+    **hub_options: Any,
+) -> AsyncIterator[Served]:
+    store = SQLiteSessionStore(str(tmp_path / "sessions.sqlite3"))
+    hub = SessionHub(team or acme_team(), model or OfflineModel(), store, **hub_options)
+    try:
+        async with running(create_app(hub, operator_token=TOKEN)) as url:
+            yield Served(url, hub)
+    finally:
+        await store.close()
+
+
+class Client:
+    """One browser tab, as a WebSocket: JSON in, JSON out, every received message kept."""
+
+    def __init__(self, socket: ClientConnection) -> None:
+        self.socket = socket
+        self.seen: list[dict[str, Any]] = []
+
+    async def send(self, data: dict[str, Any] | str | bytes) -> None:
+        await self.socket.send(data if isinstance(data, str | bytes) else json.dumps(data))
+
+    async def recv(self, timeout: float = 15) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads(await asyncio.wait_for(self.socket.recv(), timeout))
+        self.seen.append(data)
+        return data
+
+    async def until(self, kind: str, **fields: Any) -> list[dict[str, Any]]:
+        """Messages up to and including the first of type ``kind`` (with ``fields``)."""
+        got = []
+        while True:
+            data = await self.recv()
+            got.append(data)
+            if data["type"] == kind and all(data.get(k) == v for k, v in fields.items()):
+                return got
+
+
+@asynccontextmanager
+async def client(server: Served, path: str = "/ws") -> AsyncIterator[Client]:
+    async with connect(server.ws + path, max_size=None) as socket:
+        yield Client(socket)
+
+
+async def customer(server: Served, hello: dict[str, Any] | None = None) -> tuple[Client, Any]:
+    """A customer page that said hello; returns the client and its session message (left open)."""
+    socket = await connect(server.ws + "/ws")
+    page = Client(socket)
+    await page.send(hello or {"type": "hello"})
+    session = await page.recv()
+    return page, session
+
+
+def http_get(url: str, token: str | None = None) -> tuple[int, dict[str, str], bytes]:
+    request = urllib.request.Request(url)
+    if token is not None:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, dict(exc.headers), exc.read()
