@@ -8,6 +8,7 @@
     ├── ScriptError          a scripted test model ran out of steps or has steps left
     ├── StoreError           the session store cannot be opened, read or written
     │   └── UnknownSessionError   no session with that id in the store
+    ├── OutputFileError      a file named on the command line cannot or may not be written
     ├── DistributedError     a distributed deployment is misconfigured or its host cannot be reached
     └── WorkerError          (tools.workers) a worker could not be created or could not answer; the
                              tool that called it turns it into an error result for the model
@@ -40,6 +41,10 @@ class StoreError(HandoffsError, RuntimeError):
 
 class UnknownSessionError(StoreError, LookupError):
     """No session with that id in the store; ``handoffs sessions list`` shows the ids it holds."""
+
+
+class OutputFileError(HandoffsError, OSError):
+    """A file to write exists, is the session store's own, or its directory is missing; nothing written."""
 
 
 class DistributedError(HandoffsError):
