@@ -15,9 +15,13 @@ def cli_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 def run_handoffs(
-    *args: str, stdin: str = "", env: Mapping[str, str] | None = None, timeout: float = 60
+    *args: str,
+    stdin: str = "",
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    timeout: float = 60,
 ) -> subprocess.CompletedProcess[str]:
-    """``handoffs ARGS`` with ``stdin`` piped in; output captured as text."""
+    """``handoffs ARGS`` with ``stdin`` piped in (in ``cwd``); output captured as text."""
     return subprocess.run(
         [sys.executable, "-m", "handoffs_runtime", *args],
         input=stdin,
@@ -25,4 +29,5 @@ def run_handoffs(
         text=True,
         timeout=timeout,
         env=cli_env(env),
+        cwd=cwd,
     )
