@@ -109,7 +109,7 @@ def _write_for_reading(name: str, text: str) -> str:
     """Write ``text`` to a new file only this user can read, kept after the question; return its path."""
     folder = tempfile.mkdtemp(prefix="handoffs-approval-")
     path = os.path.join(folder, f"{printable(name, multiline=False).replace(os.sep, '_')}.txt")
-    with open(path, "x", encoding="utf-8") as file:
+    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8") as file:
         file.write(text + "\n")
     return path
 
