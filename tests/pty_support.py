@@ -5,6 +5,7 @@ Like a real terminal it answers the cursor-position requests (``ESC[6n``) that l
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import select
@@ -63,7 +64,5 @@ class Terminal:
 
     def close(self) -> None:
         for fd in (self.master, self.slave):
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass

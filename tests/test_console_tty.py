@@ -91,7 +91,7 @@ def test_ctrl_c_at_the_prompt_ends_the_chat_with_status_0(terminal: Terminal, tm
 
 async def test_a_question_on_the_terminal_leaves_the_event_loop_free(terminal: Terminal) -> None:
     """While the person types, other sessions' output appears above the prompt and their typing survives."""
-    with open(terminal.slave, "r", closefd=False) as stdin, open(terminal.slave, "w", closefd=False) as out:
+    with open(terminal.slave, closefd=False) as stdin, open(terminal.slave, "w", closefd=False) as out:
         console = ConsoleChannel(stdin=stdin, stdout=out, colour=False)
         question = asyncio.ensure_future(console.ask("alice", "you"))
         await asyncio.to_thread(terminal.read_until, "you ›")
