@@ -17,6 +17,7 @@ from .graph import team_mermaid
 from .models import model_from_options, model_label
 from .sessions_cli import add_sessions_parser, add_store_option, open_store, run_sessions_command
 from .team import TeamSpec
+from .text import printable
 from .tools.acme import acme_team
 from .tools.orchestrator import orchestrator_team
 
@@ -127,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return run_host(args) if args.command == "host" else run_worker(args, TEAMS[args.team]())
     except HandoffsError as exc:
-        print(f"handoffs: {exc}", file=sys.stderr)
+        print(f"handoffs: {printable(str(exc))}", file=sys.stderr)
         return 2
     return 1
 
