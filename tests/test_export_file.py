@@ -120,3 +120,11 @@ def test_a_destination_that_cannot_be_a_file_is_one_clear_line(
     code, err = _export(folder, "-o", target, "--force")
     assert (code, err) == (2, f"handoffs: {message}\n")
     assert not (folder / "missing").exists()
+
+
+def test_a_file_name_with_escape_sequences_is_shown_inert(folder: Path) -> None:
+    code, err = _export(folder, "-o", "missing\x1b[2J/out.md")
+    assert (code, err) == (
+        2,
+        "handoffs: cannot write missing\\x1b[2J/out.md: there is no directory missing\\x1b[2J\n",
+    )
