@@ -17,7 +17,7 @@ from .graph import team_mermaid
 from .models import model_from_options, model_label
 from .sessions_cli import add_sessions_parser, add_store_option, open_store, run_sessions_command
 from .team import TeamSpec
-from .text import printable
+from .text import PrintableFormatter, printable
 from .tools.acme import acme_team
 from .tools.orchestrator import orchestrator_team
 
@@ -163,7 +163,9 @@ def _chat(args: argparse.Namespace) -> int:
 
 def _configure_logging(verbose: int) -> None:
     level = {0: logging.CRITICAL, 1: logging.WARNING}.get(verbose, logging.INFO)
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(PrintableFormatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler])
     if verbose < 2:
         logging.getLogger("autogen_core").setLevel(logging.ERROR if verbose else logging.CRITICAL)
 

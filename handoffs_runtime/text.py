@@ -8,6 +8,7 @@ calls :func:`printable`; the store and the JSON export keep the exact text.
 
 from __future__ import annotations
 
+import logging
 import re
 
 _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
@@ -43,3 +44,10 @@ def inert_json(document: str) -> str:
     """JSON text (from ``json.dumps``, which escapes C0 controls) with DEL, C1 controls and bidi overrides
     escaped too (``\\u009b``): the same JSON value, exact when parsed, and inert on a terminal."""
     return _LEFT_RAW_BY_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", document)
+
+
+class PrintableFormatter(logging.Formatter):
+    """Log lines for a terminal: a logged model reply or peer message cannot carry escape sequences."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return printable(super().format(record))

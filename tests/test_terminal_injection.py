@@ -8,12 +8,13 @@ list``, ``sessions show`` and the Markdown export print shows them as ``\\x1b`` 
 from __future__ import annotations
 
 import json
+import logging
 import re
 from pathlib import Path
 
 import pytest
 
-from handoffs_runtime.text import inert_json, printable
+from handoffs_runtime.text import PrintableFormatter, inert_json, printable
 
 from .cli_support import run_handoffs
 from .fake_openai import fake_openai
@@ -107,3 +108,11 @@ def test_inert_json_is_the_same_json_value() -> None:
     document = inert_json(json.dumps(value, ensure_ascii=False))
     _assert_inert(document)
     assert json.loads(document) == value
+
+
+def test_log_lines_are_inert() -> None:
+    formatter = PrintableFormatter("%(levelname)s %(message)s")
+    record = logging.LogRecord("m", logging.WARNING, __file__, 1, "bad reply %r", ("x",), None)
+    record.msg = "bad reply \x1b]0;pwned\x07 from %s"
+    record.args = ("model\x1b[2J",)
+    assert formatter.format(record) == "WARNING bad reply \\x1b]0;pwned\\x07 from model\\x1b[2J"
