@@ -7,25 +7,29 @@ atomically (no half-written file, no temporary file left behind).
 
 from __future__ import annotations
 
-import io
 import json
 import os
 from pathlib import Path
 
 import pytest
 
-from handoffs_runtime import cli
+from handoffs_runtime import OfflineModel, ScriptedChannel, SQLiteSessionStore, run_chat
+from handoffs_runtime.tools.acme import acme_team
 
 from .cli_support import run_handoffs
 
 
 @pytest.fixture
-def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Path:
+async def folder(tmp_path: Path) -> Path:
     """A folder holding ``s2.db``, a store with the sessions ``victim`` and ``bystander``."""
-    for session, line in (("victim", "I want a refund for my shoes"), ("bystander", "hello")):
-        monkeypatch.setattr("sys.stdin", io.StringIO(f"{line}\n"))
-        assert cli.main(["chat", "--store", str(tmp_path / "s2.db"), "--session", session]) == 0
-    capsys.readouterr()
+    store = SQLiteSessionStore(tmp_path / "s2.db")
+    try:
+        for session, line in (("victim", "I want a refund for my shoes"), ("bystander", "hello")):
+            channel = ScriptedChannel.for_sessions({session: [line]})
+            team, model = acme_team(), OfflineModel()
+            await run_chat(team, model=model, channel=channel, session_id=session, store=store)
+    finally:
+        store.close_now()
     return tmp_path
 
 
