@@ -10,6 +10,7 @@ import fcntl
 import os
 import select
 import struct
+import subprocess
 import termios
 import time
 
@@ -26,21 +27,22 @@ class Terminal:
         self.master, self.slave = os.openpty()
         fcntl.ioctl(self.slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
         self.screen = b""
+        self._seen = 0  # read_until looks for text after this position
 
     def type(self, keys: str) -> None:
         os.write(self.master, keys.encode())
 
     def read_until(self, text: str, timeout: float = 30) -> str:
-        """Read what is shown until ``text`` appears after what was read so far; return the new part."""
-        start = len(self.screen)
+        """Read until ``text`` appears after the previous match; return what came up to and including it."""
+        start = self._seen
         wanted = text.encode()
         deadline = time.monotonic() + timeout
-        while wanted not in self.screen[start:]:
+        while (found := self.screen.find(wanted, start)) < 0:
             if time.monotonic() > deadline:
                 raise AssertionError(f"{text!r} never appeared; the screen shows {self.screen[start:]!r}")
-            if not self.read_some(0.1):
-                continue
-        return self.screen[start:].decode(errors="replace")
+            self.read_some(0.1)
+        self._seen = found + len(wanted)
+        return self.screen[start : self._seen].decode(errors="replace")
 
     def read_some(self, wait: float) -> bool:
         """Read what is there within ``wait`` seconds; False when nothing came (or the other side closed)."""
@@ -55,6 +57,15 @@ class Terminal:
             os.write(self.master, b"\x1b[1;1R")
         self.screen += chunk
         return bool(chunk)
+
+    def wait(self, proc: subprocess.Popen[bytes], timeout: float = 60) -> int:
+        """Wait for ``proc`` to end, reading (and answering) the screen meanwhile, as a terminal does."""
+        deadline = time.monotonic() + timeout
+        while proc.poll() is None:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"still running; the screen shows {self.screen[-2000:]!r}")
+            self.read_some(0.1)
+        return proc.returncode
 
     def drain(self) -> str:
         """Everything still waiting to be read."""

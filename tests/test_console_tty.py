@@ -65,11 +65,12 @@ def test_arrow_keys_edit_the_line_and_up_recalls_the_last_one(terminal: Terminal
     try:
         terminal.type("I want a rfund for my shoes" + LEFT * 17 + "e\r")
         terminal.read_until("IssuesAndRepairsAgent ›")
-        terminal.read_until("you ›")
+        terminal.read_until("you ›")  # the next question, after the reply
         terminal.type(UP + "\r")  # the same line again, from the history
+        terminal.read_until("IssuesAndRepairsAgent ›")
         terminal.read_until("you ›")
         terminal.type(CTRL_D)  # end of input
-        assert proc.wait(timeout=30) == 0
+        assert terminal.wait(proc) == 0
     finally:
         proc.kill()
     screen = terminal.drain()
@@ -82,7 +83,7 @@ def test_ctrl_c_at_the_prompt_ends_the_chat_with_status_0(terminal: Terminal, tm
     proc = _start_chat(terminal, store)
     try:
         terminal.type("half a line" + CTRL_C)
-        assert proc.wait(timeout=30) == 0
+        assert terminal.wait(proc) == 0
     finally:
         proc.kill()
     assert "session ended (interrupted)" in terminal.drain()
