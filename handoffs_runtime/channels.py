@@ -10,13 +10,14 @@ from __future__ import annotations
 import asyncio
 import itertools
 import sys
-import threading
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal, Protocol, TextIO, runtime_checkable
 
+from .console_input import LineEditor, PipedLines
 from .messages import HandoffEvent
+from .text import printable
 
 Person = Literal["customer", "operator"]
 
@@ -217,76 +218,14 @@ class QueueChannel:
 # --- console -----------------------------------------------------------------------------------------
 
 
-class _LineReader:
-    """Reads stdin lines on a daemon thread, so waiting for a person never blocks the event loop.
-
-    A daemon thread (not the loop's executor) so that Ctrl-C or ``exit`` can end the program while a
-    read is pending.
-    """
-
-    def __init__(self, stream: TextIO) -> None:
-        self._stream = stream
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._lines: asyncio.Queue[str | None] | None = None
-        self._wanted = threading.Semaphore(0)
-        self._requested = False  # the thread is reading a line nobody has taken yet
-        self._stale = False  # that line answers a question whose asker was cancelled
-        self._eof = False
-
-    def _start(self) -> asyncio.Queue[str | None]:
-        if self._lines is None:
-            self._loop = asyncio.get_running_loop()
-            self._lines = asyncio.Queue()
-            threading.Thread(target=self._run, name="handoffs-stdin", daemon=True).start()
-        return self._lines
-
-    def _run(self) -> None:
-        assert self._loop is not None and self._lines is not None
-        while True:
-            self._wanted.acquire()
-            try:
-                line = self._stream.readline()
-            except (OSError, ValueError):
-                line = ""
-            text: str | None = line.rstrip("\r\n") if line else None
-            try:
-                self._loop.call_soon_threadsafe(self._lines.put_nowait, text)
-            except RuntimeError:  # loop closed
-                return
-            if text is None:
-                return
-
-    async def readline(self) -> str | None:
-        """The next line, or ``None`` at (and after) end of input.
-
-        If the caller is cancelled while waiting (a question timed out), the line typed for it is dropped
-        rather than handed to the next question.
-        """
-        lines = self._start()
-        while not self._eof:
-            if not self._requested:
-                self._requested = True
-                self._wanted.release()
-            try:
-                line = await lines.get()
-            except asyncio.CancelledError:
-                self._stale = True
-                raise
-            self._requested = False
-            if line is None:
-                self._eof = True
-            elif self._stale:
-                self._stale = False
-            else:
-                return line
-        return None
-
-
 class ConsoleChannel:
     """One person at a terminal, playing the customer and, when asked, the human operator.
 
-    Colour and a spinner on a terminal; plain text when output is piped. When input is piped, the lines
-    read are echoed so the transcript reads like a conversation.
+    Colour, a spinner and line editing with history on a terminal; plain text when output is piped. When
+    input is piped, the lines read are echoed so the transcript reads like a conversation. Everything
+    shown passes through :func:`~handoffs_runtime.text.printable`: what a model or another process wrote
+    cannot move the cursor, clear the screen or rename the window. One question is open at a time: a
+    second one waits until the first is answered.
     """
 
     _COLOURS: ClassVar[dict[str, str]] = {
@@ -304,13 +243,19 @@ class ConsoleChannel:
         stdout: TextIO | None = None,
         colour: bool | None = None,
         echo_input: bool | None = None,
+        line_editing: bool | None = None,
     ) -> None:
+        """``line_editing`` (default: when both ``stdin`` and ``stdout`` are terminals) turns on arrow
+        keys and history; without it lines are read as they come, which is what piped input needs."""
         self._in = stdin or sys.stdin
         self._out = stdout or sys.stdout
         tty = _isatty(self._out)
         self._colour = tty if colour is None else colour
         self._echo = (not _isatty(self._in)) if echo_input is None else echo_input
-        self._reader = _LineReader(self._in)
+        editing = (tty and _isatty(self._in)) if line_editing is None else line_editing
+        self._editor = LineEditor(self._in, self._out) if editing else None
+        self._reader = PipedLines(self._in)
+        self._one_question = asyncio.Lock()
         self._spinner: asyncio.Task[None] | None = None
         self._spin = tty
         self._prompt: str | None = None
@@ -323,30 +268,50 @@ class ConsoleChannel:
         self._out.flush()
 
     async def ask(self, session_id: str, prompt: str, *, person: Person = "customer") -> str | None:
-        self._stop_spinner()
-        label = "you" if person == "customer" else "operator"
-        self._prompt = self._paint(label, f"{prompt} › ")
-        self._out.write(self._prompt)
-        self._out.flush()
-        line = await self._reader.readline()
-        self._prompt = None
-        if line is None:
-            self._out.write("\n")
-        elif self._echo:
-            self._out.write(line + "\n")
-        self._out.flush()
+        async with self._one_question:
+            self._stop_spinner()
+            label = "you" if person == "customer" else "operator"
+            shown = self._paint(label, f"{printable(prompt)} › ")
+            line = await (self._edit(shown) if self._editor is not None else self._read(shown))
         if line is not None and person == "customer" and not is_exit(line):
             self._start_spinner()
         return line
 
+    async def _edit(self, prompt: str) -> str | None:
+        assert self._editor is not None
+        line = await self._editor.readline(prompt)
+        if line is None:
+            self.write("")
+        return line
+
+    async def _read(self, prompt: str) -> str | None:
+        self._prompt = prompt
+        self._out.write(prompt)
+        self._out.flush()
+        try:
+            line = await self._reader.readline()
+        finally:
+            self._prompt = None
+        if line is None:
+            self._out.write("\n")
+        elif self._echo:
+            self._out.write(printable(line) + "\n")
+        self._out.flush()
+        return line
+
     async def show(self, session_id: str, output: Output) -> None:
         self._stop_spinner()
+        if isinstance(output, AgentReply):
+            agent = printable(output.agent, multiline=False)
+            line = f"{self._paint('agent', agent)} › {printable(output.text)}"
+        else:
+            line = self._paint("notice", f"  {printable(output.text)}")
+        if self._editor is not None and self._editor.reading:
+            await self._editor.print_above(lambda: self.write(line))
+            return
         if self._prompt is not None:  # a question is waiting: print above it, then ask again
             self._out.write("\r\033[K" if self._spin else "\n")
-        if isinstance(output, AgentReply):
-            self.write(f"{self._paint('agent', output.agent)} › {output.text}")
-        else:
-            self.write(self._paint("notice", f"  {output.text}"))
+        self.write(line)
         if self._prompt is not None:
             self._out.write(self._prompt)
             self._out.flush()

@@ -18,6 +18,7 @@ from .graph import team_mermaid
 from .models import model_from_options, model_label
 from .sessions_cli import add_sessions_parser, add_store_option, open_store, run_sessions_command
 from .team import TeamSpec
+from .text import PrintableFormatter, printable
 from .tools.acme import acme_team
 from .tools.orchestrator import orchestrator_team
 from .web.server import add_serve_parser, run_serve, streaming_team
@@ -154,7 +155,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             team = TEAMS[args.team]()
             return run_host(args, team) if args.command == "host" else run_worker(args, team)
     except HandoffsError as exc:
-        print(f"handoffs: {exc}", file=sys.stderr)
+        print(f"handoffs: {printable(str(exc))}", file=sys.stderr)
         return 2
     return 1
 
@@ -206,7 +207,9 @@ def _chat(args: argparse.Namespace) -> int:
 
 def _configure_logging(verbose: int) -> None:
     level = {0: logging.CRITICAL, 1: logging.WARNING}.get(verbose, logging.INFO)
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(PrintableFormatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler])
     if verbose < 2:
         logging.getLogger("autogen_core").setLevel(logging.ERROR if verbose else logging.CRITICAL)
 

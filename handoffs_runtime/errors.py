@@ -11,6 +11,7 @@
     │   ├── SessionBusyError      another live process holds the session (its lease is in force)
     │   ├── SessionTakenOverError this store lost the session to another holder; it stops writing
     │   └── StoreConflictError    the session changed between a read and a compare-and-set write
+    ├── OutputFileError      a file named on the command line cannot or may not be written
     ├── DistributedError     a distributed deployment is misconfigured or its host cannot be reached
     └── WorkerError          (tools.workers) a worker could not be created or could not answer; the
                              tool that called it turns it into an error result for the model
@@ -55,6 +56,10 @@ class SessionTakenOverError(StoreError):
 
 class StoreConflictError(StoreError):
     """The session gained entries since it was read; nothing was written, read it again and retry."""
+
+
+class OutputFileError(HandoffsError, OSError):
+    """A file to write exists, is the session store's own, or its directory is missing; nothing written."""
 
 
 class DistributedError(HandoffsError, RuntimeError):

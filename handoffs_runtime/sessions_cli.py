@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import TypeVar
 
 from .errors import UnknownSessionError
+from .output_file import write_output
 from .store import MEMORY, SessionStore, SQLiteSessionStore, default_store_path
+from .text import printable
 from .transcript import EXPORT_FORMATS, describe_entry, export
 
 T = TypeVar("T")
@@ -68,6 +70,7 @@ def add_sessions_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     exporting.add_argument("session", help="the session id")
     exporting.add_argument("--format", choices=EXPORT_FORMATS, default="md", help="md (default) or json")
     exporting.add_argument("-o", "--output", help="write to this file instead of standard output")
+    exporting.add_argument("--force", action="store_true", help="replace the --output file if it exists")
     add_store_option(exporting)
 
 
@@ -101,21 +104,22 @@ def _list(store: SessionStore, args: argparse.Namespace) -> int:
     if not infos:
         print("no sessions stored")
         return 0
-    width = max(len("session"), *(len(i.session_id) for i in infos))
+    ids = [printable(i.session_id, multiline=False) for i in infos]
+    width = max(len("session"), *(len(shown) for shown in ids))
     print(f"{'session':<{width}}  {'updated':<19}  {'status':<6}  {'messages':>8}  active agent")
-    for i in infos:
-        when = _stamp(i.updated_at)
-        print(f"{i.session_id:<{width}}  {when}  {i.status:<6}  {i.messages:>8}  {i.active_agent}")
+    for shown, i in zip(ids, infos, strict=True):
+        when, agent = _stamp(i.updated_at), printable(i.active_agent, multiline=False)
+        print(f"{shown:<{width}}  {when}  {i.status:<6}  {i.messages:>8}  {agent}")
     return 0
 
 
 def _show(store: SessionStore, args: argparse.Namespace) -> int:
     state = _run(lambda: store.get_session(args.session))
     entries = _run(lambda: store.entries(args.session))
-    team = state.team or "-"
-    print(f"session {state.session_id} · {state.status} · active agent {state.active_agent} · team {team}")
+    header = f"session {state.session_id} · {state.status} · active agent {state.active_agent}"
+    print(printable(f"{header} · team {state.team or '-'}", multiline=False))
     for entry in entries:
-        print(f"{entry.seq:>4} {_stamp(entry.created_at)}  {describe_entry(entry)}")
+        print(f"{entry.seq:>4} {_stamp(entry.created_at)}  {printable(describe_entry(entry))}")
     return 0
 
 
@@ -124,10 +128,18 @@ def _export(store: SessionStore, args: argparse.Namespace) -> int:
     entries = _run(lambda: store.entries(args.session))
     text = export(state, entries, args.format)
     if args.output:
-        Path(args.output).write_text(text + "\n", encoding="utf-8")
+        write_output(args.output, text + "\n", overwrite=args.force, protected=_store_files(args.store))
     else:
         sys.stdout.write(text + "\n")
     return 0
+
+
+def _store_files(option: str | None) -> list[Path]:
+    """The store's database and the journal files SQLite keeps beside it."""
+    path = store_path(option)
+    if path == MEMORY:
+        return []
+    return [Path(path + suffix) for suffix in ("", "-wal", "-shm", "-journal")]
 
 
 def _delete(store: SessionStore, args: argparse.Namespace) -> int:

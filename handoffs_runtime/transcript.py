@@ -14,6 +14,7 @@ from autogen_core.models import LLMMessage, UserMessage
 
 from .messages import HandoffEvent
 from .store import SessionState, StoredEntry
+from .text import inert_json, printable
 from .tools.filters import arguments_preview
 
 ExportFormat = Literal["md", "json"]
@@ -50,7 +51,8 @@ def _iso(at: float) -> str:
 
 
 def describe_entry(entry: StoredEntry) -> str:
-    """One line for an entry, as the console and ``handoffs sessions show`` print it."""
+    """One line for an entry, as the console and ``handoffs sessions show`` print it (raw: the printer
+    makes it :func:`printable`)."""
     body = entry.body
     if entry.kind == "user":
         return f"you › {entry.text}"
@@ -90,9 +92,13 @@ def last_exchanges(entries: Sequence[StoredEntry], count: int) -> list[StoredEnt
 
 
 def to_markdown(state: SessionState, entries: Sequence[StoredEntry]) -> str:
-    """A readable transcript: the person's and agents' words in full, tool traffic and handoffs in italics."""
+    """A readable transcript: the person's and agents' words in full, tool traffic and handoffs in italics.
+
+    Made for people and terminals, so control characters are shown, not kept (:func:`printable`); the JSON
+    export keeps the exact text.
+    """
     lines = [
-        f"# Session {state.session_id}",
+        f"# Session {printable(state.session_id, multiline=False)}",
         "",
         f"- team: {state.team or '-'}",
         f"- active agent: {state.active_agent}",
@@ -110,7 +116,7 @@ def to_markdown(state: SessionState, entries: Sequence[StoredEntry]) -> str:
         else:
             lines.append(f"*{_escape(describe_entry(entry))}* ({stamp})")
         lines.append("")
-    return "\n".join(lines)
+    return printable("\n".join(lines))
 
 
 def _escape(text: str) -> str:
@@ -118,7 +124,8 @@ def _escape(text: str) -> str:
 
 
 def to_json(state: SessionState, entries: Sequence[StoredEntry]) -> str:
-    """The whole record, machine-readable: session fields and every entry with its body as stored."""
+    """The whole record, machine-readable: session fields and every entry with its body as stored (control
+    characters as JSON escapes, so the text is exact and still safe to print)."""
     document: dict[str, Any] = {
         "session": {
             "id": state.session_id,
@@ -140,7 +147,7 @@ def to_json(state: SessionState, entries: Sequence[StoredEntry]) -> str:
             for e in entries
         ],
     }
-    return json.dumps(document, ensure_ascii=False, indent=2)
+    return inert_json(json.dumps(document, ensure_ascii=False, indent=2))
 
 
 def export(state: SessionState, entries: Sequence[StoredEntry], fmt: ExportFormat) -> str:

@@ -69,3 +69,33 @@ async def test_console_drops_the_answer_to_a_question_that_was_cancelled() -> No
     assert await asyncio.wait_for(console.ask("s", "you"), 5) == "hello"
     os.close(write_fd)
     stdin.close()
+
+
+async def test_a_second_question_waits_for_the_first_and_nothing_hangs() -> None:
+    """Two questions at once (an agent's and a tool's, or a forged one) are asked one after the other."""
+    import asyncio
+    import os
+
+    read_fd, write_fd = os.pipe()
+    out = io.StringIO()
+    stdin = os.fdopen(read_fd, "r")
+    try:
+        console = ConsoleChannel(stdin=stdin, stdout=out, colour=False, echo_input=True)
+        first = asyncio.ensure_future(console.ask("alice", "you"))
+        second = asyncio.ensure_future(console.ask("alice", "Confirm order? y/n"))
+        third = asyncio.ensure_future(console.ask("alice", "HumanAgent input", person="operator"))
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert out.getvalue() == "you › "  # only the first question is on screen
+        second.cancel()  # e.g. its tool timed out while it waited its turn
+        os.write(write_fd, b"buy skates\n")
+        assert await asyncio.wait_for(first, 10) == "buy skates"
+        os.write(write_fd, b"I can help\n")
+        assert await asyncio.wait_for(third, 10) == "I can help"
+        os.write(write_fd, b"next\n")
+        assert await asyncio.wait_for(console.ask("alice", "you"), 10) == "next"
+    finally:
+        os.close(write_fd)  # first, so that the reading thread sees the end and lets go of stdin
+        stdin.close()
+    assert second.cancelled()
+    assert out.getvalue() == "you › buy skates\nHumanAgent input › I can help\nyou › next\n"
