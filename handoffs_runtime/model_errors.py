@@ -33,6 +33,8 @@ def explain_model_error(exc: BaseException) -> ModelProblem | None:
         return None
     where = _endpoint(exc)
     if isinstance(exc, openai.APIConnectionError):
+        if not _never_connected(exc):  # reached, then cut off mid-answer: transient, the apology fits
+            return None
         return ModelProblem(
             f"the model endpoint {where} is unreachable ({_root_cause(exc)}); check --base-url "
             "(or OPENAI_BASE_URL) and that the server is running",
@@ -58,13 +60,25 @@ def _endpoint(exc: BaseException) -> str:
     return url.removesuffix("/chat/completions") or "(unknown URL)"
 
 
-def _root_cause(exc: BaseException) -> str:
-    """The innermost reason (``connection refused``, a name that does not resolve...), in a few words."""
+def _chain(exc: BaseException) -> list[BaseException]:
     chain: list[BaseException] = []
     seen: BaseException | None = exc
     while seen is not None and len(chain) < 10:
         chain.append(seen)
         seen = seen.__cause__ or seen.__context__
+    return chain
+
+
+def _never_connected(exc: BaseException) -> bool:
+    """Whether the connection itself failed (refused, unknown host), not a reply that broke off."""
+    import httpx
+
+    return any(isinstance(e, httpx.ConnectError | ConnectionRefusedError | OSError) for e in _chain(exc)[1:])
+
+
+def _root_cause(exc: BaseException) -> str:
+    """The innermost reason (``connection refused``, a name that does not resolve...), in a few words."""
+    chain = _chain(exc)
     text = " ".join(str(e) for e in chain).lower()
     if any(isinstance(e, ConnectionRefusedError) for e in chain) or "refused" in text:
         return "connection refused"
