@@ -9,6 +9,7 @@
     ├── StoreError           the session store cannot be opened, read or written
     │   └── UnknownSessionError   no session with that id in the store
     ├── DistributedError     a distributed deployment is misconfigured or its host cannot be reached
+    ├── TelemetryConfigError  tracing or metrics were asked for but cannot be set up
     └── WorkerError          (tools.workers) a worker could not be created or could not answer; the
                              tool that called it turns it into an error result for the model
 
@@ -44,3 +45,7 @@ class UnknownSessionError(StoreError, LookupError):
 
 class DistributedError(HandoffsError):
     """A host, worker or front end is misconfigured or cannot reach its host; the message says what to do."""
+
+
+class TelemetryConfigError(HandoffsError, ValueError):
+    """Tracing or metrics were asked for (``--trace``, ``OTEL_*``) but cannot be set up; the message says how."""

@@ -32,6 +32,8 @@ class UserTask(BaseModel):
 
     context: list[LLMMessage]
     turn_path: list[str] = Field(default_factory=list)
+    trace: dict[str, str] | None = None
+    """W3C trace context of the turn (``traceparent``, ``tracestate``), set only when telemetry is on."""
 
 
 class AgentResponse(BaseModel):
@@ -39,6 +41,8 @@ class AgentResponse(BaseModel):
 
     reply_to_topic_type: str
     context: list[LLMMessage]
+    trace: dict[str, str] | None = None
+    """W3C trace context of the turn, set only when telemetry is on."""
 
 
 HandoffOutcome = Literal["handoff", "refused", "loop_stopped"]
@@ -69,6 +73,8 @@ class WorkerTask(BaseModel):
     caller: str
     depth: int = 1
     timeout: float | None = None
+    trace: dict[str, str] | None = None
+    """W3C trace context of the caller's tool call, set only when telemetry is on."""
 
 
 class WorkerResult(BaseModel):

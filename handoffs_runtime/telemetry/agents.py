@@ -1,0 +1,147 @@
+"""Traced variants of the team's agents: a span per agent's handling, a trace per turn.
+
+Each variant only adds to ``on_message_impl`` (where a message arrives) and ``publish_message`` (where one
+leaves), so the agents' own code is untouched:
+
+- ``UserAgent``: publishing the person's message starts the turn (a new trace) and puts its context in the
+  ``UserTask``; the reply (or an ``Undeliverable``) arriving ends it.
+- ``AIAgent``, ``HumanAgent``, ``WorkerAgent``: handling a ``UserTask`` or ``WorkerTask`` is an
+  ``invoke_agent <name>`` span under the context the message carries; what they publish in the turn
+  carries the turn's context on, and each ``HandoffEvent`` they publish becomes a ``handoff`` span.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any
+
+from autogen_core import Agent, MessageContext, TopicId
+from opentelemetry.trace import Span
+
+from ..agents.ai import AIAgent
+from ..agents.human import HumanAgent
+from ..agents.routing import SessionAgent
+from ..agents.user import UserAgent
+from ..agents.worker import WorkerAgent
+from ..messages import AgentResponse, HandoffEvent, Undeliverable, UserLogin, UserTask, WorkerTask
+from .propagation import TraceCarrier, carrier_of, context_of
+
+if TYPE_CHECKING:
+    from autogen_core import CancellationToken
+
+    from .core import Telemetry
+
+_turn_trace: ContextVar[TraceCarrier | None] = ContextVar("handoffs_turn_trace", default=None)
+"""The context of the turn being handled in this task: what the messages it publishes carry on."""
+
+
+class _Traced(SessionAgent):
+    """Set by the factory right after construction."""
+
+    telemetry: Telemetry
+    trace_name: str
+    trace_team: str
+
+
+class _TracedTaskAgent(_Traced):
+    async def on_message_impl(self, message: Any, ctx: MessageContext) -> Any:
+        if isinstance(message, UserTask):
+            session, hop = self.id.key, max(len(message.turn_path) - 1, 0)
+        elif isinstance(message, WorkerTask):
+            session, hop = message.session_id, 0
+        else:
+            return await super().on_message_impl(message, ctx)
+        token = _turn_trace.set(message.trace)
+        try:
+            with self.telemetry.agent_span(
+                self.trace_name, session, self.trace_team, context_of(message.trace), hop
+            ):
+                return await super().on_message_impl(message, ctx)
+        finally:
+            _turn_trace.reset(token)
+
+    async def publish_message(
+        self,
+        message: Any,
+        topic_id: TopicId,
+        *,
+        cancellation_token: CancellationToken | None = None,
+    ) -> None:
+        if isinstance(message, (UserTask, AgentResponse)) and message.trace is None:
+            message.trace = _turn_trace.get()
+        elif isinstance(message, HandoffEvent):
+            self.telemetry.record_handoff(message, self.trace_team)
+        await super().publish_message(message, topic_id, cancellation_token=cancellation_token)
+
+
+class TracedAIAgent(_TracedTaskAgent, AIAgent):
+    pass
+
+
+class TracedHumanAgent(_TracedTaskAgent, HumanAgent):
+    pass
+
+
+class TracedWorkerAgent(_TracedTaskAgent, WorkerAgent):
+    pass
+
+
+class TracedUserAgent(_Traced, UserAgent):
+    _turn: tuple[Span, float] | None = None
+
+    async def on_message_impl(self, message: Any, ctx: MessageContext) -> Any:
+        if isinstance(message, AgentResponse):
+            self._end_turn(message.reply_to_topic_type, None)
+        elif isinstance(message, Undeliverable):
+            self._end_turn(message.topic_type, message.reason or f"{message.topic_type} is not available")
+        elif isinstance(message, UserLogin):
+            self.telemetry.active_sessions.add(1, {"handoffs.team": self.trace_team})
+        return await super().on_message_impl(message, ctx)
+
+    async def publish_message(
+        self,
+        message: Any,
+        topic_id: TopicId,
+        *,
+        cancellation_token: CancellationToken | None = None,
+    ) -> None:
+        if isinstance(message, UserTask):
+            last = message.context[-1].content if message.context else ""
+            span = self.telemetry.start_turn(
+                self.id.key, self.trace_team, topic_id.type, last if isinstance(last, str) else ""
+            )
+            self._turn = (span, time.monotonic())
+            message.trace = carrier_of(span)
+        await super().publish_message(message, topic_id, cancellation_token=cancellation_token)
+
+    def _end_turn(self, replied_by: str, error: str | None) -> None:
+        if self._turn is not None:
+            span, started = self._turn
+            self._turn = None
+            self.telemetry.end_turn(span, self.trace_team, replied_by, error, started)
+
+
+_TRACED: dict[type[Agent], type[_Traced]] = {
+    AIAgent: TracedAIAgent,
+    HumanAgent: TracedHumanAgent,
+    WorkerAgent: TracedWorkerAgent,
+    UserAgent: TracedUserAgent,
+}
+
+
+def traced_factory(telemetry: Telemetry, cls: type[Agent], config: Any, team: str) -> Callable[[], Agent]:
+    """A factory that builds the traced variant of ``cls`` from ``config`` (an agent config with a ``name``)."""
+    traced = _TRACED.get(cls)
+    if traced is None:
+        raise TypeError(f"no traced variant of {cls.__name__}; one of {', '.join(c.__name__ for c in _TRACED)}")
+
+    def build() -> Agent:
+        agent = traced(config)  # type: ignore[call-arg]
+        agent.telemetry = telemetry
+        agent.trace_name = config.name
+        agent.trace_team = team
+        return agent
+
+    return build
