@@ -48,4 +48,4 @@ class DistributedError(HandoffsError):
 
 
 class TelemetryConfigError(HandoffsError, ValueError):
-    """Tracing or metrics were asked for (``--trace``, ``OTEL_*``) but cannot be set up; the message says how."""
+    """Tracing or metrics were asked for (``--trace``, ``OTEL_*``) but cannot be set up; says how to fix."""

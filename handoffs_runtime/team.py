@@ -304,11 +304,13 @@ async def register_team(
             if release_ended
             else on_session_end
         )
+        if telemetry is not None:
+            end_hook = telemetry.counting_sessions(end_hook, team.name)
         user_config = UserAgentConfig(
             team.entry,
             channel,
             team.user_topic,
-            on_session_end=end_hook if telemetry is None else telemetry.counting_sessions(end_hook, team.name),
+            on_session_end=end_hook,
             store=store,
             team=team.name,
             agents=frozenset(a.name for a in team.agents if a.kind != "worker"),

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 import pytest
-from autogen_core.models import ChatCompletionClient, RequestUsage
+from autogen_core import AgentId
+from autogen_core.models import ChatCompletionClient, RequestUsage, UserMessage
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -24,8 +25,11 @@ from handoffs_runtime import (
     tool_call,
 )
 from handoffs_runtime.agents import AIAgent
+from handoffs_runtime.messages import UserTask
 from handoffs_runtime.telemetry import CAPTURE_CONTENT_ENV, Telemetry, install
+from handoffs_runtime.telemetry.propagation import context_of
 from handoffs_runtime.tools.acme import ITEM_ID
+from handoffs_runtime.topics import session_topic
 
 
 class Recorder:
@@ -55,7 +59,9 @@ class Recorder:
                     if metric.name == name:
                         for point in metric.data.data_points:
                             value = getattr(point, "value", None)
-                            found.append((dict(point.attributes or {}), value if value is not None else point.count))
+                            found.append(
+                                (dict(point.attributes or {}), value if value is not None else point.count)
+                            )
         return found
 
 
@@ -92,7 +98,11 @@ async def run_refund(
     runtime = HandoffsRuntime()
     team = acme_team(policy=TeamPolicy(**policy)) if policy else acme_team()  # type: ignore[arg-type]
     await register_team(
-        runtime, team, model=ScriptedModel([]), channel=channel, models=models or refund_models(),
+        runtime,
+        team,
+        model=ScriptedModel([]),
+        channel=channel,
+        models=models or refund_models(),
         telemetry=telemetry,
     )
     runtime.start()
@@ -158,7 +168,7 @@ async def test_refund_path_is_one_trace_per_turn_with_a_span_per_agent_model_too
         "handoffs.handoff.outcome": "handoff",
         "handoffs.hop": 1,
     }
-    second = [s for s in spans if s.name == "invoke_agent IssuesAndRepairsAgent"][0]
+    second = next(s for s in spans if s.name == "invoke_agent IssuesAndRepairsAgent")
     assert second.attributes is not None and second.attributes["handoffs.hop"] == 1
     chat = next(s for s in spans if s.name == "chat scripted")
     assert chat.attributes is not None
@@ -176,3 +186,198 @@ async def test_refund_path_is_one_trace_per_turn_with_a_span_per_agent_model_too
     tool = next(s for s in spans if s.name == "execute_tool execute_refund")
     assert tool.attributes is not None and tool.attributes["gen_ai.tool.name"] == "execute_refund"
     assert tool.status.status_code == StatusCode.UNSET
+
+
+def content_attributes(spans: list[ReadableSpan]) -> set[str]:
+    content = {
+        "gen_ai.input.messages",
+        "gen_ai.output.messages",
+        "gen_ai.tool.call.arguments",
+        "gen_ai.tool.call.result",
+        "handoffs.handoff.input",
+    }
+    return {k for s in spans for k in (s.attributes or {}) if k in content}
+
+
+async def test_message_content_is_recorded_only_when_opted_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(CAPTURE_CONTENT_ENV, raising=False)
+    default = Recorder()
+    await run_refund(default.telemetry)
+    assert content_attributes(default.finished()) == set()
+    words = "I want a refund for my shoes"
+    assert not any(words in str(v) for s in default.finished() for v in (s.attributes or {}).values())
+
+    monkeypatch.setenv(CAPTURE_CONTENT_ENV, "true")
+    opted = Recorder()
+    await run_refund(opted.telemetry)
+    spans = opted.finished()
+    assert content_attributes(spans) == {
+        "gen_ai.input.messages",
+        "gen_ai.output.messages",
+        "gen_ai.tool.call.arguments",
+        "gen_ai.tool.call.result",
+    }
+    refund = next(s for s in spans if s.name == "execute_tool execute_refund")
+    assert refund.attributes is not None
+    assert refund.attributes["gen_ai.tool.call.result"] == "success"
+    assert words in str(next(s for s in spans if s.name == "turn").attributes)
+
+
+async def test_metrics_count_turns_handoffs_tokens_tools_and_sessions() -> None:
+    recorder = Recorder()
+    await run_refund(recorder.telemetry)
+    turns = recorder.points("handoffs.turns")
+    assert sum(v for _, v in turns) == 2
+    assert {a["handoffs.turn.replied_by"] for a, _ in turns} == {"IssuesAndRepairsAgent"}
+    assert recorder.points("handoffs.handoffs") == [
+        (
+            {
+                "handoffs.team": "acme",
+                "handoffs.handoff.source": "TriageAgent",
+                "handoffs.handoff.target": "IssuesAndRepairsAgent",
+                "handoffs.handoff.outcome": "handoff",
+            },
+            1,
+        )
+    ]
+    tokens = {a["gen_ai.token.type"]: v for a, v in recorder.points("gen_ai.client.token.usage")}
+    assert tokens == {"input": 5, "output": 5}  # five model calls: a histogram point counts them
+    assert sum(v for _, v in recorder.points("gen_ai.client.operation.duration")) == 5
+    assert sorted((a["gen_ai.tool.name"], v) for a, v in recorder.points("handoffs.tool.calls")) == [
+        ("execute_refund", 1),
+        ("look_up_item", 1),
+    ]
+    assert recorder.points("handoffs.tool.errors") == []
+    assert recorder.points("handoffs.sessions.active") == [({"handoffs.team": "acme"}, 0)]  # opened, ended
+
+
+def token_sums(recorder: Recorder) -> dict[object, float]:
+    data = recorder.metrics.get_metrics_data()
+    assert data is not None
+    return {
+        dict(p.attributes or {})["gen_ai.token.type"]: p.sum
+        for r in data.resource_metrics
+        for s in r.scope_metrics
+        for m in s.metrics
+        if m.name == "gen_ai.client.token.usage"
+        for p in m.data.data_points
+    }
+
+
+async def test_token_histogram_sums_the_usage_every_reply_reports() -> None:
+    recorder = Recorder()
+    await run_refund(recorder.telemetry)
+    assert token_sums(recorder) == {"input": 50 + 4 * 100, "output": 5 + 4 * 10}
+
+
+async def test_refused_handoff_and_loop_stop_are_error_spans_with_the_reason() -> None:
+    recorder = Recorder()
+    models: dict[str, ChatCompletionClient] = {
+        "TriageAgent": ScriptedModel(
+            [
+                [tool_call("transfer_to_sales_agent", "{not json")],
+                [tool_call("transfer_to_issues_and_repairs")],
+                [tool_call("transfer_to_issues_and_repairs")],
+            ]
+        ),
+        "IssuesAndRepairsAgent": ScriptedModel([[tool_call("transfer_back_to_triage")]]),
+    }
+    channel = ScriptedChannel.for_sessions({"s1": ["help"]})
+    runtime = HandoffsRuntime()
+    await register_team(
+        runtime,
+        acme_team(policy=TeamPolicy(on_loop="message")),
+        model=ScriptedModel([]),
+        channel=channel,
+        models=models,
+        telemetry=recorder.telemetry,
+    )
+    runtime.start()
+    await start_session(runtime, "s1")
+    await runtime.stop_when_idle()
+    handoffs = [s for s in recorder.finished() if s.name.startswith("handoff ")]
+    outcomes = [(s.name, s.attributes["handoffs.handoff.outcome"], s.status.status_code) for s in handoffs]  # type: ignore[index]
+    assert outcomes == [
+        ("handoff TriageAgent -> SalesAgent", "refused", StatusCode.ERROR),
+        ("handoff TriageAgent -> IssuesAndRepairsAgent", "handoff", StatusCode.UNSET),
+        ("handoff IssuesAndRepairsAgent -> TriageAgent", "handoff", StatusCode.UNSET),
+        ("handoff TriageAgent -> IssuesAndRepairsAgent", "loop_stopped", StatusCode.ERROR),
+    ]
+    assert "not valid JSON" in (handoffs[0].status.description or "")
+    assert "ping-pong" in (handoffs[-1].status.description or "")
+    assert len({s.context.trace_id for s in recorder.finished()}) == 1  # all one turn
+    assert recorder.points("handoffs.loop_stops") == [
+        ({"handoffs.team": "acme", "gen_ai.agent.name": "TriageAgent"}, 1)
+    ]
+
+
+async def test_a_tool_that_raises_and_a_model_that_fails_are_error_spans() -> None:
+    recorder = Recorder()
+    models: dict[str, ChatCompletionClient] = {
+        "TriageAgent": ScriptedModel([[tool_call("transfer_to_issues_and_repairs")]]),
+        "IssuesAndRepairsAgent": ScriptedModel(
+            [[tool_call("execute_refund", {"item_id": "x", "reason": 3})], RuntimeError("model down"), "OK."]
+        ),
+    }
+    channel = await run_refund(recorder.telemetry, models)
+    assert channel.replies("s1")[0].text.startswith("Sorry, I'm having trouble")
+    spans = recorder.finished()
+    tool = next(s for s in spans if s.name == "execute_tool execute_refund")
+    assert tool.status.status_code == StatusCode.ERROR
+    assert tool.attributes is not None and tool.attributes["error.type"] == "ValidationError"
+    failed = [s for s in spans if s.name == "chat scripted" and s.status.status_code == StatusCode.ERROR]
+    assert [s.attributes["error.type"] for s in failed] == ["RuntimeError"]  # type: ignore[index]
+    assert recorder.points("handoffs.tool.errors") == [
+        ({"gen_ai.tool.name": "execute_refund", "error.type": "ValidationError"}, 1)
+    ]
+
+
+async def test_a_malformed_or_oversized_trace_context_from_outside_starts_a_new_trace() -> None:
+    assert context_of({"traceparent": "garbage"}) is not None  # parsed, but names no valid parent
+    assert context_of({"traceparent": "00-" + "a" * 2000}) is None
+    assert context_of({"traceparent": 5}) is None
+    assert context_of(["traceparent"]) is None
+    recorder = Recorder()
+    runtime = HandoffsRuntime()
+    channel = ScriptedChannel.for_sessions({"s1": []})
+    await register_team(
+        runtime,
+        acme_team(),
+        model=ScriptedModel(["Hello."]),
+        channel=channel,
+        with_user=False,
+        telemetry=recorder.telemetry,
+    )
+    runtime.start()
+    task = UserTask(context=[UserMessage(content="hi", source="User")], trace={"traceparent": "00-zz-zz-01"})
+    await runtime.publish_message(task, session_topic("TriageAgent", "s1"))
+    await runtime.stop_when_idle()
+    [agent] = [s for s in recorder.finished() if s.name == "invoke_agent TriageAgent"]
+    assert agent.parent is None
+
+
+async def test_nothing_is_wrapped_when_telemetry_is_off() -> None:
+    install(None)
+    runtime = HandoffsRuntime()
+    model = ScriptedModel(["Hello."])
+    channel = ScriptedChannel.for_sessions({"s1": ["hi"]})
+    built = await register_team(runtime, acme_team(), model=model, channel=channel)
+    assert all(
+        type(t).__module__.startswith("autogen_core") for b in built.values() for t in b.tools.values()
+    )
+    runtime.start()
+    await start_session(runtime, "s1")
+    await runtime.stop_when_idle()
+    agent = await runtime.try_get_underlying_agent_instance(AgentId("TriageAgent", "s1"), AIAgent)
+    assert type(agent) is AIAgent
+    assert agent._config.model is model
+
+
+async def test_installed_telemetry_is_the_default_of_register_team() -> None:
+    recorder = Recorder()
+    install(recorder.telemetry)
+    try:
+        await run_refund(None)
+    finally:
+        install(None)
+    assert sum(1 for s in recorder.finished() if s.name == "turn") == 2

@@ -131,11 +131,13 @@ _TRACED: dict[type[Agent], type[_Traced]] = {
 }
 
 
-def traced_factory(telemetry: Telemetry, cls: type[Agent], config: Any, team: str) -> Callable[[], Agent]:
-    """A factory that builds the traced variant of ``cls`` from ``config`` (an agent config with a ``name``)."""
+def traced_factory(telemetry: Telemetry, cls: type[Agent], config: Any, team: str) -> Callable[[], Any]:
+    """A factory of the traced variant of ``cls``, built from ``config`` (an agent config with a ``name``)."""
     traced = _TRACED.get(cls)
     if traced is None:
-        raise TypeError(f"no traced variant of {cls.__name__}; one of {', '.join(c.__name__ for c in _TRACED)}")
+        raise TypeError(
+            f"no traced variant of {cls.__name__}; one of {', '.join(c.__name__ for c in _TRACED)}"
+        )
 
     def build() -> Agent:
         agent = traced(config)  # type: ignore[call-arg]

@@ -53,7 +53,9 @@ class Telemetry:
         self.capture_content = c.content_opted_in() if capture_content is None else capture_content
         self.tracer = (tracer_provider or trace.get_tracer_provider()).get_tracer(_SCOPE)
         meter = (meter_provider or metrics.get_meter_provider()).get_meter(_SCOPE)
-        self.turns = meter.create_counter("handoffs.turns", "{turn}", "Turns answered (person's message to reply)")
+        self.turns = meter.create_counter(
+            "handoffs.turns", "{turn}", "Turns answered (person's message to reply)"
+        )
         self.turn_duration = meter.create_histogram(
             "handoffs.turn.duration", "s", "Time from the person's message to the reply"
         )
@@ -85,7 +87,7 @@ class Telemetry:
 
         return {name: TracedTool(tool, self) for name, tool in tools.items()}
 
-    def agent_factory(self, cls: type[Agent], config: Any, team: str) -> Callable[[], Agent]:
+    def agent_factory(self, cls: type[Agent], config: Any, team: str) -> Callable[[], Any]:
         """A factory for the traced variant of ``cls`` (``AIAgent``, ``HumanAgent``, ``UserAgent``, ...)."""
         from .agents import traced_factory
 
@@ -104,9 +106,16 @@ class Telemetry:
     # --- spans ------------------------------------------------------------------------------------
 
     @contextmanager
-    def agent_span(self, agent: str, session: str, team: str, parent: Context | None, hop: int) -> Iterator[Span]:
+    def agent_span(
+        self, agent: str, session: str, team: str, parent: Context | None, hop: int
+    ) -> Iterator[Span]:
         """``invoke_agent <agent>``: one agent's handling of a turn (model calls, tools, handoff inside)."""
-        attributes = {c.OPERATION: "invoke_agent", c.AGENT_NAME: agent, c.CONVERSATION: session, c.TEAM: team}
+        attributes: dict[str, Any] = {
+            c.OPERATION: "invoke_agent",
+            c.AGENT_NAME: agent,
+            c.CONVERSATION: session,
+            c.TEAM: team,
+        }
         if hop:
             attributes[c.HOP] = hop
         with self.tracer.start_as_current_span(
@@ -134,7 +143,7 @@ class Telemetry:
         self.turn_duration.record(time.monotonic() - started, labels)
 
     def record_handoff(self, event: HandoffEvent, team: str) -> None:
-        """A ``HandoffEvent`` as a span under the agent that decided it; refusals and loop stops are errors."""
+        """A ``HandoffEvent`` as a span under the agent that decided it; refusals and loop stops: errors."""
         attributes: dict[str, Any] = {
             c.CONVERSATION: event.session_id,
             c.TEAM: team,
@@ -188,8 +197,11 @@ class Telemetry:
         labels = {c.TOOL_NAME: name}
         self.tool_calls.add(1, labels)
         with self.tracer.start_as_current_span(
-            f"execute_tool {name}", kind=SpanKind.INTERNAL, attributes=attributes,
-            record_exception=False, set_status_on_exception=False,
+            f"execute_tool {name}",
+            kind=SpanKind.INTERNAL,
+            attributes=attributes,
+            record_exception=False,
+            set_status_on_exception=False,
         ) as span:
             try:
                 yield span
@@ -225,9 +237,11 @@ class ModelCallRecord:
         span.set_attribute(c.INPUT_TOKENS, usage.prompt_tokens)
         span.set_attribute(c.OUTPUT_TOKENS, usage.completion_tokens)
         if self._telemetry.capture_content:
-            output = result.content if isinstance(result.content, str) else [
-                call.model_dump(mode="json") for call in result.content if hasattr(call, "model_dump")
-            ]
+            output = (
+                result.content
+                if isinstance(result.content, str)
+                else [call.model_dump(mode="json") for call in result.content if hasattr(call, "model_dump")]
+            )
             span.set_attribute(c.OUTPUT_MESSAGES, c.as_content([{"role": "assistant", "content": output}]))
         span.end()
         telemetry = self._telemetry

@@ -49,9 +49,11 @@ def _protocol(signal: str) -> str:
     return value
 
 
-def telemetry_from_environment(trace: str | None = None, *, service_name: str = "handoffs") -> Telemetry | None:
+def telemetry_from_environment(
+    trace: str | None = None, *, service_name: str = "handoffs"
+) -> Telemetry | None:
     """A ``Telemetry`` configured by ``trace`` (``console``/``otlp``) and the ``OTEL_*`` variables, or
-    ``None`` when nothing asks for it. Raises ``TelemetryConfigError`` for a bad setting or a missing extra."""
+    ``None`` when nothing asks for it. ``TelemetryConfigError`` for a bad setting or a missing extra."""
     env = os.environ
     if env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
         return None
@@ -72,7 +74,7 @@ def telemetry_from_environment(trace: str | None = None, *, service_name: str = 
     try:
         from opentelemetry.sdk.metrics import MeterProvider
         from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetricReader
-        from opentelemetry.sdk.resources import OTEL_SERVICE_NAME, Resource
+        from opentelemetry.sdk.resources import Resource
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
     except ImportError as exc:
@@ -81,7 +83,7 @@ def telemetry_from_environment(trace: str | None = None, *, service_name: str = 
         ) from exc
     from .core import Telemetry
 
-    resource = Resource.create({} if env.get(OTEL_SERVICE_NAME) else {"service.name": service_name})
+    resource = Resource.create({} if env.get("OTEL_SERVICE_NAME") else {"service.name": service_name})
     tracer_provider = TracerProvider(resource=resource)
     for name in traces:
         tracer_provider.add_span_processor(BatchSpanProcessor(_span_exporter(name)))
