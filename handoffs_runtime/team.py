@@ -254,7 +254,7 @@ async def register_team(
     telemetry = telemetry or installed()
     if telemetry is not None:
         built = {name: _traced(agent, telemetry) for name, agent in built.items()}
-    factory = _factory if telemetry is None else partial(telemetry.agent_factory, team=team.name)
+    register = partial(_register, runtime, telemetry=telemetry, team=team.name)
     wanted = set(only) if only is not None else set(built)
     unknown = wanted - set(built) - {team.user_topic}
     if unknown:
@@ -275,14 +275,14 @@ async def register_team(
         if spec.kind == "worker" or name in as_tools:
             worker_type = name if spec.kind == "worker" else tool_agent_type(name)
             worker_config = _worker_config(agent, agent_model, channel, team)
-            await WorkerAgent.register(runtime, type_of(worker_type), factory(WorkerAgent, worker_config))
+            await register(WorkerAgent, type_of(worker_type), worker_config)
             if spec.kind == "worker":
                 continue
         if spec.kind == "human":
             targets = frozenset(n for n, a in built.items() if a.spec.kind == "ai")
             description = spec.description or "A human operator."
             human_config = HumanAgentConfig(name, channel, team.user_topic, description, targets)
-            await HumanAgent.register(runtime, type_of(name), factory(HumanAgent, human_config))
+            await register(HumanAgent, type_of(name), human_config)
         else:
             ai_config = AIAgentConfig(
                 name=name,
@@ -296,7 +296,7 @@ async def register_team(
                 user_topic=team.user_topic,
                 description=spec.description or name,
             )
-            await AIAgent.register(runtime, type_of(name), factory(AIAgent, ai_config))
+            await register(AIAgent, type_of(name), ai_config)
         await runtime.add_subscription(TypeSubscription(topic_type=name, agent_type=type_of(name)))
     if with_user:
         end_hook = (
@@ -316,7 +316,7 @@ async def register_team(
             agents=frozenset(a.name for a in team.agents if a.kind != "worker"),
         )
         user_type = type_of(team.user_topic)
-        await UserAgent.register(runtime, user_type, factory(UserAgent, user_config))
+        await register(UserAgent, user_type, user_config)
         await runtime.add_subscription(TypeSubscription(topic_type=team.user_topic, agent_type=user_type))
         await runtime.add_subscription(TypeSubscription(topic_type=HANDOFF_EVENTS, agent_type=user_type))
     return built
@@ -338,8 +338,14 @@ def _worker_config(
     )
 
 
-def _factory(cls: Callable[[Any], Any], config: Any) -> Callable[[], Any]:
-    return lambda: cls(config)
+async def _register(
+    runtime: AgentRuntime, cls: Any, agent_type: str, config: Any, *, telemetry: Telemetry | None, team: str
+) -> None:
+    """Register ``cls`` built from ``config`` as ``agent_type``; its traced variant when telemetry is on."""
+    if telemetry is not None:
+        await telemetry.register_agent(runtime, cls, agent_type, config, team)
+    else:
+        await cls.register(runtime, agent_type, lambda: cls(config))
 
 
 def _traced(agent: BuiltAgent, telemetry: Telemetry) -> BuiltAgent:

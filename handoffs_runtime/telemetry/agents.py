@@ -13,11 +13,10 @@ leaves), so the agents' own code is untouched:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
-from autogen_core import Agent, MessageContext, TopicId
+from autogen_core import Agent, AgentRuntime, MessageContext, TopicId
 from opentelemetry.trace import Span
 
 from ..agents.ai import AIAgent
@@ -131,19 +130,23 @@ _TRACED: dict[type[Agent], type[_Traced]] = {
 }
 
 
-def traced_factory(telemetry: Telemetry, cls: type[Agent], config: Any, team: str) -> Callable[[], Any]:
-    """A factory of the traced variant of ``cls``, built from ``config`` (an agent config with a ``name``)."""
+async def register_traced(
+    runtime: AgentRuntime, telemetry: Telemetry, cls: type[Agent], agent_type: str, config: Any, team: str
+) -> None:
+    """Register the traced variant of ``cls``, built from ``config`` (an agent config with a ``name``).
+
+    It is registered as itself: autogen-ext's gRPC runtime accepts only the exact class it was told.
+    """
     traced = _TRACED.get(cls)
     if traced is None:
-        raise TypeError(
-            f"no traced variant of {cls.__name__}; one of {', '.join(c.__name__ for c in _TRACED)}"
-        )
+        known = ", ".join(c.__name__ for c in _TRACED)
+        raise TypeError(f"no traced variant of {cls.__name__}; there is one of {known}")
 
-    def build() -> Agent:
+    def build() -> _Traced:
         agent = traced(config)  # type: ignore[call-arg]
         agent.telemetry = telemetry
         agent.trace_name = config.name
         agent.trace_team = team
         return agent
 
-    return build
+    await traced.register(runtime, agent_type, build)

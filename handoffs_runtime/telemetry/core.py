@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from autogen_core import Agent
+from autogen_core import Agent, AgentRuntime
 from autogen_core.models import ChatCompletionClient, CreateResult, LLMMessage
 from autogen_core.tools import Tool
 from opentelemetry import metrics, trace
@@ -87,11 +87,13 @@ class Telemetry:
 
         return {name: TracedTool(tool, self) for name, tool in tools.items()}
 
-    def agent_factory(self, cls: type[Agent], config: Any, team: str) -> Callable[[], Any]:
-        """A factory for the traced variant of ``cls`` (``AIAgent``, ``HumanAgent``, ``UserAgent``, ...)."""
-        from .agents import traced_factory
+    async def register_agent(
+        self, runtime: AgentRuntime, cls: type[Agent], agent_type: str, config: Any, team: str
+    ) -> None:
+        """Register the traced variant of ``cls`` (``AIAgent``, ``HumanAgent``, ``UserAgent``, ...)."""
+        from .agents import register_traced
 
-        return traced_factory(self, cls, config, team)
+        await register_traced(runtime, self, cls, agent_type, config, team)
 
     def counting_sessions(self, hook: SessionEndHook | None, team: str) -> SessionEndHook:
         """``hook``, preceded by taking the ended session off ``handoffs.sessions.active``."""

@@ -16,6 +16,7 @@ stay off and ``HandoffsRuntime`` keeps its short path; they flush when the proce
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from typing import TYPE_CHECKING, Any
@@ -130,3 +131,20 @@ def _metric_exporter(name: str) -> Any:
         raise TelemetryConfigError(
             "the OTLP exporter is missing: pip install 'handoffs-runtime[otel]'"
         ) from exc
+
+
+def add_trace_option(parser: argparse.ArgumentParser) -> None:
+    """``--trace console|otlp`` on a subcommand that runs agents."""
+    parser.add_argument(
+        "--trace",
+        choices=EXPORTERS,
+        help="send OpenTelemetry traces to stderr (console) or an OTLP endpoint (otlp; "
+        "$OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318); default: $OTEL_TRACES_EXPORTER",
+    )
+
+
+def install_from_options(args: argparse.Namespace, service_name: str) -> None:
+    """Install the telemetry that ``--trace`` and the environment ask for, if any, for this process."""
+    from . import install
+
+    install(telemetry_from_environment(getattr(args, "trace", None), service_name=service_name))
