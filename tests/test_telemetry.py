@@ -15,14 +15,17 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 from handoffs_runtime import (
+    AgentSpec,
     HandoffsRuntime,
     ScriptedChannel,
     ScriptedModel,
     TeamPolicy,
+    TeamSpec,
     acme_team,
     register_team,
     start_session,
     tool_call,
+    worker_tools,
 )
 from handoffs_runtime.agents import AIAgent
 from handoffs_runtime.messages import UserTask
@@ -381,3 +384,33 @@ async def test_installed_telemetry_is_the_default_of_register_team() -> None:
     finally:
         install(None)
     assert sum(1 for s in recorder.finished() if s.name == "turn") == 2
+
+
+async def test_a_worker_created_by_a_tool_is_traced_under_that_tool_call() -> None:
+    recorder = Recorder()
+    team = TeamSpec(
+        name="lab",
+        entry="Boss",
+        agents=[AgentSpec("Boss", tools=worker_tools("Worker")), AgentSpec("Worker", kind="worker")],
+    )
+    models: dict[str, ChatCompletionClient] = {
+        "Boss": ScriptedModel([[tool_call("create_worker", {"task_description": "compute 6*7"})], "42."]),
+        "Worker": ScriptedModel(["42"]),
+    }
+    runtime = HandoffsRuntime()
+    channel = ScriptedChannel.for_sessions({"s1": ["what is 6*7?"]})
+    await register_team(
+        runtime, team, model=ScriptedModel([]), channel=channel, models=models, telemetry=recorder.telemetry
+    )
+    runtime.start()
+    await start_session(runtime, "s1")
+    await runtime.stop_when_idle()
+    assert tree(recorder.finished()) == [
+        "turn",
+        "  invoke_agent Boss",
+        "    chat scripted",
+        "    execute_tool create_worker",
+        "      invoke_agent Worker",
+        "        chat scripted",
+        "    chat scripted",
+    ]
