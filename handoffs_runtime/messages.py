@@ -34,6 +34,8 @@ class UserTask(BaseModel):
     turn_path: list[str] = Field(default_factory=list)
     trace: dict[str, str] | None = None
     """W3C trace context of the turn (``traceparent``, ``tracestate``), set only when telemetry is on."""
+    usage: dict[str, list[int]] | None = None
+    """Tokens the session has used so far, by agent: ``[input, output]`` (see :mod:`.usage`)."""
 
 
 class AgentResponse(BaseModel):
@@ -43,6 +45,8 @@ class AgentResponse(BaseModel):
     context: list[LLMMessage]
     trace: dict[str, str] | None = None
     """W3C trace context of the turn, set only when telemetry is on."""
+    usage: dict[str, list[int]] | None = None
+    """Tokens the session has used, by agent, including this turn's (see :mod:`.usage`)."""
 
 
 HandoffOutcome = Literal["handoff", "refused", "loop_stopped"]

@@ -41,12 +41,17 @@ class TeamPolicy:
     """Call models with ``create_stream`` instead of ``create``."""
     model_timeout: float | None = 300.0
     """Seconds one model call may take (the client's own retries included) before the agent apologises."""
+    token_budget: int | None = None
+    """Tokens (input and output, as the models report them) a session may use; past it, agents answer
+    with a clear message instead of calling their model. ``None``: no limit."""
 
     def __post_init__(self) -> None:
         if self.handoff_budget < 1:
             raise TeamConfigError("handoff_budget must be at least 1")
         if self.max_tool_rounds < 1:
             raise TeamConfigError("max_tool_rounds must be at least 1")
+        if self.token_budget is not None and self.token_budget < 1:
+            raise TeamConfigError("token_budget must be at least 1 (or None for no limit)")
         if self.on_loop not in ("message", "escalate"):
             raise TeamConfigError("on_loop must be 'message' or 'escalate'")
 

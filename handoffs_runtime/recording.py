@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 from autogen_core.models import LLMMessage
 
 from .messages import AgentResponse, HandoffEvent
-from .store import SessionStore, entry_for_event, entry_for_message, notice_entry
+from .store import NewEntry, SessionStore, entry_for_event, entry_for_message, notice_entry
 from .transcript import describe_entry, last_exchanges, new_messages
+from .usage import UsageByAgent, summed
 
 UNANSWERED = "not answered: the session stopped before a reply"
 
@@ -34,6 +35,8 @@ class Resumed:
     context: list[LLMMessage]
     agent: str
     notices: list[str] = field(default_factory=list)
+    usage: UsageByAgent = field(default_factory=dict)
+    """The tokens the session used before, by agent."""
 
 
 async def resume(
@@ -72,7 +75,7 @@ async def resume(
             "send it again if you still need an answer"
         )
         await store.append(session, [notice_entry(UNANSWERED)], context=state.context)
-    return Resumed(list(state.context), agent, notices)
+    return Resumed(list(state.context), agent, notices, summed(e.body.get("usage") for e in entries))
 
 
 async def record_user(store: SessionStore, session: str, message: LLMMessage, *, agent: str) -> None:
@@ -80,16 +83,27 @@ async def record_user(store: SessionStore, session: str, message: LLMMessage, *,
     await store.append(session, [entry_for_message(message, agent=agent)])
 
 
-async def record_reply(store: SessionStore, session: str, response: AgentResponse) -> None:
-    """Store what is new in ``response``, its context and the new active agent, in one transaction."""
+async def record_reply(
+    store: SessionStore, session: str, response: AgentResponse, *, usage: UsageByAgent | None = None
+) -> None:
+    """Store what is new in ``response``, its context and the new active agent, in one transaction.
+
+    ``usage``, the turn's tokens by agent, is stored with the turn's last reply entry.
+    """
     state = await store.get_session(session)
     pending = await store.entries(session, after=state.context_seq)
     sent = list(state.context)
     sent += [m for e in pending if e.kind == "user" and (m := e.message()) is not None]
     fresh = new_messages(sent, response.context)
+    entries = [entry_for_message(m) for m in fresh]
+    if usage:
+        last = max((i for i, e in enumerate(entries) if e.kind == "reply"), default=len(entries) - 1)
+        if last >= 0:
+            entry = entries[last]
+            entries[last] = NewEntry(entry.agent, entry.kind, {**entry.body, "usage": usage})
     await store.append(
         session,
-        [entry_for_message(m) for m in fresh],
+        entries,
         active_agent=response.reply_to_topic_type,
         context=response.context,
     )

@@ -16,6 +16,7 @@ from typing import TypeVar
 from .errors import UnknownSessionError
 from .store import MEMORY, SessionStore, SQLiteSessionStore, default_store_path
 from .transcript import EXPORT_FORMATS, describe_entry, export
+from .usage import describe, summed, total
 
 T = TypeVar("T")
 
@@ -91,11 +92,25 @@ def _list(store: SessionStore, args: argparse.Namespace) -> int:
         print("no sessions stored")
         return 0
     width = max(len("session"), *(len(i.session_id) for i in infos))
-    print(f"{'session':<{width}}  {'updated':<19}  {'status':<6}  {'messages':>8}  active agent")
+    print(
+        f"{'session':<{width}}  {'updated':<19}  {'status':<6}  {'messages':>8}  {'tokens':>9}  active agent"
+    )
+    tokens_of = _run(lambda: _tokens(store, [i.session_id for i in infos]))
     for i in infos:
         when = _stamp(i.updated_at)
-        print(f"{i.session_id:<{width}}  {when}  {i.status:<6}  {i.messages:>8}  {i.active_agent}")
+        tokens = tokens_of[i.session_id]
+        print(
+            f"{i.session_id:<{width}}  {when}  {i.status:<6}  {i.messages:>8}  {tokens:>9,}  {i.active_agent}"
+        )
     return 0
+
+
+async def _tokens(store: SessionStore, sessions: list[str]) -> dict[str, int]:
+    """The tokens each session used, from the usage stored with its entries."""
+    return {
+        session: total(summed(e.body.get("usage") for e in await store.entries(session)))
+        for session in sessions
+    }
 
 
 def _show(store: SessionStore, args: argparse.Namespace) -> int:
@@ -105,6 +120,7 @@ def _show(store: SessionStore, args: argparse.Namespace) -> int:
     print(f"session {state.session_id} · {state.status} · active agent {state.active_agent} · team {team}")
     for entry in entries:
         print(f"{entry.seq:>4} {_stamp(entry.created_at)}  {describe_entry(entry)}")
+    print(f"usage: {describe(summed(e.body.get('usage') for e in entries))}")
     return 0
 
 

@@ -14,6 +14,7 @@ from autogen_core.models import LLMMessage, UserMessage
 
 from .store import SessionState, StoredEntry
 from .tools.filters import arguments_preview
+from .usage import summed
 
 ExportFormat = Literal["md", "json"]
 EXPORT_FORMATS: tuple[ExportFormat, ...] = ("md", "json")
@@ -120,6 +121,7 @@ def to_json(state: SessionState, entries: Sequence[StoredEntry]) -> str:
             "created_at": _iso(state.created_at),
             "updated_at": _iso(state.updated_at),
             "messages": state.last_seq,
+            "usage": summed(e.body.get("usage") for e in entries),
         },
         "messages": [
             {

@@ -6,7 +6,7 @@ from collections.abc import Iterator, Mapping
 
 import pytest
 from autogen_core import AgentId
-from autogen_core.models import ChatCompletionClient, RequestUsage, UserMessage
+from autogen_core.models import ChatCompletionClient, UserMessage
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -33,6 +33,8 @@ from handoffs_runtime.telemetry import CAPTURE_CONTENT_ENV, Telemetry, install
 from handoffs_runtime.telemetry.propagation import context_of
 from handoffs_runtime.tools.acme import ITEM_ID
 from handoffs_runtime.topics import session_topic
+
+from .support import ReportingModel
 
 
 class Recorder:
@@ -68,16 +70,7 @@ class Recorder:
         return found
 
 
-class Usage(ScriptedModel):
-    """A scripted model whose replies report token usage."""
-
-    def __init__(self, steps: list[object], prompt: int = 100, completion: int = 10) -> None:
-        super().__init__(steps)  # type: ignore[arg-type]
-        self.usage = RequestUsage(prompt_tokens=prompt, completion_tokens=completion)
-
-    async def create(self, *args: object, **kwargs: object):  # type: ignore[no-untyped-def,override]
-        result = await super().create(*args, **kwargs)  # type: ignore[arg-type]
-        return result.model_copy(update={"usage": self.usage})
+Usage = ReportingModel
 
 
 def refund_models() -> dict[str, ChatCompletionClient]:

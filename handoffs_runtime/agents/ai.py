@@ -48,6 +48,7 @@ from ..tools.handoff import (
     call_maybe_async,
 )
 from ..topics import HANDOFF_EVENTS, USER, session_topic
+from ..usage import BUDGET_REPLY, add, copy, over_budget
 from .routing import SessionAgent
 
 logger = logging.getLogger("handoffs_runtime")
@@ -105,6 +106,7 @@ class AIAgent(SessionAgent):
     def __init__(self, config: AIAgentConfig) -> None:
         super().__init__(config.description or config.name)
         self._config = config
+        self._usage: dict[str, list[int]] = {}  # the session's token usage, this turn's included
 
     @message_handler
     async def handle_task(self, message: UserTask, ctx: MessageContext) -> None:
@@ -117,8 +119,12 @@ class AIAgent(SessionAgent):
             session, config.name, config.channel, runtime=self.runtime, agent_id=self.id
         )
         set_tool_context(tool_context)
+        self._usage = copy(message.usage)
         for _ in range(config.policy.max_tool_rounds):
             conversation = history + new
+            if over_budget(config.policy.token_budget, self._usage):
+                await self._reply(conversation, BUDGET_REPLY)
+                return
             offered, enabled = await self._offer(session, conversation)
             try:
                 result = await self._call_model(
@@ -128,6 +134,7 @@ class AIAgent(SessionAgent):
                 logger.exception("model call failed for %s in session %s", config.name, session)
                 await self._reply(conversation, MODEL_ERROR_REPLY)
                 return
+            add(self._usage, config.name, result.usage)
             content = result.content
             if isinstance(content, str) or not content:
                 text = content.strip() if isinstance(content, str) else ""
@@ -297,10 +304,9 @@ class AIAgent(SessionAgent):
             await self._reply([*message.context, *new], MODEL_ERROR_REPLY)
             return
         await self._publish_event(session, handoff, call, "handoff", len(path), "", payload)
-        await self.publish_message(
-            user_task(context, [*path, handoff.target]),
-            topic_id=session_topic(handoff.target, session),
-        )
+        task = user_task(context, [*path, handoff.target])
+        task.usage = self._usage
+        await self.publish_message(task, topic_id=session_topic(handoff.target, session))
 
     def _filtered(
         self, history: list[LLMMessage], new: list[LLMMessage], handoff: Handoff, session: str
@@ -345,20 +351,18 @@ class AIAgent(SessionAgent):
             reason if not escalate else f"{reason}; escalated to {human}",
         )
         if escalate and human is not None:
-            await self.publish_message(
-                user_task([*message.context, *new], [*path, human]),
-                topic_id=session_topic(human, session),
-            )
+            task = user_task([*message.context, *new], [*path, human])
+            task.usage = self._usage
+            await self.publish_message(task, topic_id=session_topic(human, session))
             return
         await self._reply([*message.context, *new], LOOP_MESSAGE)
 
     async def _reply(self, conversation: list[LLMMessage], text: str) -> None:
         config = self._config
         context = [*conversation, AssistantMessage(content=text, source=config.name)]
-        await self.publish_message(
-            agent_response(context, config.name),
-            topic_id=session_topic(config.user_topic, self.id.key),
-        )
+        response = agent_response(context, config.name)
+        response.usage = self._usage
+        await self.publish_message(response, topic_id=session_topic(config.user_topic, self.id.key))
 
     async def _publish_event(
         self,
