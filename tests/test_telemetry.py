@@ -22,6 +22,7 @@ from handoffs_runtime import (
     TeamPolicy,
     TeamSpec,
     acme_team,
+    openai_model,
     register_team,
     start_session,
     tool_call,
@@ -34,6 +35,7 @@ from handoffs_runtime.telemetry.propagation import context_of
 from handoffs_runtime.tools.acme import ITEM_ID
 from handoffs_runtime.topics import session_topic
 
+from .fake_openai import fake_openai
 from .support import ReportingModel
 
 
@@ -407,3 +409,34 @@ async def test_a_worker_created_by_a_tool_is_traced_under_that_tool_call() -> No
         "        chat scripted",
         "    chat scripted",
     ]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
+async def test_calls_through_the_real_openai_client_are_chat_spans_with_the_reported_tokens(
+    stream: bool,
+) -> None:
+    recorder = Recorder()
+    answers = [[("transfer_to_sales_agent", {})], "Rocket skates, $500. Interested?"]
+    with fake_openai(answers) as server:  # type: ignore[arg-type]
+        model = openai_model("gpt-4o-mini", base_url=server.url, api_key="test-key")
+        channel = ScriptedChannel.for_sessions({"s1": ["I want to buy something"]})
+        runtime = HandoffsRuntime()
+        await register_team(
+            runtime,
+            acme_team(policy=TeamPolicy(stream=stream)),
+            model=model,
+            channel=channel,
+            telemetry=recorder.telemetry,
+        )
+        runtime.start()
+        await start_session(runtime, "s1")
+        await runtime.stop_when_idle()
+    assert [r.text for r in channel.replies("s1")] == ["Rocket skates, $500. Interested?"]
+    chats = [s for s in recorder.finished() if s.name == "chat gpt-4o-mini"]
+    assert [(s.attributes or {}).get("gen_ai.agent.name") for s in chats] == ["TriageAgent", "SalesAgent"]
+    for span, finish in zip(chats, ("function_calls", "stop"), strict=True):
+        attributes = span.attributes or {}
+        assert attributes["gen_ai.provider.name"] == "openai"
+        assert attributes["gen_ai.request.model"] == "gpt-4o-mini"
+        assert tuple(attributes["gen_ai.response.finish_reasons"]) == (finish,)  # type: ignore[arg-type]
+        assert (attributes["gen_ai.usage.input_tokens"], attributes["gen_ai.usage.output_tokens"]) == (10, 5)
