@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -163,3 +164,14 @@ async def test_one_turn_across_a_grpc_host_and_two_workers_is_one_trace(
         assert (span.trace_id, span.parent_span_id, span.service) == (trace_id, turn_id, "handoffs-worker")
     on_issues = [s for s in remote if s.name == "chat offline" and s.trace_id == trace_id]
     assert {s.attributes["gen_ai.agent.name"] for s in on_issues} == {"TriageAgent", "IssuesAndRepairsAgent"}
+
+
+def test_an_unreachable_collector_is_reported_and_the_chat_still_ends_cleanly() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # closed again before the chat starts: nobody listens there
+    env = {"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{port}", "OTEL_EXPORTER_OTLP_TIMEOUT": "1"}
+    result = chat("hi\nexit\n", env, "--trace", "otlp")
+    assert result.returncode == 0
+    assert "Failed to export spans" in result.stderr
+    assert "Triage" in result.stdout

@@ -17,6 +17,7 @@ stay off and ``HandoffsRuntime`` keeps its short path; they flush when the proce
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from typing import TYPE_CHECKING, Any
@@ -147,4 +148,8 @@ def install_from_options(args: argparse.Namespace, service_name: str) -> None:
     """Install the telemetry that ``--trace`` and the environment ask for, if any, for this process."""
     from . import install
 
-    install(telemetry_from_environment(getattr(args, "trace", None), service_name=service_name))
+    telemetry = telemetry_from_environment(getattr(args, "trace", None), service_name=service_name)
+    install(telemetry)
+    exporters = logging.getLogger("opentelemetry")
+    if telemetry is not None and exporters.getEffectiveLevel() > logging.ERROR:
+        exporters.setLevel(logging.ERROR)  # an unreachable collector is said, not silently waited for
