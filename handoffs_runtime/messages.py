@@ -163,12 +163,14 @@ def _validated_already(context: object, *names: object) -> bool:
 def user_task(context: list[LLMMessage], turn_path: list[str]) -> UserTask:
     """``UserTask(context=..., turn_path=...)``, without re-validating items that are LLMMessages already."""
     if type(turn_path) is list and _validated_already(context, *turn_path):
-        return UserTask.model_construct(context=context, turn_path=turn_path)
+        return UserTask.model_construct(context=context, turn_path=turn_path, trace=None, usage=None)
     return UserTask(context=context, turn_path=turn_path)
 
 
 def agent_response(context: list[LLMMessage], reply_to_topic_type: str) -> AgentResponse:
     """``AgentResponse(...)``, without re-validating items that are LLMMessages already."""
     if _validated_already(context, reply_to_topic_type):
-        return AgentResponse.model_construct(context=context, reply_to_topic_type=reply_to_topic_type)
+        return AgentResponse.model_construct(
+            context=context, reply_to_topic_type=reply_to_topic_type, trace=None, usage=None
+        )
     return AgentResponse(context=context, reply_to_topic_type=reply_to_topic_type)
