@@ -152,6 +152,10 @@ async def test_refund_path_is_one_trace_per_turn_with_a_span_per_agent_model_too
         assert turn.attributes["gen_ai.conversation.id"] == "s1"
         assert turn.attributes["handoffs.team"] == "acme"
         assert turn.attributes["handoffs.turn.replied_by"] == "IssuesAndRepairsAgent"
+    tokens = [
+        (t.attributes["gen_ai.usage.input_tokens"], t.attributes["gen_ai.usage.output_tokens"]) for t in turns
+    ]  # type: ignore[index]
+    assert tokens == [(50 + 100, 5 + 10), (300, 30)]  # every agent's calls in the turn
     assert [t.attributes["handoffs.turn.agent"] for t in turns] == [  # type: ignore[index]
         "TriageAgent",
         "IssuesAndRepairsAgent",

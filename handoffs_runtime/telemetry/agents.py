@@ -25,6 +25,7 @@ from ..agents.routing import SessionAgent
 from ..agents.user import UserAgent
 from ..agents.worker import WorkerAgent
 from ..messages import AgentResponse, HandoffEvent, Undeliverable, UserLogin, UserTask, WorkerTask
+from ..usage import UsageByAgent, copy, difference
 from .propagation import TraceCarrier, carrier_of, context_of
 
 if TYPE_CHECKING:
@@ -88,13 +89,15 @@ class TracedWorkerAgent(_TracedTaskAgent, WorkerAgent):
 
 
 class TracedUserAgent(_Traced, UserAgent):
-    _turn: tuple[Span, float] | None = None
+    _turn: tuple[Span, float, UsageByAgent] | None = None
+    """The open turn: its span, when it started, and the session's token usage when it started."""
 
     async def on_message_impl(self, message: Any, ctx: MessageContext) -> Any:
         if isinstance(message, AgentResponse):
-            self._end_turn(message.reply_to_topic_type, None)
+            self._end_turn(message.reply_to_topic_type, None, message.usage)
         elif isinstance(message, Undeliverable):
-            self._end_turn(message.topic_type, message.reason or f"{message.topic_type} is not available")
+            reason = message.reason or f"{message.topic_type} is not available"
+            self._end_turn(message.topic_type, reason, None)
         elif isinstance(message, UserLogin):
             self.telemetry.active_sessions.add(1, {"handoffs.team": self.trace_team})
         return await super().on_message_impl(message, ctx)
@@ -111,15 +114,16 @@ class TracedUserAgent(_Traced, UserAgent):
             span = self.telemetry.start_turn(
                 self.id.key, self.trace_team, topic_id.type, last if isinstance(last, str) else ""
             )
-            self._turn = (span, time.monotonic())
+            self._turn = (span, time.monotonic(), copy(message.usage))
             message.trace = carrier_of(span)
         await super().publish_message(message, topic_id, cancellation_token=cancellation_token)
 
-    def _end_turn(self, replied_by: str, error: str | None) -> None:
+    def _end_turn(self, replied_by: str, error: str | None, usage: UsageByAgent | None) -> None:
         if self._turn is not None:
-            span, started = self._turn
+            span, started, before = self._turn
             self._turn = None
-            self.telemetry.end_turn(span, self.trace_team, replied_by, error, started)
+            tokens = difference(usage, before) if usage is not None else None
+            self.telemetry.end_turn(span, self.trace_team, replied_by, error, started, tokens)
 
 
 _TRACED: dict[type[Agent], type[_Traced]] = {

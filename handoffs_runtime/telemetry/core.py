@@ -132,8 +132,20 @@ class Telemetry:
             attributes[c.INPUT_MESSAGES] = c.as_content([{"role": "user", "content": text}])
         return self.tracer.start_span("turn", Context(), SpanKind.SERVER, attributes)
 
-    def end_turn(self, span: Span, team: str, replied_by: str, error: str | None, started: float) -> None:
+    def end_turn(
+        self,
+        span: Span,
+        team: str,
+        replied_by: str,
+        error: str | None,
+        started: float,
+        tokens: Mapping[str, list[int]] | None,
+    ) -> None:
+        """End the turn's span with who replied, the tokens of the whole turn (all agents), or the error."""
         span.set_attribute(c.REPLIED_BY, replied_by)
+        if tokens is not None:
+            span.set_attribute(c.INPUT_TOKENS, sum(counts[0] for counts in tokens.values()))
+            span.set_attribute(c.OUTPUT_TOKENS, sum(counts[1] for counts in tokens.values()))
         outcome = "ok"
         if error is not None:
             span.set_status(Status(StatusCode.ERROR, error))
