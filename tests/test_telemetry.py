@@ -31,7 +31,7 @@ from handoffs_runtime import (
 from handoffs_runtime.agents import AIAgent
 from handoffs_runtime.messages import UserTask
 from handoffs_runtime.telemetry import CAPTURE_CONTENT_ENV, Telemetry, install
-from handoffs_runtime.telemetry.propagation import context_of
+from handoffs_runtime.telemetry.propagation import context_of, passed_on
 from handoffs_runtime.tools.acme import ITEM_ID
 from handoffs_runtime.topics import session_topic
 
@@ -335,7 +335,11 @@ async def test_a_tool_that_raises_and_a_model_that_fails_are_error_spans() -> No
 
 
 async def test_a_malformed_or_oversized_trace_context_from_outside_starts_a_new_trace() -> None:
-    assert context_of({"traceparent": "garbage"}) is not None  # parsed, but names no valid parent
+    assert context_of({"traceparent": "garbage"}) is None  # names no valid parent
+    valid = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    assert context_of({"traceparent": valid}) is not None
+    assert passed_on({"traceparent": valid, "junk": "x" * 500}) == {"traceparent": valid}
+    assert passed_on({"traceparent": "garbage"}) is None
     assert context_of({"traceparent": "00-" + "a" * 2000}) is None
     assert context_of({"traceparent": 5}) is None
     assert context_of(["traceparent"]) is None

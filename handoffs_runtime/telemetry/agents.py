@@ -26,7 +26,7 @@ from ..agents.user import UserAgent
 from ..agents.worker import WorkerAgent
 from ..messages import AgentResponse, HandoffEvent, Undeliverable, UserLogin, UserTask, WorkerTask
 from ..usage import UsageByAgent, copy, difference
-from .propagation import TraceCarrier, carrier_of, context_of
+from .propagation import TraceCarrier, carrier_of, context_of, passed_on
 
 if TYPE_CHECKING:
     from autogen_core import CancellationToken
@@ -53,10 +53,11 @@ class _TracedTaskAgent(_Traced):
             session, hop = message.session_id, 0
         else:
             return await super().on_message_impl(message, ctx)
-        token = _turn_trace.set(message.trace)
+        carrier = passed_on(message.trace)  # from another process, maybe: only a valid parent goes on
+        token = _turn_trace.set(carrier)
         try:
             with self.telemetry.agent_span(
-                self.trace_name, session, self.trace_team, context_of(message.trace), hop
+                self.trace_name, session, self.trace_team, context_of(carrier), hop
             ):
                 return await super().on_message_impl(message, ctx)
         finally:

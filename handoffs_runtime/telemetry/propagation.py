@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from opentelemetry.context import Context
-from opentelemetry.trace import Span, set_span_in_context
+from opentelemetry.trace import Span, get_current_span, set_span_in_context
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 TraceCarrier = dict[str, str]
@@ -38,4 +38,12 @@ def context_of(carrier: Any) -> Context | None:
         size += len(key) + len(value)
     if size > _MAX_CARRIER_CHARS:
         return None
-    return _PROPAGATOR.extract(carrier)
+    context = _PROPAGATOR.extract(carrier)
+    return context if get_current_span(context).get_span_context().is_valid else None
+
+
+def passed_on(carrier: Any) -> TraceCarrier | None:
+    """What of a received carrier an agent carries on: its two W3C fields when it names a valid parent."""
+    if context_of(carrier) is None:
+        return None
+    return {key: carrier[key] for key in _PROPAGATOR.fields if key in carrier}
