@@ -327,6 +327,10 @@ async def test_a_tool_that_raises_and_a_model_that_fails_are_error_spans() -> No
     tool = next(s for s in spans if s.name == "execute_tool execute_refund")
     assert tool.status.status_code == StatusCode.ERROR
     assert tool.attributes is not None and tool.attributes["error.type"] == "ValidationError"
+    # the error's message quotes the rejected input (content): without the opt-in only the type is kept
+    assert tool.status.description == "ValidationError"
+    assert "input_value" not in str([e.attributes for e in tool.events])
+    assert [e.name for e in tool.events] == ["exception"]
     failed = [s for s in spans if s.name == "chat scripted" and s.status.status_code == StatusCode.ERROR]
     assert [s.attributes["error.type"] for s in failed] == ["RuntimeError"]  # type: ignore[index]
     assert recorder.points("handoffs.tool.errors") == [

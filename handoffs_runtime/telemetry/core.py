@@ -7,6 +7,7 @@ in the package knows about OpenTelemetry, and with no ``Telemetry`` nothing is w
 from __future__ import annotations
 
 import time
+import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -220,9 +221,7 @@ class Telemetry:
             try:
                 yield span
             except Exception as exc:
-                span.record_exception(exc)
-                span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
-                span.set_attribute(c.ERROR_TYPE, type(exc).__name__)
+                record_error(span, exc, self.capture_content)
                 self.tool_errors.add(1, {**labels, c.ERROR_TYPE: type(exc).__name__})
                 raise
 
@@ -266,13 +265,25 @@ class ModelCallRecord:
     def failed(self, exc: BaseException) -> None:
         span = self._span
         error = type(exc).__name__
-        span.record_exception(exc)
-        span.set_status(Status(StatusCode.ERROR, f"{error}: {exc}"))
-        span.set_attribute(c.ERROR_TYPE, error)
+        record_error(span, exc, self._telemetry.capture_content)
         span.end()
         self._telemetry.model_duration.record(
             time.monotonic() - self._started, {**self._labels(), c.ERROR_TYPE: error}
         )
+
+
+def record_error(span: Span, exc: BaseException, with_message: bool) -> None:
+    """Mark ``span`` failed with ``exc``. Its message may quote content (pydantic quotes the input it
+    rejected), so without the content opt-in only the type and the stack frames are recorded."""
+    error = type(exc).__name__
+    span.set_attribute(c.ERROR_TYPE, error)
+    if with_message:
+        span.record_exception(exc)
+        span.set_status(Status(StatusCode.ERROR, f"{error}: {exc}"))
+        return
+    frames = "".join(traceback.format_tb(exc.__traceback__))
+    span.add_event("exception", {"exception.type": error, "exception.stacktrace": frames})
+    span.set_status(Status(StatusCode.ERROR, error))
 
 
 _created = False
