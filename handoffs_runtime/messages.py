@@ -86,6 +86,8 @@ class WorkerResult(BaseModel):
 
     text: str
     ok: bool = True
+    usage: dict[str, list[int]] | None = None
+    """Tokens the worker (and the workers it created) used for this task, by agent."""
 
 
 class Undeliverable(BaseModel):

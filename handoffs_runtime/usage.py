@@ -66,6 +66,30 @@ def summed(turns: Iterable[Mapping[str, list[int]] | None]) -> UsageByAgent:
     return result
 
 
+def merge(into: UsageByAgent, more: Mapping[str, list[int]] | None) -> None:
+    """Add ``more`` (another agent's count, e.g. a worker's) to ``into``."""
+    for agent, counts in summed([more]).items():
+        mine = into.setdefault(agent, [0, 0])
+        mine[0] += counts[0]
+        mine[1] += counts[1]
+
+
+_TOOL_USAGE = "usage"
+
+
+def note_tool_usage(turn: dict[str, object], usage: Mapping[str, list[int]] | None) -> None:
+    """Count the tokens a tool spent (through workers) in ``ToolContext.turn``, for its agent to take."""
+    if usage:
+        spent = turn.setdefault(_TOOL_USAGE, {})
+        merge(spent, usage)  # type: ignore[arg-type]
+
+
+def take_tool_usage(turn: dict[str, object]) -> UsageByAgent:
+    """What the tools of this turn spent since the last call, counted once."""
+    spent = turn.pop(_TOOL_USAGE, None)
+    return spent if isinstance(spent, dict) else {}
+
+
 def describe(usage: Mapping[str, list[int]]) -> str:
     """``TriageAgent 50 in + 5 out · ... · total 55 tokens`` (``no tokens reported`` when empty)."""
     if not usage:

@@ -12,14 +12,17 @@ import pytest
 from autogen_core.models import ChatCompletionClient
 
 from handoffs_runtime import (
+    AgentSpec,
     HandoffsRuntime,
     ScriptedChannel,
     SQLiteSessionStore,
     TeamPolicy,
+    TeamSpec,
     acme_team,
     register_team,
     start_session,
     tool_call,
+    worker_tools,
 )
 from handoffs_runtime.errors import TeamConfigError
 from handoffs_runtime.tools.acme import ITEM_ID
@@ -123,3 +126,39 @@ async def test_the_budget_counts_what_the_session_used_before_it_was_resumed(tmp
 def test_a_budget_below_one_is_refused() -> None:
     with pytest.raises(TeamConfigError, match="token_budget"):
         TeamPolicy(token_budget=0)
+
+
+def lab(policy: TeamPolicy | None = None) -> TeamSpec:
+    return TeamSpec(
+        name="lab",
+        entry="Boss",
+        agents=[AgentSpec("Boss", tools=worker_tools("Worker")), AgentSpec("Worker", kind="worker")],
+        policy=policy or TeamPolicy(),
+    )
+
+
+async def run_lab(policy: TeamPolicy | None, store: SQLiteSessionStore | None = None) -> ReportingModel:
+    boss = ReportingModel([[tool_call("create_worker", {"task_description": "compute 6*7"})], "42."], 100, 10)
+    worker = ReportingModel(["42"], 1000, 100)
+    runtime = HandoffsRuntime()
+    channel = ScriptedChannel.for_sessions({"s1": ["what is 6*7?"]})
+    await register_team(
+        runtime, lab(policy), model=boss, channel=channel, models={"Worker": worker}, store=store
+    )
+    runtime.start()
+    await start_session(runtime, "s1")
+    await runtime.stop_when_idle()
+    return boss
+
+
+async def test_the_tokens_of_workers_count_for_the_session_that_created_them(tmp_path: Path) -> None:
+    store = SQLiteSessionStore(str(tmp_path / "sessions.sqlite3"))
+    await run_lab(None, store)
+    [reply] = [e for e in await store.entries("s1") if e.kind == "reply"]
+    assert reply.body["usage"] == {"Boss": [200, 20], "Worker": [1000, 100]}
+    await store.close()
+
+
+async def test_workers_tokens_count_against_the_budget() -> None:
+    boss = await run_lab(TeamPolicy(token_budget=500))  # 110 (boss) + 1100 (its worker) before its 2nd call
+    assert len(boss.calls) == 1

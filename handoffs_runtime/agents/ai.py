@@ -48,7 +48,7 @@ from ..tools.handoff import (
     call_maybe_async,
 )
 from ..topics import HANDOFF_EVENTS, USER, session_topic
-from ..usage import BUDGET_REPLY, add, copy, over_budget
+from ..usage import BUDGET_REPLY, add, copy, merge, over_budget, take_tool_usage
 from .routing import SessionAgent
 
 logger = logging.getLogger("handoffs_runtime")
@@ -144,6 +144,7 @@ class AIAgent(SessionAgent):
                 return
             calls = [c for c in content if isinstance(c, FunctionCall)]
             step = await self._run_calls(calls, session, conversation, enabled, path, ctx.cancellation_token)
+            merge(self._usage, take_tool_usage(tool_context.turn))  # what its workers spent
             new.append(AssistantMessage(content=calls, source=config.name))
             new.append(FunctionExecutionResultMessage(content=step.results))
             if step.handoff is not None:

@@ -37,6 +37,7 @@ from ..channels import Channel
 from ..context import ToolContext, set_tool_context
 from ..messages import WorkerResult, WorkerTask
 from ..models import ModelCall, model_call_scope
+from ..usage import UsageByAgent, add, copy, merge, take_tool_usage
 from .ai import run_tool_call, unknown_tool_result
 from .routing import SessionAgent
 
@@ -62,6 +63,7 @@ class WorkerAgent(SessionAgent):
     def __init__(self, config: WorkerAgentConfig) -> None:
         super().__init__(config.description or config.name)
         self._config = config
+        self._usage: UsageByAgent = {}  # tokens spent on the task in hand (its own workers' too)
 
     @message_handler
     async def handle_task(self, message: WorkerTask, ctx: MessageContext) -> WorkerResult:
@@ -69,26 +71,32 @@ class WorkerAgent(SessionAgent):
         ctx.cancellation_token.link_future(work)
         try:
             async with asyncio.timeout(message.timeout):
-                return await work
+                return self._counted(await work)
         except TimeoutError:
-            return WorkerResult(text=f"{self._config.name} ran out of time ({message.timeout:g} s)", ok=False)
+            text = f"{self._config.name} ran out of time ({message.timeout:g} s)"
+            return self._counted(WorkerResult(text=text, ok=False))
         except asyncio.CancelledError:
             if work.cancelled() and not _current_task_cancelling():
-                return WorkerResult(text=f"{self._config.name} was cancelled", ok=False)
+                return self._counted(WorkerResult(text=f"{self._config.name} was cancelled", ok=False))
             raise
+
+    def _counted(self, result: WorkerResult) -> WorkerResult:
+        """``result`` with the tokens the task used, for the caller's session count."""
+        result.usage = copy(self._usage) or None
+        return result
 
     async def _work(self, message: WorkerTask, ctx: MessageContext) -> WorkerResult:
         config = self._config
-        set_tool_context(
-            ToolContext(
-                message.session_id,
-                config.name,
-                config.channel,
-                runtime=self.runtime,
-                agent_id=self.id,
-                depth=message.depth,
-            )
+        self._usage = {}
+        tool_context = ToolContext(
+            message.session_id,
+            config.name,
+            config.channel,
+            runtime=self.runtime,
+            agent_id=self.id,
+            depth=message.depth,
         )
+        set_tool_context(tool_context)
         conversation: list[LLMMessage] = [UserMessage(content=message.task, source=message.caller)]
         schemas = [t.schema for t in config.tools.values()]
         for _ in range(config.max_tool_rounds):
@@ -104,6 +112,7 @@ class WorkerAgent(SessionAgent):
                 return WorkerResult(
                     text=f"{config.name}'s model failed: {type(exc).__name__}: {exc}", ok=False
                 )
+            add(self._usage, config.name, result.usage)
             content = result.content
             if isinstance(content, str) or not content:
                 text = content.strip() if isinstance(content, str) else ""
@@ -118,6 +127,7 @@ class WorkerAgent(SessionAgent):
                     results.append(unknown_tool_result(call, config.tools))
                 else:
                     results.append(await run_tool_call(tool, call, ctx.cancellation_token))
+            merge(self._usage, take_tool_usage(tool_context.turn))  # its own workers'
             conversation.append(AssistantMessage(content=calls, source=config.name))
             conversation.append(FunctionExecutionResultMessage(content=results))
         return WorkerResult(
