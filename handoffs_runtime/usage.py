@@ -29,7 +29,12 @@ def add(usage: UsageByAgent, agent: str, reported: RequestUsage) -> None:
 
 
 def copy(usage: Mapping[str, list[int]] | None) -> UsageByAgent:
-    return {agent: [counts[0], counts[1]] for agent, counts in (usage or {}).items() if len(counts) == 2}
+    """A copy to count on; it may come from another process, so only pairs of counts, none below 0."""
+    return {
+        agent: [max(counts[0], 0), max(counts[1], 0)]
+        for agent, counts in (usage or {}).items()
+        if len(counts) == 2
+    }
 
 
 def total(usage: Mapping[str, list[int]] | None) -> int:

@@ -162,3 +162,12 @@ async def test_the_tokens_of_workers_count_for_the_session_that_created_them(tmp
 async def test_workers_tokens_count_against_the_budget() -> None:
     boss = await run_lab(TeamPolicy(token_budget=500))  # 110 (boss) + 1100 (its worker) before its 2nd call
     assert len(boss.calls) == 1
+
+
+def test_counts_from_elsewhere_are_checked() -> None:
+    from handoffs_runtime.usage import copy, describe, summed
+
+    assert copy({"A": [-5, 3], "B": [1]}) == {"A": [0, 3]}  # a message from another process
+    stored = [{"A": [1, 2]}, None, {"A": "x"}, {"B": [1, "2"]}, "junk", {"A": [3, 4]}]  # bodies in a store
+    assert summed(stored) == {"A": [4, 6]}  # type: ignore[arg-type]
+    assert describe({}) == "no tokens reported"
