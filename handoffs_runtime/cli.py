@@ -18,6 +18,7 @@ from .graph import team_mermaid
 from .models import model_from_options, model_label
 from .sessions_cli import add_sessions_parser, add_store_option, open_store, run_sessions_command
 from .team import TeamSpec
+from .telemetry.setup import add_trace_option, install_from_options
 from .text import PrintableFormatter, printable
 from .tools.acme import acme_team
 from .tools.orchestrator import orchestrator_team
@@ -52,6 +53,7 @@ def _parser() -> argparse.ArgumentParser:
     chat.add_argument(
         "-v", "--verbose", action="count", default=0, help="log warnings (-v) or everything (-vv)"
     )
+    add_trace_option(chat)
 
     graph = sub.add_parser("graph", help="print the team's handoff graph as Mermaid")
     graph.add_argument("--team", choices=sorted(TEAMS), default="acme", help="which team (default: acme)")
@@ -129,12 +131,15 @@ def _add_distributed_commands(
     from .distributed.cli import add_security_options
 
     add_security_options(sub, chat=chat, host=host, worker=worker)
+    add_trace_option(worker)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     _configure_logging(getattr(args, "verbose", 0))
     try:
+        if args.command in ("chat", "worker"):
+            install_from_options(args, service_name=f"handoffs-{args.command}")
         if args.command == "chat":
             return _chat(args)
         if args.command == "graph":

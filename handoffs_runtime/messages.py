@@ -32,6 +32,10 @@ class UserTask(BaseModel):
 
     context: list[LLMMessage]
     turn_path: list[str] = Field(default_factory=list)
+    trace: dict[str, str] | None = None
+    """W3C trace context of the turn (``traceparent``, ``tracestate``), set only when telemetry is on."""
+    usage: dict[str, list[int]] | None = None
+    """Tokens the session has used so far, by agent: ``[input, output]`` (see :mod:`.usage`)."""
 
 
 class AgentResponse(BaseModel):
@@ -39,6 +43,10 @@ class AgentResponse(BaseModel):
 
     reply_to_topic_type: str
     context: list[LLMMessage]
+    trace: dict[str, str] | None = None
+    """W3C trace context of the turn, set only when telemetry is on."""
+    usage: dict[str, list[int]] | None = None
+    """Tokens the session has used, by agent, including this turn's (see :mod:`.usage`)."""
 
 
 HandoffOutcome = Literal["handoff", "refused", "loop_stopped"]
@@ -74,6 +82,8 @@ class WorkerTask(BaseModel):
     caller: str
     depth: int = 1
     timeout: float | None = None
+    trace: dict[str, str] | None = None
+    """W3C trace context of the caller's tool call, set only when telemetry is on."""
 
 
 class WorkerResult(BaseModel):
@@ -81,6 +91,8 @@ class WorkerResult(BaseModel):
 
     text: str
     ok: bool = True
+    usage: dict[str, list[int]] | None = None
+    """Tokens the worker (and the workers it created) used for this task, by agent."""
 
 
 class Undeliverable(BaseModel):
@@ -158,12 +170,14 @@ def _validated_already(context: object, *names: object) -> bool:
 def user_task(context: list[LLMMessage], turn_path: list[str]) -> UserTask:
     """``UserTask(context=..., turn_path=...)``, without re-validating items that are LLMMessages already."""
     if type(turn_path) is list and _validated_already(context, *turn_path):
-        return UserTask.model_construct(context=context, turn_path=turn_path)
+        return UserTask.model_construct(context=context, turn_path=turn_path, trace=None, usage=None)
     return UserTask(context=context, turn_path=turn_path)
 
 
 def agent_response(context: list[LLMMessage], reply_to_topic_type: str) -> AgentResponse:
     """``AgentResponse(...)``, without re-validating items that are LLMMessages already."""
     if _validated_already(context, reply_to_topic_type):
-        return AgentResponse.model_construct(context=context, reply_to_topic_type=reply_to_topic_type)
+        return AgentResponse.model_construct(
+            context=context, reply_to_topic_type=reply_to_topic_type, trace=None, usage=None
+        )
     return AgentResponse(context=context, reply_to_topic_type=reply_to_topic_type)

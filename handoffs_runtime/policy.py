@@ -50,6 +50,9 @@ class TeamPolicy:
     max_reply_chars: int = 256 * 1024
     """The longest model reply or tool result kept, in characters; a longer one is cut, with a note
     saying so, before anyone sees or stores it. (Tool call arguments go to the tool whole.)"""
+    token_budget: int | None = None
+    """Tokens (input and output, as the models report them) a session may use; past it, agents answer
+    with a clear message instead of calling their model. ``None``: no limit."""
 
     def __post_init__(self) -> None:
         if self.handoff_budget < 1:
@@ -62,6 +65,8 @@ class TeamPolicy:
             )
         if self.max_reply_chars < 1:
             raise TeamConfigError("max_reply_chars must be at least 1")
+        if self.token_budget is not None and self.token_budget < 1:
+            raise TeamConfigError("token_budget must be at least 1 (or None for no limit)")
         if self.on_loop not in ("message", "escalate"):
             raise TeamConfigError("on_loop must be 'message' or 'escalate'")
         if self.input_filter is not None:

@@ -22,8 +22,9 @@ from autogen_core.models import LLMMessage
 
 from .errors import StoreConflictError
 from .messages import AgentResponse, HandoffEvent
-from .store import SessionStore, entry_for_event, entry_for_message, notice_entry
+from .store import NewEntry, SessionStore, entry_for_event, entry_for_message, notice_entry
 from .transcript import describe_entry, last_exchanges, new_messages
+from .usage import UsageByAgent, summed
 
 UNANSWERED = "not answered: the session stopped before a reply"
 
@@ -38,6 +39,8 @@ class Resumed:
     context: list[LLMMessage]
     agent: str
     notices: list[str] = field(default_factory=list)
+    usage: UsageByAgent = field(default_factory=dict)
+    """The tokens the session used before, by agent."""
 
 
 async def resume(
@@ -79,7 +82,7 @@ async def resume(
             "send it again if you still need an answer"
         )
         await store.append(session, [notice_entry(UNANSWERED)], context=state.context)
-    return Resumed(list(state.context), agent, notices)
+    return Resumed(list(state.context), agent, notices, summed(e.body.get("usage") for e in entries))
 
 
 async def record_user(store: SessionStore, session: str, message: LLMMessage, *, agent: str) -> None:
@@ -87,8 +90,12 @@ async def record_user(store: SessionStore, session: str, message: LLMMessage, *,
     await store.append(session, [entry_for_message(message, agent=agent)])
 
 
-async def record_reply(store: SessionStore, session: str, response: AgentResponse) -> None:
+async def record_reply(
+    store: SessionStore, session: str, response: AgentResponse, *, usage: UsageByAgent | None = None
+) -> None:
     """Store what is new in ``response``, its context and the new active agent, in one transaction.
+
+    ``usage``, the turn's tokens by agent, is stored with the turn's last reply entry.
 
     What is new depends on what is stored, so the write is a compare-and-set on the sequence number
     that was read: if anything was appended meanwhile (a handoff event of the same turn), it reads again
@@ -100,10 +107,16 @@ async def record_reply(store: SessionStore, session: str, response: AgentRespons
         sent = list(state.context)
         sent += [m for e in pending if e.kind == "user" and (m := e.message()) is not None]
         fresh = new_messages(sent, response.context)
+        entries = [entry_for_message(m) for m in fresh]
+        if usage:
+            last = max((i for i, e in enumerate(entries) if e.kind == "reply"), default=len(entries) - 1)
+            if last >= 0:
+                entry = entries[last]
+                entries[last] = NewEntry(entry.agent, entry.kind, {**entry.body, "usage": usage})
         try:
             await store.append(
                 session,
-                [entry_for_message(m) for m in fresh],
+                entries,
                 active_agent=response.reply_to_topic_type,
                 context=response.context,
                 expected_seq=state.last_seq,

@@ -19,6 +19,7 @@ from .output_file import write_output
 from .store import MEMORY, SessionStore, SQLiteSessionStore, default_store_path
 from .text import printable
 from .transcript import EXPORT_FORMATS, describe_entry, export
+from .usage import describe, summed, total
 
 T = TypeVar("T")
 
@@ -106,11 +107,23 @@ def _list(store: SessionStore, args: argparse.Namespace) -> int:
         return 0
     ids = [printable(i.session_id, multiline=False) for i in infos]
     width = max(len("session"), *(len(shown) for shown in ids))
-    print(f"{'session':<{width}}  {'updated':<19}  {'status':<6}  {'messages':>8}  active agent")
+    print(
+        f"{'session':<{width}}  {'updated':<19}  {'status':<6}  {'messages':>8}  {'tokens':>9}  active agent"
+    )
+    tokens_of = _run(lambda: _tokens(store, [i.session_id for i in infos]))
     for shown, i in zip(ids, infos, strict=True):
         when, agent = _stamp(i.updated_at), printable(i.active_agent, multiline=False)
-        print(f"{shown:<{width}}  {when}  {i.status:<6}  {i.messages:>8}  {agent}")
+        tokens = tokens_of[i.session_id]
+        print(f"{shown:<{width}}  {when}  {i.status:<6}  {i.messages:>8}  {tokens:>9,}  {agent}")
     return 0
+
+
+async def _tokens(store: SessionStore, sessions: list[str]) -> dict[str, int]:
+    """The tokens each session used, from the usage stored with its entries."""
+    return {
+        session: total(summed(e.body.get("usage") for e in await store.entries(session)))
+        for session in sessions
+    }
 
 
 def _show(store: SessionStore, args: argparse.Namespace) -> int:
@@ -120,6 +133,7 @@ def _show(store: SessionStore, args: argparse.Namespace) -> int:
     print(printable(f"{header} · team {state.team or '-'}", multiline=False))
     for entry in entries:
         print(f"{entry.seq:>4} {_stamp(entry.created_at)}  {printable(describe_entry(entry))}")
+    print(f"usage: {describe(summed(e.body.get('usage') for e in entries))}")
     return 0
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal
 
 from autogen_core import AgentRuntime, TypeSubscription
@@ -32,6 +33,7 @@ from .messages import UserLogin
 from .policy import TeamPolicy
 from .release import release_on_end
 from .store import SessionStore
+from .telemetry import Telemetry, installed
 from .tools.handoff import Handoff, handoff
 from .tools.workers import TOOL_AGENT_SUFFIX, agent_tool, tool_agent_type
 from .topics import HANDOFF_EVENTS, USER, session_topic
@@ -239,6 +241,7 @@ async def register_team(
     store: SessionStore | None = None,
     release_ended: bool = True,
     agent_type: Callable[[str], str] | None = None,
+    telemetry: Telemetry | None = None,
 ) -> dict[str, BuiltAgent]:
     """Register the team's agents (and the ``UserAgent``) on ``runtime`` with their subscriptions.
 
@@ -248,9 +251,15 @@ async def register_team(
     ``release_ended`` frees a finished session's agent instances (see :mod:`handoffs_runtime.release`);
     ``agent_type`` maps a name to the agent type registered for it (a shard or a front end's session,
     see ``topics.shard_agent_type``); it still subscribes to the topic type of the name.
+    ``telemetry`` (default: the one ``telemetry.install`` set, else none) traces and measures the team's
+    turns, agents, models, tools and handoffs; without it nothing is wrapped.
     """
     type_of = agent_type or (lambda name: name)
     built = build_team(team)
+    telemetry = telemetry or installed()
+    if telemetry is not None:
+        built = {name: _traced(agent, telemetry) for name, agent in built.items()}
+    register = partial(_register, runtime, telemetry=telemetry, team=team.name)
     wanted = set(only) if only is not None else set(built)
     unknown = wanted - set(built) - {team.user_topic}
     if unknown:
@@ -266,17 +275,19 @@ async def register_team(
         agent = built[name]
         spec = agent.spec
         agent_model = overrides.get(name) or spec.model or model
+        if telemetry is not None:
+            agent_model = telemetry.wrap_model(agent_model)
         if spec.kind == "worker" or name in as_tools:
             worker_type = name if spec.kind == "worker" else tool_agent_type(name)
             worker_config = _worker_config(agent, agent_model, channel, team)
-            await WorkerAgent.register(runtime, type_of(worker_type), _factory(WorkerAgent, worker_config))
+            await register(WorkerAgent, type_of(worker_type), worker_config)
             if spec.kind == "worker":
                 continue
         if spec.kind == "human":
             targets = human_handoff_targets(built)
             description = spec.description or "A human operator."
             human_config = HumanAgentConfig(name, channel, team.user_topic, description, targets)
-            await HumanAgent.register(runtime, type_of(name), _factory(HumanAgent, human_config))
+            await register(HumanAgent, type_of(name), human_config)
         else:
             ai_config = AIAgentConfig(
                 name=name,
@@ -290,25 +301,28 @@ async def register_team(
                 user_topic=team.user_topic,
                 description=spec.description or name,
             )
-            await AIAgent.register(runtime, type_of(name), _factory(AIAgent, ai_config))
+            await register(AIAgent, type_of(name), ai_config)
         await runtime.add_subscription(TypeSubscription(topic_type=name, agent_type=type_of(name)))
     if with_user:
+        end_hook = (
+            release_on_end(runtime, on_session_end, worker_types=worker_types)
+            if release_ended
+            else on_session_end
+        )
+        if telemetry is not None:
+            end_hook = telemetry.counting_sessions(end_hook, team.name)
         user_config = UserAgentConfig(
             team.entry,
             channel,
             team.user_topic,
-            on_session_end=(
-                release_on_end(runtime, on_session_end, worker_types=worker_types)
-                if release_ended
-                else on_session_end
-            ),
+            on_session_end=end_hook,
             store=store,
             team=team.name,
             agents=frozenset(a.name for a in team.agents if a.kind != "worker"),
             senders=frozenset(team.names),
         )
         user_type = type_of(team.user_topic)
-        await UserAgent.register(runtime, user_type, _factory(UserAgent, user_config))
+        await register(UserAgent, user_type, user_config)
         await runtime.add_subscription(TypeSubscription(topic_type=team.user_topic, agent_type=user_type))
         await runtime.add_subscription(TypeSubscription(topic_type=HANDOFF_EVENTS, agent_type=user_type))
     return built
@@ -330,8 +344,19 @@ def _worker_config(
     )
 
 
-def _factory(cls: Callable[[Any], Any], config: Any) -> Callable[[], Any]:
-    return lambda: cls(config)
+async def _register(
+    runtime: AgentRuntime, cls: Any, agent_type: str, config: Any, *, telemetry: Telemetry | None, team: str
+) -> None:
+    """Register ``cls`` built from ``config`` as ``agent_type``; its traced variant when telemetry is on."""
+    if telemetry is not None:
+        await telemetry.register_agent(runtime, cls, agent_type, config, team)
+    else:
+        await cls.register(runtime, agent_type, lambda: cls(config))
+
+
+def _traced(agent: BuiltAgent, telemetry: Telemetry) -> BuiltAgent:
+    """``agent`` with every tool traced (handoffs are not tools that run: their events are traced)."""
+    return BuiltAgent(agent.spec, telemetry.wrap_tools(agent.tools), agent.handoffs)
 
 
 async def start_session(runtime: AgentRuntime, session_id: str, *, user_topic: str = USER) -> None:

@@ -16,6 +16,7 @@ from .messages import HandoffEvent
 from .store import SessionState, StoredEntry
 from .text import inert_json, printable
 from .tools.filters import arguments_preview
+from .usage import summed
 
 ExportFormat = Literal["md", "json"]
 EXPORT_FORMATS: tuple[ExportFormat, ...] = ("md", "json")
@@ -135,6 +136,7 @@ def to_json(state: SessionState, entries: Sequence[StoredEntry]) -> str:
             "created_at": _iso(state.created_at),
             "updated_at": _iso(state.updated_at),
             "messages": state.last_seq,
+            "usage": summed(e.body.get("usage") for e in entries),
         },
         "messages": [
             {

@@ -7,9 +7,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from autogen_core import SingleThreadedAgentRuntime
-from autogen_core.models import ChatCompletionClient
+from autogen_core.models import ChatCompletionClient, CreateResult, RequestUsage
 
 from handoffs_runtime import Channel, HandoffsRuntime, ScriptedModel, TeamSpec, register_team, start_session
 
@@ -35,3 +36,15 @@ async def run_sessions(
 def texts(channel: object, session: str = "s1") -> list[tuple[str, str]]:
     """(agent, text) of every reply shown in ``session``."""
     return [(r.agent, r.text) for r in channel.replies(session)]  # type: ignore[attr-defined]
+
+
+class ReportingModel(ScriptedModel):
+    """A scripted model whose every reply reports ``prompt`` input and ``completion`` output tokens."""
+
+    def __init__(self, steps: list[object], prompt: int = 100, completion: int = 10) -> None:
+        super().__init__(steps)  # type: ignore[arg-type]
+        self.usage = RequestUsage(prompt_tokens=prompt, completion_tokens=completion)
+
+    async def create(self, *args: Any, **kwargs: Any) -> CreateResult:
+        result = await super().create(*args, **kwargs)
+        return result.model_copy(update={"usage": self.usage})

@@ -38,9 +38,9 @@ def test_list_shows_every_session(store: Path, capsys: pytest.CaptureFixture[str
     code, out, _ = _run(capsys, "sessions", "list", "--store", str(store))
     assert code == 0
     header, *rows = out.splitlines()
-    assert header.split() == ["session", "updated", "status", "messages", "active", "agent"]
+    assert header.split() == ["session", "updated", "status", "messages", "tokens", "active", "agent"]
     assert [r.split()[0] for r in rows] == ["buy", "refund"]
-    assert rows[1].split()[-3:] == ["ended", "11", "IssuesAndRepairsAgent"]
+    assert rows[1].split()[-4:] == ["ended", "11", "0", "IssuesAndRepairsAgent"]  # the offline model: 0
 
 
 def test_show_prints_the_transcript(store: Path, capsys: pytest.CaptureFixture[str]) -> None:

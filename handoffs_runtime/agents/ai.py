@@ -42,6 +42,7 @@ from ..tools.effects import irreversible_names
 from ..tools.filters import nesting_filter
 from ..tools.handoff import Handoff, HandoffContext, HandoffInputData, SessionContext, call_maybe_async
 from ..topics import HANDOFF_EVENTS, USER, session_topic
+from ..usage import BUDGET_REPLY, copy
 from .routing import SessionAgent
 from .toolloop import Step, ToolCalls, ToolLoop, describe_validation, error_result, parse_arguments
 
@@ -123,6 +124,7 @@ class AIAgent(SessionAgent):
         super().__init__(config.description or config.name)
         self._config = config
         self._told: ModelProblem | None = None  # the model problem this session was last told about
+        self._usage: dict[str, list[int]] = {}  # the session's token usage, this turn's included
 
     @message_handler
     async def handle_task(self, message: UserTask, ctx: MessageContext) -> None:
@@ -150,7 +152,8 @@ class AIAgent(SessionAgent):
         ) -> Step:
             return await self._run_calls(calls, session, conversation, enabled, path, ctx.cancellation_token)
 
-        end = await config.loop.run(history, session, offer, run_calls, ctx.cancellation_token)
+        self._usage = copy(message.usage)
+        end = await config.loop.run(history, session, offer, run_calls, ctx.cancellation_token, self._usage)
         new = end.new
         if end.kind == "text":
             if not end.text:
@@ -161,6 +164,8 @@ class AIAgent(SessionAgent):
         elif isinstance(end.outcome, _LoopStop):
             stop = end.outcome
             await self._stop_loop(message, path, new, stop.handoff, stop.call, stop.reason)
+        elif end.kind == "over_budget":
+            await self._reply(history + new, BUDGET_REPLY)
         elif end.kind == "model_failed":
             await self._reply(history + new, self._model_error_reply(end.exception))
         else:
@@ -281,10 +286,9 @@ class AIAgent(SessionAgent):
             await self._reply([*message.context, *new], MODEL_ERROR_REPLY)
             return
         await self._publish_event(session, handoff, call, "handoff", len(path), "", payload, decided.said)
-        await self.publish_message(
-            user_task(context, [*path, handoff.target]),
-            topic_id=session_topic(handoff.target, session),
-        )
+        task = user_task(context, [*path, handoff.target])
+        task.usage = self._usage
+        await self.publish_message(task, topic_id=session_topic(handoff.target, session))
 
     async def _filtered(
         self, history: list[LLMMessage], new: list[LLMMessage], handoff: Handoff, session: str
@@ -336,20 +340,18 @@ class AIAgent(SessionAgent):
             reason if not escalate else f"{reason}; escalated to {human}",
         )
         if escalate and human is not None:
-            await self.publish_message(
-                user_task([*message.context, *new], [*path, human]),
-                topic_id=session_topic(human, session),
-            )
+            task = user_task([*message.context, *new], [*path, human])
+            task.usage = self._usage
+            await self.publish_message(task, topic_id=session_topic(human, session))
             return
         await self._reply([*message.context, *new], LOOP_MESSAGE)
 
     async def _reply(self, conversation: list[LLMMessage], text: str) -> None:
         config = self._config
         context = [*conversation, AssistantMessage(content=text, source=config.name)]
-        await self.publish_message(
-            agent_response(context, config.name),
-            topic_id=session_topic(config.user_topic, self.id.key),
-        )
+        response = agent_response(context, config.name)
+        response.usage = self._usage
+        await self.publish_message(response, topic_id=session_topic(config.user_topic, self.id.key))
 
     async def _publish_event(
         self,

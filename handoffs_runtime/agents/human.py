@@ -76,10 +76,9 @@ class HumanAgent(SessionAgent):
             )
         text = answer.strip() if answer and answer.strip() else OPERATOR_AWAY_REPLY
         context = [*message.context, AssistantMessage(content=text, source=config.name)]
-        await self.publish_message(
-            agent_response(context, config.name),
-            topic_id=session_topic(config.user_topic, session),
-        )
+        response = agent_response(context, config.name)
+        response.usage = message.usage  # a person uses no tokens; the turn's count goes on
+        await self.publish_message(response, topic_id=session_topic(config.user_topic, session))
 
     async def _hand_back(self, message: UserTask, target: str) -> None:
         """Hand over as an AI agent would: the transfer is in the context as a call and its result."""
@@ -97,6 +96,6 @@ class HumanAgent(SessionAgent):
         ]
         event = HandoffEvent(session_id=session, source=name, target=target, tool=HANDOFF_COMMAND)
         await self.publish_message(event, topic_id=session_topic(HANDOFF_EVENTS, session))
-        await self.publish_message(
-            user_task(context, [name, target]), topic_id=session_topic(target, session)
-        )
+        task = user_task(context, [name, target])
+        task.usage = message.usage
+        await self.publish_message(task, topic_id=session_topic(target, session))

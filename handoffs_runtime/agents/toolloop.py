@@ -34,6 +34,7 @@ from autogen_core.models import (
     FunctionExecutionResult,
     FunctionExecutionResultMessage,
     LLMMessage,
+    RequestUsage,
     SystemMessage,
 )
 from autogen_core.tools import Tool, ToolSchema
@@ -43,6 +44,7 @@ from ..channels import TextDelta, ToolActivity, report_progress
 from ..context import current_tool_context
 from ..local_model import ModelCall, model_call_scope
 from ..policy import TeamPolicy
+from ..usage import UsageByAgent, add, merge, over_budget, take_tool_usage
 
 logger = logging.getLogger("handoffs_runtime")
 
@@ -260,7 +262,7 @@ Offer = Callable[[list[LLMMessage]], Awaitable[tuple[Sequence[ToolSchema], froze
 RunCalls = Callable[[ToolCalls, list[LLMMessage], frozenset[str]], Awaitable[Step]]
 """Runs a response's calls for this conversation, given the handoffs that were offered."""
 
-LoopEndKind = Literal["text", "stopped", "model_failed", "out_of_rounds"]
+LoopEndKind = Literal["text", "stopped", "model_failed", "out_of_rounds", "over_budget"]
 
 
 @dataclass(slots=True)
@@ -306,22 +308,34 @@ class ToolLoop:
         offer: Offer,
         run_calls: RunCalls,
         cancellation_token: CancellationToken,
+        usage: UsageByAgent | None = None,
     ) -> LoopEnd:
-        """Ask the model, run its calls, repeat until it answers, the caller stops, or the rounds run out."""
+        """Ask the model, run its calls, repeat until it answers, the caller stops, or the rounds run out.
+
+        ``usage`` counts the tokens of every model call, and of the workers its tools create; past the
+        policy's ``token_budget`` the loop ends (``over_budget``) instead of calling the model again."""
         new: list[LLMMessage] = []
         max_chars = self.policy.max_reply_chars
         for _ in range(self.policy.max_tool_rounds):
             conversation = history + new
+            if usage is not None and over_budget(self.policy.token_budget, usage):
+                return LoopEnd("over_budget", new)
             tools, handoffs = await offer(conversation)
             try:
                 result = await self._call_model(session, conversation, tools, handoffs, cancellation_token)
             except Exception as exc:
                 logger.exception("model call failed for %s in session %s", self.name, session)
                 return LoopEnd("model_failed", new, error=self._describe_failure(exc), exception=exc)
+            reported = getattr(result, "usage", None)
+            if usage is not None and isinstance(reported, RequestUsage):
+                add(usage, self.name, reported)
             reply = read_reply(result, max_chars)
             if isinstance(reply, str):
                 return LoopEnd("text", new, text=reply)
             step = await run_calls(reply, conversation, handoffs)
+            tool_context = current_tool_context()
+            if usage is not None and tool_context is not None:
+                merge(usage, take_tool_usage(tool_context.turn))  # what the workers it created spent
             new.append(AssistantMessage(content=reply.calls, thought=reply.thought, source=self.name))
             new.append(FunctionExecutionResultMessage(content=[_capped(r, max_chars) for r in step.results]))
             if step.outcome is not None:

@@ -30,6 +30,7 @@ from ..recording import record_event, record_reply, record_user, resume
 from ..store import SessionStore
 from ..topics import base_agent_type, session_topic
 from ..transcript import describe_event
+from ..usage import UsageByAgent, copy, difference
 from .routing import SessionAgent
 
 SessionEndHook = Callable[[str], None]
@@ -69,6 +70,7 @@ class UserAgent(SessionAgent):
     def __init__(self, config: UserAgentConfig) -> None:
         super().__init__(config.description)
         self._config = config
+        self._usage: UsageByAgent = {}  # the session's tokens so far, by agent
 
     @message_handler
     async def handle_login(self, message: UserLogin, ctx: MessageContext) -> None:
@@ -88,6 +90,7 @@ class UserAgent(SessionAgent):
         except StoreError as exc:
             await self._store_failed(exc)
             return
+        self._usage = resumed.usage
         for line in resumed.notices:
             await config.channel.show(self.id.key, Notice(line))
         await self._next_turn(resumed.context, resumed.agent)
@@ -114,12 +117,15 @@ class UserAgent(SessionAgent):
     async def handle_response(self, message: AgentResponse, ctx: MessageContext) -> None:
         if not self._vouched_for(message, ctx):
             return
+        turn_usage = difference(message.usage, self._usage)
         if self._config.store is not None:
             try:
-                await record_reply(self._config.store, self.id.key, message)
+                await record_reply(self._config.store, self.id.key, message, usage=turn_usage)
             except StoreError as exc:
                 await self._store_failed(exc)
                 return
+        if message.usage is not None:
+            self._usage = copy(message.usage)
         last = message.context[-1] if message.context else None
         text = last.content if last is not None and isinstance(last.content, str) else ""
         await self._config.channel.show(self.id.key, AgentReply(message.reply_to_topic_type, text))
@@ -195,4 +201,5 @@ class UserAgent(SessionAgent):
                 await self._store_failed(exc)
                 return
         task = user_task([*context, said], [agent])  # a new list: the response keeps its own
+        task.usage = copy(self._usage)
         await self.publish_message(task, topic_id=session_topic(agent, session))

@@ -32,6 +32,7 @@ from ..channels import Channel
 from ..context import ToolContext, set_tool_context
 from ..messages import WorkerResult, WorkerTask
 from ..policy import TeamPolicy
+from ..usage import UsageByAgent, copy
 from .routing import SessionAgent
 from .toolloop import Step, ToolCalls, ToolLoop
 
@@ -64,6 +65,7 @@ class WorkerAgent(SessionAgent):
     def __init__(self, config: WorkerAgentConfig) -> None:
         super().__init__(config.description or config.name)
         self._config = config
+        self._usage: UsageByAgent = {}  # tokens spent on the task in hand (its own workers' too)
 
     @message_handler
     async def handle_task(self, message: WorkerTask, ctx: MessageContext) -> WorkerResult:
@@ -71,29 +73,36 @@ class WorkerAgent(SessionAgent):
         ctx.cancellation_token.link_future(work)
         try:
             async with asyncio.timeout(message.timeout):
-                return await work
+                return self._counted(await work)
         except TimeoutError:
-            return WorkerResult(text=f"{self._config.name} ran out of time ({message.timeout:g} s)", ok=False)
+            text = f"{self._config.name} ran out of time ({message.timeout:g} s)"
+            return self._counted(WorkerResult(text=text, ok=False))
         except asyncio.CancelledError:
             if work.cancelled() and not _current_task_cancelling():
-                return WorkerResult(text=f"{self._config.name} was cancelled", ok=False)
+                return self._counted(WorkerResult(text=f"{self._config.name} was cancelled", ok=False))
             raise
         except Exception as exc:  # the one guard of a task: the caller always gets an answer
             logger.exception("worker %s failed", self.id)
-            return WorkerResult(text=f"{self._config.name} failed: {type(exc).__name__}: {exc}", ok=False)
+            text = f"{self._config.name} failed: {type(exc).__name__}: {exc}"
+            return self._counted(WorkerResult(text=text, ok=False))
+
+    def _counted(self, result: WorkerResult) -> WorkerResult:
+        """``result`` with the tokens the task used, for the caller's session count."""
+        result.usage = copy(self._usage) or None
+        return result
 
     async def _work(self, message: WorkerTask, ctx: MessageContext) -> WorkerResult:
         config = self._config
-        set_tool_context(
-            ToolContext(
-                message.session_id,
-                config.name,
-                config.channel,
-                runtime=self.runtime,
-                agent_id=self.id,
-                depth=message.depth,
-            )
+        self._usage = {}
+        tool_context = ToolContext(
+            message.session_id,
+            config.name,
+            config.channel,
+            runtime=self.runtime,
+            agent_id=self.id,
+            depth=message.depth,
         )
+        set_tool_context(tool_context)
 
         async def offer(conversation: list[LLMMessage]) -> tuple[tuple[ToolSchema, ...], frozenset[str]]:
             return config.schemas, frozenset()
@@ -105,9 +114,15 @@ class WorkerAgent(SessionAgent):
             return Step([r for r in results if r is not None])  # no handoffs here: every call has one
 
         task: list[LLMMessage] = [UserMessage(content=message.task, source=message.caller)]
-        end = await config.loop.run(task, message.session_id, offer, run_calls, ctx.cancellation_token)
+        end = await config.loop.run(
+            task, message.session_id, offer, run_calls, ctx.cancellation_token, self._usage
+        )
         if end.kind == "text":
             return WorkerResult(text=end.text or "empty answer", ok=bool(end.text))
+        if end.kind == "over_budget":
+            return WorkerResult(
+                text=f"{config.name} stopped: the session's token budget is used up", ok=False
+            )
         if end.kind == "model_failed":
             return WorkerResult(text=f"{config.name}'s model failed: {end.error}", ok=False)
         rounds = config.policy.max_tool_rounds

@@ -37,6 +37,8 @@ from autogen_core.tools import FunctionTool
 from ..context import ToolContext, current_tool_context
 from ..errors import HandoffsError, TeamConfigError
 from ..messages import WorkerResult, WorkerTask
+from ..telemetry.core import current_trace
+from ..usage import note_tool_usage
 
 TOOL_AGENT_SUFFIX = ".tool"
 """An AI agent offered as a tool is served by a worker type named ``<agent>.tool``."""
@@ -102,7 +104,12 @@ async def _run_one(
         cancellation_token.add_callback(token.cancel)
     recipient = AgentId(worker_type, worker_key(ctx.session_id, ctx.depth + 1, slot))
     message = WorkerTask(
-        session_id=ctx.session_id, task=task, caller=ctx.agent, depth=ctx.depth + 1, timeout=limits.timeout
+        session_id=ctx.session_id,
+        task=task,
+        caller=ctx.agent,
+        depth=ctx.depth + 1,
+        timeout=limits.timeout,
+        trace=current_trace(),
     )
     try:
         async with asyncio.timeout(limits.timeout):
@@ -128,6 +135,7 @@ async def _run_one(
         raise WorkerError(f"worker {worker_type} failed: {type(exc).__name__}: {exc}{hint}") from exc
     if not isinstance(reply, WorkerResult):
         raise WorkerError(f"worker {worker_type} answered with {type(reply).__name__}, not WorkerResult")
+    note_tool_usage(ctx.turn, reply.usage)
     if not reply.ok:
         raise WorkerError(reply.text)
     return reply.text

@@ -1,0 +1,42 @@
+"""OpenTelemetry traces and metrics of turns, agents, model calls, tools and handoffs.
+
+Off by default and free when off: with no ``Telemetry`` given to ``register_team`` and none installed
+(:func:`install`), nothing is wrapped. With one, the team's models, tools and agents are wrapped (see
+:mod:`.agents`, :mod:`.model`, :mod:`.tools`); :func:`telemetry_from_environment` builds one from the
+standard ``OTEL_*`` variables (needs the ``otel`` extra).
+
+Example::
+
+    from opentelemetry.sdk.trace import TracerProvider
+    telemetry = Telemetry(tracer_provider=TracerProvider())
+    await register_team(runtime, team, model=model, channel=channel, telemetry=telemetry)
+"""
+
+from __future__ import annotations
+
+from .conventions import CAPTURE_CONTENT_ENV
+from .core import Telemetry, current_trace
+from .setup import telemetry_from_environment
+
+_installed: Telemetry | None = None
+
+
+def install(telemetry: Telemetry | None) -> None:
+    """Make ``telemetry`` the process's default for ``register_team`` (``None`` switches it off again)."""
+    global _installed
+    _installed = telemetry
+
+
+def installed() -> Telemetry | None:
+    """The telemetry ``register_team`` uses when it is given none."""
+    return _installed
+
+
+__all__ = [
+    "CAPTURE_CONTENT_ENV",
+    "Telemetry",
+    "current_trace",
+    "install",
+    "installed",
+    "telemetry_from_environment",
+]

@@ -1,0 +1,133 @@
+"""``TracedModel``: a ``ChatCompletionClient`` wrapping another; every call is traced as ``chat <model>``."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from autogen_core import CancellationToken
+from autogen_core.models import (
+    ChatCompletionClient,
+    CreateResult,
+    LLMMessage,
+    ModelCapabilities,
+    ModelInfo,
+    RequestUsage,
+)
+from autogen_core.tools import Tool, ToolSchema
+
+if TYPE_CHECKING:
+    from .core import Telemetry
+
+
+def _model_name(client: ChatCompletionClient) -> tuple[str, str, bool]:
+    """The model's name, its provider, and whether it is in-process (then it is also the response model)."""
+    from ..models import LocalModel, model_label
+
+    local = isinstance(client, LocalModel)
+    provider = "openai" if "openai" in type(client).__module__ else "handoffs_runtime"
+    return model_label(client), provider, local
+
+
+class TracedModel(ChatCompletionClient):
+    """Delegates everything to ``inner``; ``create`` and ``create_stream`` are traced.
+
+    Attributes the package reads from models (``label``, ``answers_promptly``) are the inner model's.
+    """
+
+    def __init__(self, inner: ChatCompletionClient, telemetry: Telemetry) -> None:
+        self._inner = inner
+        self._telemetry = telemetry
+        self._name, self._provider, self._local = _model_name(inner)
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "_inner":  # not set yet (copy, unpickling): no recursion
+            raise AttributeError(name)
+        return getattr(self._inner, name)
+
+    @property
+    def inner(self) -> ChatCompletionClient:
+        return self._inner
+
+    async def create(
+        self,
+        messages: Sequence[LLMMessage],
+        *,
+        tools: Sequence[Tool | ToolSchema] = (),
+        tool_choice: Any = "auto",
+        json_output: Any = None,
+        extra_create_args: Mapping[str, Any] = {},
+        cancellation_token: CancellationToken | None = None,
+    ) -> CreateResult:
+        call = self._telemetry.model_call(self._name, self._provider, messages)
+        try:
+            result = await self._inner.create(
+                messages,
+                tools=tools,
+                tool_choice=tool_choice,
+                json_output=json_output,
+                extra_create_args=extra_create_args,
+                cancellation_token=cancellation_token,
+            )
+        except BaseException as exc:
+            call.failed(exc)
+            raise
+        call.succeeded(result, self._name if self._local else None)
+        return result
+
+    async def create_stream(  # type: ignore[override]
+        self,
+        messages: Sequence[LLMMessage],
+        *,
+        tools: Sequence[Tool | ToolSchema] = (),
+        tool_choice: Any = "auto",
+        json_output: Any = None,
+        extra_create_args: Mapping[str, Any] = {},
+        cancellation_token: CancellationToken | None = None,
+    ) -> AsyncGenerator[str | CreateResult, None]:
+        call = self._telemetry.model_call(self._name, self._provider, messages)
+        final: CreateResult | None = None
+        try:
+            async for chunk in self._inner.create_stream(
+                messages,
+                tools=tools,
+                tool_choice=tool_choice,
+                json_output=json_output,
+                extra_create_args=extra_create_args,
+                cancellation_token=cancellation_token,
+            ):
+                if isinstance(chunk, CreateResult):
+                    final = chunk
+                yield chunk
+        except BaseException as exc:
+            call.failed(exc)
+            raise
+        if final is None:
+            call.failed(RuntimeError("the model's stream ended without a final result"))
+        else:
+            call.succeeded(final, self._name if self._local else None)
+
+    async def close(self) -> None:
+        await self._inner.close()
+
+    def actual_usage(self) -> RequestUsage:
+        return self._inner.actual_usage()
+
+    def total_usage(self) -> RequestUsage:
+        return self._inner.total_usage()
+
+    def count_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = ()) -> int:
+        return self._inner.count_tokens(messages, tools=tools)
+
+    def remaining_tokens(
+        self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = ()
+    ) -> int:
+        return self._inner.remaining_tokens(messages, tools=tools)
+
+    @property
+    def capabilities(self) -> ModelCapabilities:  # type: ignore[override]
+        return self._inner.capabilities  # type: ignore[no-any-return]
+
+    @property
+    def model_info(self) -> ModelInfo:
+        return self._inner.model_info

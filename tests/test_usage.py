@@ -1,0 +1,173 @@
+"""Token usage per session: stored with the replies, shown by ``handoffs sessions``, bounded by a budget."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from autogen_core.models import ChatCompletionClient
+
+from handoffs_runtime import (
+    AgentSpec,
+    HandoffsRuntime,
+    ScriptedChannel,
+    SQLiteSessionStore,
+    TeamPolicy,
+    TeamSpec,
+    acme_team,
+    register_team,
+    start_session,
+    tool_call,
+    worker_tools,
+)
+from handoffs_runtime.errors import TeamConfigError
+from handoffs_runtime.tools.acme import ITEM_ID
+from handoffs_runtime.usage import BUDGET_REPLY
+
+from .support import ReportingModel
+
+
+def refund_models() -> dict[str, ReportingModel]:
+    return {
+        "TriageAgent": ReportingModel([[tool_call("transfer_to_issues_and_repairs")]], 50, 5),
+        "IssuesAndRepairsAgent": ReportingModel(
+            [
+                "Sorry to hear that. Shall I refund your shoes?",
+                [tool_call("look_up_item", {"search_query": "shoes"})],
+                [tool_call("execute_refund", {"item_id": ITEM_ID, "reason": "too small"})],
+                "Your refund is done.",
+            ]
+        ),
+    }
+
+
+async def chat(
+    lines: list[str],
+    models: dict[str, ReportingModel],
+    store: SQLiteSessionStore | None = None,
+    policy: TeamPolicy | None = None,
+) -> ScriptedChannel:
+    channel = ScriptedChannel.for_sessions({"s1": lines})
+    runtime = HandoffsRuntime()
+    typed: dict[str, ChatCompletionClient] = dict(models)
+    await register_team(
+        runtime,
+        acme_team(policy=policy),
+        model=ReportingModel([]),
+        channel=channel,
+        models=typed,
+        store=store,
+    )
+    runtime.start()
+    await start_session(runtime, "s1")
+    await runtime.stop_when_idle()
+    return channel
+
+
+def sessions(*args: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "HANDOFFS_", "OTEL_"))}
+    result = subprocess.run(
+        [sys.executable, "-m", "handoffs_runtime", "sessions", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+async def test_usage_is_stored_with_the_replies_and_shown_listed_and_exported(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.sqlite3"
+    store = SQLiteSessionStore(str(path))
+    await chat(["I want a refund for my shoes", "yes"], refund_models(), store)
+    replies = [e for e in await store.entries("s1") if e.kind == "reply"]
+    assert [e.body.get("usage") for e in replies] == [
+        {"TriageAgent": [50, 5], "IssuesAndRepairsAgent": [100, 10]},  # turn 1: triage, then issues
+        {"IssuesAndRepairsAgent": [300, 30]},  # turn 2: three calls of issues
+    ]
+    await store.close()
+
+    shown = sessions("show", "s1", "--store", str(path))
+    assert shown.splitlines()[-1] == (
+        "usage: IssuesAndRepairsAgent 400 in + 40 out · TriageAgent 50 in + 5 out · total 495 tokens"
+    )
+    header, row = sessions("list", "--store", str(path)).splitlines()
+    assert header.split()[4] == "tokens" and row.split()[5] == "495"
+    exported = json.loads(sessions("export", "s1", "--format", "json", "--store", str(path)))
+    assert exported["session"]["usage"] == {"TriageAgent": [50, 5], "IssuesAndRepairsAgent": [400, 40]}
+
+
+async def test_a_session_past_its_token_budget_gets_a_clear_message_instead_of_a_model_call() -> None:
+    models = refund_models()
+    channel = await chat(["I want a refund for my shoes", "yes"], models, policy=TeamPolicy(token_budget=100))
+    assert [r.text for r in channel.replies("s1")] == [
+        "Sorry to hear that. Shall I refund your shoes?",  # 55 tokens before this call: under 100
+        BUDGET_REPLY,  # 165 after it: the next call is not made
+    ]
+    assert len(models["IssuesAndRepairsAgent"].calls) == 1
+
+
+async def test_the_budget_counts_what_the_session_used_before_it_was_resumed(tmp_path: Path) -> None:
+    store = SQLiteSessionStore(str(tmp_path / "sessions.sqlite3"))
+    policy = TeamPolicy(token_budget=150)
+    await chat(["I want a refund for my shoes"], refund_models(), store, policy)  # 165 tokens; then leaves
+    again = refund_models()
+    channel = await chat(["yes"], again, store, policy)  # resumed with IssuesAndRepairsAgent
+    assert channel.replies("s1")[-1].text == BUDGET_REPLY
+    assert again["IssuesAndRepairsAgent"].calls == []
+    await store.close()
+
+
+def test_a_budget_below_one_is_refused() -> None:
+    with pytest.raises(TeamConfigError, match="token_budget"):
+        TeamPolicy(token_budget=0)
+
+
+def lab(policy: TeamPolicy | None = None) -> TeamSpec:
+    return TeamSpec(
+        name="lab",
+        entry="Boss",
+        agents=[AgentSpec("Boss", tools=worker_tools("Worker")), AgentSpec("Worker", kind="worker")],
+        policy=policy or TeamPolicy(),
+    )
+
+
+async def run_lab(policy: TeamPolicy | None, store: SQLiteSessionStore | None = None) -> ReportingModel:
+    boss = ReportingModel([[tool_call("create_worker", {"task_description": "compute 6*7"})], "42."], 100, 10)
+    worker = ReportingModel(["42"], 1000, 100)
+    runtime = HandoffsRuntime()
+    channel = ScriptedChannel.for_sessions({"s1": ["what is 6*7?"]})
+    await register_team(
+        runtime, lab(policy), model=boss, channel=channel, models={"Worker": worker}, store=store
+    )
+    runtime.start()
+    await start_session(runtime, "s1")
+    await runtime.stop_when_idle()
+    return boss
+
+
+async def test_the_tokens_of_workers_count_for_the_session_that_created_them(tmp_path: Path) -> None:
+    store = SQLiteSessionStore(str(tmp_path / "sessions.sqlite3"))
+    await run_lab(None, store)
+    [reply] = [e for e in await store.entries("s1") if e.kind == "reply"]
+    assert reply.body["usage"] == {"Boss": [200, 20], "Worker": [1000, 100]}
+    await store.close()
+
+
+async def test_workers_tokens_count_against_the_budget() -> None:
+    boss = await run_lab(TeamPolicy(token_budget=500))  # 110 (boss) + 1100 (its worker) before its 2nd call
+    assert len(boss.calls) == 1
+
+
+def test_counts_from_elsewhere_are_checked() -> None:
+    from handoffs_runtime.usage import copy, describe, summed
+
+    assert copy({"A": [-5, 3], "B": [1]}) == {"A": [0, 3]}  # a message from another process
+    stored = [{"A": [1, 2]}, None, {"A": "x"}, {"B": [1, "2"]}, "junk", {"A": [3, 4]}]  # bodies in a store
+    assert summed(stored) == {"A": [4, 6]}  # type: ignore[arg-type]
+    assert describe({}) == "no tokens reported"
