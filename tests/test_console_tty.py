@@ -7,6 +7,7 @@ arrives is read back from the session store, so the test sees exactly the line t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import json
 import subprocess
@@ -117,3 +118,18 @@ async def test_piped_input_is_read_without_line_editing() -> None:
     console = ConsoleChannel(stdin=io.StringIO("a\x1b[Db\n"), stdout=out, colour=False)
     assert await console.ask("s", "you") == "a\x1b[Db"  # as typed: nothing to edit on a pipe
     assert out.getvalue() == "you › a\\x1b[Db\n"  # echoed, inert
+
+
+async def test_a_cancelled_question_on_the_terminal_gives_it_back(terminal: Terminal) -> None:
+    """A question whose asker gave up (a timeout) closes; the next question reads the terminal again."""
+    with open(terminal.slave, closefd=False) as stdin, open(terminal.slave, "w", closefd=False) as out:
+        console = ConsoleChannel(stdin=stdin, stdout=out, colour=False)
+        question = asyncio.ensure_future(console.ask("alice", "Confirm order? y/n"))
+        await asyncio.to_thread(terminal.read_until, "Confirm order? y/n ›")
+        question.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await question
+        following = asyncio.ensure_future(console.ask("alice", "you"))
+        await asyncio.to_thread(terminal.read_until, "you ›")
+        terminal.type("still here\r")
+        assert await asyncio.wait_for(following, 30) == "still here"
