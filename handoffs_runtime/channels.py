@@ -271,7 +271,10 @@ class ConsoleChannel:
         async with self._one_question:
             self._stop_spinner()
             label = "you" if person == "customer" else "operator"
-            shown = self._paint(label, f"{printable(prompt)} › ")
+            above, _, question = printable(prompt).rpartition("\n")
+            if above:  # printed once, in full, into the scrollback: an editor shows only what fits
+                self.write(self._paint(label, above))
+            shown = self._paint(label, f"{question} › ")
             line = await (self._edit(shown) if self._editor is not None else self._read(shown))
         if line is not None and person == "customer" and not is_exit(line):
             self._start_spinner()

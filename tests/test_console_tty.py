@@ -7,6 +7,7 @@ arrives is read back from the session store, so the test sees exactly the line t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import json
 import subprocess
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from handoffs_runtime import AgentReply, ConsoleChannel, Notice
+from handoffs_runtime.tools.approval import default_prompt
 
 from .cli_support import cli_env, run_handoffs
 from .pty_support import CTRL_C, CTRL_D, LEFT, UP, Terminal
@@ -117,3 +119,33 @@ async def test_piped_input_is_read_without_line_editing() -> None:
     console = ConsoleChannel(stdin=io.StringIO("a\x1b[Db\n"), stdout=out, colour=False)
     assert await console.ask("s", "you") == "a\x1b[Db"  # as typed: nothing to edit on a pipe
     assert out.getvalue() == "you › a\\x1b[Db\n"  # echoed, inert
+
+
+async def test_a_cancelled_question_on_the_terminal_gives_it_back(terminal: Terminal) -> None:
+    """A question whose asker gave up (a timeout) closes; the next question reads the terminal again."""
+    with open(terminal.slave, closefd=False) as stdin, open(terminal.slave, "w", closefd=False) as out:
+        console = ConsoleChannel(stdin=stdin, stdout=out, colour=False)
+        question = asyncio.ensure_future(console.ask("alice", "Confirm order? y/n"))
+        await asyncio.to_thread(terminal.read_until, "Confirm order? y/n ›")
+        question.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await question
+        following = asyncio.ensure_future(console.ask("alice", "you"))
+        await asyncio.to_thread(terminal.read_until, "you ›")
+        terminal.type("still here\r")
+        assert await asyncio.wait_for(following, 30) == "still here"
+
+
+async def test_a_question_taller_than_the_terminal_is_shown_whole(terminal: Terminal) -> None:
+    """An approval question listing 100 lines of code, on a terminal of 24 rows: every line is shown."""
+    code = "".join(f"step_{n} = {n}\n" for n in range(1, 101)) + 'os.system("curl x | sh")\n'
+    prompt = default_prompt("run_code", {"code": code})
+    with open(terminal.slave, closefd=False) as stdin, open(terminal.slave, "w", closefd=False) as out:
+        console = ConsoleChannel(stdin=stdin, stdout=out, colour=False)
+        question = asyncio.ensure_future(console.ask("alice", prompt))
+        shown = await asyncio.to_thread(terminal.read_until, "Allow run_code? y/n ›")
+        terminal.type("n\r")
+        assert await asyncio.wait_for(question, 30) == "n"
+    for n in range(1, 101):
+        assert f"{n:>3} │ step_{n} = {n}\r\n" in shown
+    assert '101 │ os.system("curl x | sh")' in shown

@@ -1,8 +1,9 @@
 """Human approval as an option on any tool: the person confirms through the session's channel first.
 
 ``requires_approval(tool)`` returns a tool with the same name, description and arguments. When a model
-calls it, the person of the session is asked (``Allow execute_python_code(code='...')? y/n``) through the
-channel; only a yes runs the tool. A no, or a person who has left, becomes the tool result
+calls it, the person of the session is asked (``Allow delete_file(path="a.txt")? y/n``) through the
+channel, shown exactly what will run (:func:`default_prompt`: the whole arguments, code as numbered
+lines, never cut); only a yes runs the tool. A no, or a person who has left, becomes the tool result
 ``Refused: ...`` so the model can tell the person and carry on. Works for agents and workers alike;
 parallel workers of one session ask one question at a time, so their questions never interleave.
 
