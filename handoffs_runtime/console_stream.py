@@ -8,16 +8,8 @@ cut in the middle ends with an apology) the reply is printed whole below the pie
 
 from __future__ import annotations
 
-import re
-
 from .channels import AgentReply, ConsoleChannel, Output, Person, Progress, TextDelta
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def inert(text: str) -> str:
-    """``text`` without control characters, so a model cannot move the cursor or recolour the terminal."""
-    return _CONTROL.sub("", text)
+from .text import printable
 
 
 class StreamingConsoleChannel(ConsoleChannel):
@@ -34,9 +26,9 @@ class StreamingConsoleChannel(ConsoleChannel):
         if self._streaming != item.agent:
             self._end_stream()
             self._stop_spinner()
-            self._out.write(f"{self._paint('agent', item.agent)} › ")
+            self._out.write(f"{self._paint('agent', printable(item.agent, multiline=False))} › ")
             self._streaming, self._streamed = item.agent, ""
-        self._out.write(inert(item.text))
+        self._out.write(printable(item.text))  # a model must not move the cursor or recolour the screen
         self._out.flush()
         self._streamed += item.text
 

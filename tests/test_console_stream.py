@@ -9,7 +9,7 @@ import sys
 import time
 
 from handoffs_runtime.agents.ai import MODEL_ERROR_REPLY
-from handoffs_runtime.console_stream import inert
+from handoffs_runtime.text import printable
 
 from .fake_openai import fake_openai
 
@@ -93,4 +93,6 @@ def test_no_stream_prints_each_reply_whole() -> None:
 
 
 def test_streamed_text_cannot_drive_the_terminal() -> None:
-    assert inert("red\x1b[31m alert\x07\r\nnext\tline") == "red[31m alert\nnext\tline"
+    shown = printable("red\x1b[31m alert\x07\r\nnext\tline")
+    assert "\x1b" not in shown and "\x07" not in shown and "\r" not in shown
+    assert shown.endswith("\nnext\tline")

@@ -30,11 +30,23 @@ def import_graph() -> dict[str, set[str]]:
     for (name, is_package), path in files.items():
         here = name.split(".") if is_package else name.split(".")[:-1]
         imported: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text())):
+        tree = ast.parse(path.read_text())
+        typing_only = {  # ``if TYPE_CHECKING:`` imports never run: they are annotations, not a cycle
+            id(inner)
+            for block in ast.walk(tree)
+            if isinstance(block, ast.If) and ast.unparse(block.test).endswith("TYPE_CHECKING")
+            for inner in ast.walk(block)
+        }
+        for node in ast.walk(tree):
+            if id(node) in typing_only:
+                continue
             if isinstance(node, ast.ImportFrom):
                 base = here[: len(here) - node.level + 1] if node.level else []
                 target = ".".join([*base, *([node.module] if node.module else [])])
-                candidates = [target, *(f"{target}.{alias.name}" for alias in node.names)]
+                submodules = [f"{target}.{alias.name}" for alias in node.names]
+                # ``from . import leases`` imports the submodule, not the package's whole surface
+                only_submodules = all(m in modules for m in submodules)
+                candidates = submodules if only_submodules else [target, *submodules]
             elif isinstance(node, ast.Import):
                 candidates = [alias.name for alias in node.names]
             else:

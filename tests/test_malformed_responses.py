@@ -168,6 +168,7 @@ def test_chat_goes_on_after_a_malformed_tool_call_from_a_real_server(bad: dict[s
     with fake_openai(answers) as server:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "HANDOFFS_"))}
         chat = ["chat", "--store", ":memory:", "--model", "test-model", "--base-url", server.url]
+        chat.append("--no-stream")  # the whole response at once: the malformed call reaches the agent
         done = subprocess.run(
             [sys.executable, "-m", "handoffs_runtime", *chat],
             input="hi\nand again\n",

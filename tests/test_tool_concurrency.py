@@ -27,7 +27,7 @@ from handoffs_runtime import (
 )
 from handoffs_runtime.agents.worker import WorkerAgent, WorkerAgentConfig
 from handoffs_runtime.channels import Output, Person
-from handoffs_runtime.messages import WorkerResult, WorkerTask
+from handoffs_runtime.messages import WorkerTask
 from handoffs_runtime.tools.approval import requires_approval
 
 from .support import run_sessions, texts
@@ -96,7 +96,7 @@ async def worker_run(concurrent: bool) -> tuple[Spans, list[tuple[str, str]]]:
     task = WorkerTask(task="wait three times", session_id="s1", caller="Front", timeout=30)
     answer = await runtime.send_message(task, AgentId("W", "k"))
     await runtime.stop()
-    assert answer == WorkerResult(text="all done")
+    assert (answer.text, answer.ok) == ("all done", True)
     results = model.calls[1][0][-1]
     assert isinstance(results, FunctionExecutionResultMessage)
     return spans, [(r.call_id, r.content) for r in results.content]
@@ -225,5 +225,5 @@ async def test_a_worker_out_of_time_stops_all_its_concurrent_calls() -> None:
     task = WorkerTask(task="go", session_id="s1", caller="Front", timeout=0.3)
     answer = await runtime.send_message(task, AgentId("W", "k"))
     await runtime.stop()
-    assert answer == WorkerResult(text="W ran out of time (0.3 s)", ok=False)
+    assert (answer.text, answer.ok) == ("W ran out of time (0.3 s)", False)
     assert sorted(stopped) == ["x", "y", "z"]

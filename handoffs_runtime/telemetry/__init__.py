@@ -16,21 +16,8 @@ from __future__ import annotations
 
 from .conventions import CAPTURE_CONTENT_ENV
 from .core import Telemetry, current_trace
+from .installed import install, installed
 from .setup import telemetry_from_environment
-
-_installed: Telemetry | None = None
-
-
-def install(telemetry: Telemetry | None) -> None:
-    """Make ``telemetry`` the process's default for ``register_team`` (``None`` switches it off again)."""
-    global _installed
-    _installed = telemetry
-
-
-def installed() -> Telemetry | None:
-    """The telemetry ``register_team`` uses when it is given none."""
-    return _installed
-
 
 __all__ = [
     "CAPTURE_CONTENT_ENV",

@@ -25,7 +25,8 @@ def _model_name(client: ChatCompletionClient) -> tuple[str, str, bool]:
     from ..models import LocalModel, model_label
 
     local = isinstance(client, LocalModel)
-    provider = "openai" if "openai" in type(client).__module__ else "handoffs_runtime"
+    openai = any("openai" in kind.__module__ for kind in type(client).__mro__)  # subclasses, e.g. deadlines
+    provider = "openai" if openai and not local else "handoffs_runtime"
     return model_label(client), provider, local
 
 

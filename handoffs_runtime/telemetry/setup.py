@@ -146,7 +146,7 @@ def add_trace_option(parser: argparse.ArgumentParser) -> None:
 
 def install_from_options(args: argparse.Namespace, service_name: str) -> None:
     """Install the telemetry that ``--trace`` and the environment ask for, if any, for this process."""
-    from . import install
+    from .installed import install
 
     telemetry = telemetry_from_environment(getattr(args, "trace", None), service_name=service_name)
     install(telemetry)
