@@ -95,9 +95,9 @@ def _handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 if i - 1 == cut:
                     self.close_connection = True
                     return
+                server.deltas_sent += bool(delta.get("content"))  # counted before the client can see it
                 self._event({**chunk, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
                 self.wfile.flush()
-                server.deltas_sent += bool(delta.get("content"))
             self._event({**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
             self._event({**chunk, "choices": [], "usage": usage})
             self.wfile.write(b"data: [DONE]\n\n")

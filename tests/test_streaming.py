@@ -38,7 +38,7 @@ async def test_the_first_words_arrive_before_the_model_has_finished(tmp_path: ob
         assert await next_event(stream) == Said("hi")
         first = await next_event(stream)
         assert first == Delta("TriageAgent", ANSWER[:4])
-        assert server.deltas_sent == 2  # the rest has not been sent yet
+        assert server.deltas_sent <= 2  # the rest has not been sent yet
         server.resume.set()
         rest = await until_reply(stream)
         deltas = [first, *rest[:-1]]

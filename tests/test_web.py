@@ -34,6 +34,12 @@ TURN = {
     "choices": [],
 }
 
+ESCALATION_PROMPT = (
+    "HumanAgent input (/handoff AGENT hands the conversation back "
+    "(AGENT: IssuesAndRepairsAgent, SalesAgent, TriageAgent))"
+)
+"""What the operator is asked when the human agent takes a conversation (the way back included)."""
+
 
 def kinds(messages: list[dict[str, object]]) -> list[object]:
     return [m["type"] for m in messages]
@@ -182,7 +188,7 @@ async def test_an_operator_takes_answers_and_hands_back(tmp_path: Path) -> None:
         page, sid = await escalated(server)
         waiting = await ann.until("waiting")
         assert waiting[-1]["sessions"] == [
-            {"session": sid, "kind": "escalation", "prompt": "HumanAgent input"}
+            {"session": sid, "kind": "escalation", "prompt": ESCALATION_PROMPT}
         ]
         await ann.send({"type": "take", "session": sid})
         taken = (await ann.until("taken"))[-1]
@@ -221,7 +227,7 @@ async def test_two_operators_never_take_the_same_session(tmp_path: Path) -> None
         page, sid = await escalated(server)
         for op in (ann, bob):
             await op.until(
-                "waiting", sessions=[{"session": sid, "kind": "escalation", "prompt": "HumanAgent input"}]
+                "waiting", sessions=[{"session": sid, "kind": "escalation", "prompt": ESCALATION_PROMPT}]
             )
         await asyncio.gather(*(op.send({"type": "take", "session": sid}) for op in (ann, bob)))
         outcomes = []
@@ -243,7 +249,7 @@ async def test_an_operator_who_leaves_puts_the_session_back_on_the_waiting_list(
         ann = await operator(server)
         page, sid = await escalated(server)
         await ann.until(
-            "waiting", sessions=[{"session": sid, "kind": "escalation", "prompt": "HumanAgent input"}]
+            "waiting", sessions=[{"session": sid, "kind": "escalation", "prompt": ESCALATION_PROMPT}]
         )
         await ann.send({"type": "take", "session": sid})
         await ann.until("taken")
@@ -251,7 +257,7 @@ async def test_an_operator_who_leaves_puts_the_session_back_on_the_waiting_list(
         await bob.until("waiting", sessions=[])
         await ann.socket.close()
         await bob.until(
-            "waiting", sessions=[{"session": sid, "kind": "escalation", "prompt": "HumanAgent input"}]
+            "waiting", sessions=[{"session": sid, "kind": "escalation", "prompt": ESCALATION_PROMPT}]
         )
         await bob.send({"type": "take", "session": sid})
         assert (await bob.until("taken"))[-1]["question"]["person"] == "operator"

@@ -130,7 +130,7 @@ def run_worker(args: argparse.Namespace, team: TeamSpec) -> int:
             print(f"worker reconnected to {args.host} (connection {count})", flush=True)
 
     async def main() -> None:
-        print(f"worker connecting to the host at {args.host}...", file=sys.stderr, flush=True)
+        print(f"worker connecting to the host at {args.host}...", flush=True)
         runtime, names = await start_worker(
             team,
             args.host,
