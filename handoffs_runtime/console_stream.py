@@ -4,11 +4,15 @@ A ``ConsoleChannel`` that also takes progress (see :func:`~handoffs_runtime.chan
 the first delta of a reply prints the label, each delta is appended to the line, and the ``AgentReply``
 that follows only ends the line when it says what was printed. When it says something else (a stream
 cut in the middle ends with an apology) the reply is printed whole below the pieces.
+
+A handoff's line is stored before it is shown, so the next agent's first words can arrive before it.
+The console holds back the words of an agent the person has not been told about yet, until the handoff
+line that names it (or its whole reply) arrives: the person always reads who is talking before the text.
 """
 
 from __future__ import annotations
 
-from .channels import AgentReply, ConsoleChannel, Output, Person, Progress, TextDelta
+from .channels import AgentReply, ConsoleChannel, Notice, Output, Person, Progress, TextDelta
 from .text import printable
 
 
@@ -19,10 +23,18 @@ class StreamingConsoleChannel(ConsoleChannel):
         super().__init__(**options)  # type: ignore[arg-type]
         self._streaming: str | None = None
         self._streamed = ""
+        self._speaker: str | None = None  # who last answered, or was handed the conversation
+        self._held: dict[str, str] = {}  # words of agents whose handoff line has not been shown yet
 
     async def progress(self, session_id: str, item: Progress) -> None:
         if not isinstance(item, TextDelta):
             return
+        if self._streaming != item.agent and self._speaker not in (None, item.agent):
+            self._held[item.agent] = self._held.get(item.agent, "") + item.text
+            return
+        self._write_delta(item)
+
+    def _write_delta(self, item: TextDelta) -> None:
         if self._streaming != item.agent:
             self._end_stream()
             self._stop_spinner()
@@ -33,6 +45,17 @@ class StreamingConsoleChannel(ConsoleChannel):
         self._streamed += item.text
 
     async def show(self, session_id: str, output: Output) -> None:
+        if isinstance(output, Notice) and output.event is not None and output.event.outcome == "handoff":
+            self._end_stream()
+            await super().show(session_id, output)
+            self._speaker = target = output.event.target
+            held = self._held.pop(target, "")
+            if held:
+                self._write_delta(TextDelta(target, held))
+            return
+        if isinstance(output, AgentReply):
+            self._speaker = output.agent
+            self._held.pop(output.agent, None)  # the whole reply follows
         if self._streaming is not None:
             printed = isinstance(output, AgentReply) and (output.agent, output.text) == (
                 self._streaming,

@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
-from .errors import UnknownSessionError
+from .errors import StoreError, UnknownSessionError
 from .output_file import write_output
 from .store import MEMORY, SessionStore, SQLiteSessionStore, default_store_path
 from .text import printable
@@ -114,16 +114,20 @@ def _list(store: SessionStore, args: argparse.Namespace) -> int:
     for shown, i in zip(ids, infos, strict=True):
         when, agent = _stamp(i.updated_at), printable(i.active_agent, multiline=False)
         tokens = tokens_of[i.session_id]
-        print(f"{shown:<{width}}  {when}  {i.status:<6}  {i.messages:>8}  {tokens:>9,}  {agent}")
+        print(f"{shown:<{width}}  {when}  {i.status:<6}  {i.messages:>8}  {tokens:>9}  {agent}")
     return 0
 
 
-async def _tokens(store: SessionStore, sessions: list[str]) -> dict[str, int]:
-    """The tokens each session used, from the usage stored with its entries."""
-    return {
-        session: total(summed(e.body.get("usage") for e in await store.entries(session)))
-        for session in sessions
-    }
+async def _tokens(store: SessionStore, sessions: list[str]) -> dict[str, str]:
+    """The tokens each session used, from the usage stored with its entries; ``?`` for a session whose
+    transcript cannot be read (the list still shows every session: ``show`` names the damage)."""
+    counts: dict[str, str] = {}
+    for session in sessions:
+        try:
+            counts[session] = f"{total(summed(e.body.get('usage') for e in await store.entries(session))):,}"
+        except StoreError:
+            counts[session] = "?"
+    return counts
 
 
 def _show(store: SessionStore, args: argparse.Namespace) -> int:
