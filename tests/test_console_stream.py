@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import select
 import subprocess
@@ -9,6 +10,9 @@ import sys
 import time
 
 from handoffs_runtime.agents.ai import MODEL_ERROR_REPLY
+from handoffs_runtime.channels import AgentReply, Notice, TextDelta
+from handoffs_runtime.console_stream import StreamingConsoleChannel
+from handoffs_runtime.messages import HandoffEvent
 from handoffs_runtime.text import printable
 
 from .fake_openai import fake_openai
@@ -96,3 +100,19 @@ def test_streamed_text_cannot_drive_the_terminal() -> None:
     shown = printable("red\x1b[31m alert\x07\r\nnext\tline")
     assert "\x1b" not in shown and "\x07" not in shown and "\r" not in shown
     assert shown.endswith("\nnext\tline")
+
+
+async def test_the_next_agents_words_wait_for_the_line_that_hands_it_the_conversation() -> None:
+    out = io.StringIO()
+    console = StreamingConsoleChannel(stdin=io.StringIO(), stdout=out, colour=False)
+    await console.show("s1", AgentReply("TriageAgent", "Let me check."))
+    await console.progress("s1", TextDelta("SalesAgent", "Rocket "))  # before the handoff line is shown
+    await console.progress("s1", TextDelta("SalesAgent", "skates?"))
+    event = HandoffEvent(session_id="s1", source="TriageAgent", target="SalesAgent", tool="t", hop=1)
+    await console.show("s1", Notice("↪ TriageAgent handed the conversation to SalesAgent", event))
+    await console.show("s1", AgentReply("SalesAgent", "Rocket skates?"))
+    assert out.getvalue().splitlines() == [
+        "TriageAgent › Let me check.",
+        "  ↪ TriageAgent handed the conversation to SalesAgent",
+        "SalesAgent › Rocket skates?",
+    ]
