@@ -167,17 +167,22 @@ def _validated_already(context: object, *names: object) -> bool:
     )
 
 
-def user_task(context: list[LLMMessage], turn_path: list[str]) -> UserTask:
-    """``UserTask(context=..., turn_path=...)``, without re-validating items that are LLMMessages already."""
+def user_task(
+    context: list[LLMMessage], turn_path: list[str], usage: dict[str, list[int]] | None = None
+) -> UserTask:
+    """``UserTask(context=..., turn_path=..., usage=...)``, without re-validating items that are
+    LLMMessages already (``usage`` is the agent's own count: valid by construction)."""
     if type(turn_path) is list and _validated_already(context, *turn_path):
-        return UserTask.model_construct(context=context, turn_path=turn_path, trace=None, usage=None)
-    return UserTask(context=context, turn_path=turn_path)
+        return UserTask.model_construct(context=context, turn_path=turn_path, trace=None, usage=usage or None)
+    return UserTask(context=context, turn_path=turn_path, usage=usage or None)
 
 
-def agent_response(context: list[LLMMessage], reply_to_topic_type: str) -> AgentResponse:
+def agent_response(
+    context: list[LLMMessage], reply_to_topic_type: str, usage: dict[str, list[int]] | None = None
+) -> AgentResponse:
     """``AgentResponse(...)``, without re-validating items that are LLMMessages already."""
     if _validated_already(context, reply_to_topic_type):
         return AgentResponse.model_construct(
-            context=context, reply_to_topic_type=reply_to_topic_type, trace=None, usage=None
+            context=context, reply_to_topic_type=reply_to_topic_type, trace=None, usage=usage or None
         )
-    return AgentResponse(context=context, reply_to_topic_type=reply_to_topic_type)
+    return AgentResponse(context=context, reply_to_topic_type=reply_to_topic_type, usage=usage or None)

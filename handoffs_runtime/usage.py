@@ -22,7 +22,9 @@ BUDGET_REPLY = (
 
 
 def add(usage: UsageByAgent, agent: str, reported: RequestUsage) -> None:
-    """Count one model reply's ``reported`` usage for ``agent``."""
+    """Count one model reply's ``reported`` usage for ``agent`` (nothing for a reply that reports none)."""
+    if not (reported.prompt_tokens or reported.completion_tokens):
+        return
     counts = usage.setdefault(agent, [0, 0])
     counts[0] += max(int(reported.prompt_tokens), 0)
     counts[1] += max(int(reported.completion_tokens), 0)
@@ -30,10 +32,10 @@ def add(usage: UsageByAgent, agent: str, reported: RequestUsage) -> None:
 
 def copy(usage: Mapping[str, list[int]] | None) -> UsageByAgent:
     """A copy to count on; it may come from another process, so only pairs of counts, none below 0."""
+    if not usage:
+        return {}
     return {
-        agent: [max(counts[0], 0), max(counts[1], 0)]
-        for agent, counts in (usage or {}).items()
-        if len(counts) == 2
+        agent: [max(counts[0], 0), max(counts[1], 0)] for agent, counts in usage.items() if len(counts) == 2
     }
 
 

@@ -286,8 +286,7 @@ class AIAgent(SessionAgent):
             await self._reply([*message.context, *new], MODEL_ERROR_REPLY)
             return
         await self._publish_event(session, handoff, call, "handoff", len(path), "", payload, decided.said)
-        task = user_task(context, [*path, handoff.target])
-        task.usage = self._usage
+        task = user_task(context, [*path, handoff.target], self._usage)
         await self.publish_message(task, topic_id=session_topic(handoff.target, session))
 
     async def _filtered(
@@ -340,8 +339,7 @@ class AIAgent(SessionAgent):
             reason if not escalate else f"{reason}; escalated to {human}",
         )
         if escalate and human is not None:
-            task = user_task([*message.context, *new], [*path, human])
-            task.usage = self._usage
+            task = user_task([*message.context, *new], [*path, human], self._usage)
             await self.publish_message(task, topic_id=session_topic(human, session))
             return
         await self._reply([*message.context, *new], LOOP_MESSAGE)
@@ -349,8 +347,7 @@ class AIAgent(SessionAgent):
     async def _reply(self, conversation: list[LLMMessage], text: str) -> None:
         config = self._config
         context = [*conversation, AssistantMessage(content=text, source=config.name)]
-        response = agent_response(context, config.name)
-        response.usage = self._usage
+        response = agent_response(context, config.name, self._usage)
         await self.publish_message(response, topic_id=session_topic(config.user_topic, self.id.key))
 
     async def _publish_event(

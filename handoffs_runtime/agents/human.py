@@ -76,8 +76,7 @@ class HumanAgent(SessionAgent):
             )
         text = answer.strip() if answer and answer.strip() else OPERATOR_AWAY_REPLY
         context = [*message.context, AssistantMessage(content=text, source=config.name)]
-        response = agent_response(context, config.name)
-        response.usage = message.usage  # a person uses no tokens; the turn's count goes on
+        response = agent_response(context, config.name, message.usage)  # a person spends no tokens
         await self.publish_message(response, topic_id=session_topic(config.user_topic, session))
 
     async def _hand_back(self, message: UserTask, target: str) -> None:
@@ -96,6 +95,5 @@ class HumanAgent(SessionAgent):
         ]
         event = HandoffEvent(session_id=session, source=name, target=target, tool=HANDOFF_COMMAND)
         await self.publish_message(event, topic_id=session_topic(HANDOFF_EVENTS, session))
-        task = user_task(context, [name, target])
-        task.usage = message.usage
+        task = user_task(context, [name, target], message.usage)
         await self.publish_message(task, topic_id=session_topic(target, session))

@@ -101,7 +101,11 @@ class UserAgent(SessionAgent):
         senders = self._config.senders
         sender = ctx.sender
         for_us = ctx.topic_id is None or ctx.topic_id.source == self.id.key
-        from_team = not senders or (sender is not None and base_agent_type(sender.type) in senders)
+        from_team = (
+            not senders
+            or (sender is not None
+            and (sender.type in senders or base_agent_type(sender.type) in senders))
+        )
         if for_us and from_team:
             return True
         logger.warning(
@@ -200,6 +204,5 @@ class UserAgent(SessionAgent):
             except StoreError as exc:
                 await self._store_failed(exc)
                 return
-        task = user_task([*context, said], [agent])  # a new list: the response keeps its own
-        task.usage = copy(self._usage)
+        task = user_task([*context, said], [agent], copy(self._usage))  # new lists: nothing shared
         await self.publish_message(task, topic_id=session_topic(agent, session))
