@@ -153,7 +153,8 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
                 if sender is not None and agent_id == sender:  # never back to the sender
                     continue
                 if not sender_checked:  # as the stock runtime: an unknown sender type fails the publish,
-                    await self._get_agent(sender)  # type: ignore[arg-type]  # a known one is built
+                    if sender not in self._instantiated_agents:  # a known one is built
+                        await self._get_agent(sender)  # type: ignore[arg-type]
                     sender_checked = True
                 context = MessageContext(
                     sender=sender,

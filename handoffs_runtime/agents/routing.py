@@ -34,12 +34,13 @@ class SessionAgent(RoutedAgent):
         self._handlers = table  # read only: RoutedAgent routes with .get()
         super(RoutedAgent, self).__init__(description)  # what RoutedAgent.__init__ does after routing
 
-    async def on_message_impl(self, message: Any, ctx: MessageContext) -> Any:
-        """Route as usual, with ``MessageHandlerContext.agent_id()`` naming this agent while it handles the
-        message: autogen's gRPC runtime leaves it unset, and a question relayed to the person must say
-        which agent asks (the person's side accepts only the team's agents)."""
+    async def on_message_in_context(self, message: Any, ctx: MessageContext) -> Any:
+        """``on_message_impl`` with ``MessageHandlerContext.agent_id()`` naming this agent while it handles
+        the message. autogen's gRPC runtime leaves it unset, and a question relayed to the person must say
+        which agent asks (the person's side accepts only the team's agents): ``WorkerRuntime`` routes its
+        agents through this. The single-process runtimes set it themselves, at no extra cost."""
         acting = MessageHandlerContext._MESSAGE_HANDLER_CONTEXT.set(self.id)
         try:
-            return await super().on_message_impl(message, ctx)
+            return await type(self).on_message_impl(self, message, ctx)
         finally:
             MessageHandlerContext._MESSAGE_HANDLER_CONTEXT.reset(acting)

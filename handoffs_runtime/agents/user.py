@@ -101,10 +101,8 @@ class UserAgent(SessionAgent):
         senders = self._config.senders
         sender = ctx.sender
         for_us = ctx.topic_id is None or ctx.topic_id.source == self.id.key
-        from_team = (
-            not senders
-            or (sender is not None
-            and (sender.type in senders or base_agent_type(sender.type) in senders))
+        from_team = not senders or (
+            sender is not None and (sender.type in senders or base_agent_type(sender.type) in senders)
         )
         if for_us and from_team:
             return True

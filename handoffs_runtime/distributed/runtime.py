@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import grpc  # type: ignore[import-untyped]
-from autogen_core import AgentId, CancellationToken, Subscription, TopicId
+from autogen_core import Agent, AgentId, CancellationToken, Subscription, TopicId
 from autogen_core._serialization import try_get_known_serializers_for_type
 from autogen_ext.runtimes.grpc import GrpcWorkerAgentRuntime
 from autogen_ext.runtimes.grpc import _constants as wire
@@ -41,6 +41,7 @@ from autogen_ext.runtimes.grpc._utils import subscription_to_proto
 from autogen_ext.runtimes.grpc._worker_runtime import HostConnection
 from autogen_ext.runtimes.grpc.protos import agent_worker_pb2, agent_worker_pb2_grpc
 
+from ..agents.routing import SessionAgent
 from ..errors import DistributedError
 from ..messages import MESSAGE_TYPES, Undeliverable, UserTask
 from ..topics import USER
@@ -137,6 +138,14 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
         self.connections = 0
         """How many times this runtime has connected (1 after ``start``; +1 per reconnection)."""
         self._connection_changed = asyncio.Condition()
+
+    async def _get_agent(self, agent_id: AgentId) -> Agent:
+        """The agent, routed so that it knows it is the one handling a message (this runtime does not
+        set ``MessageHandlerContext`` itself; see ``SessionAgent.on_message_in_context``)."""
+        agent = await super()._get_agent(agent_id)
+        if isinstance(agent, SessionAgent) and "on_message_impl" not in vars(agent):
+            agent.on_message_impl = agent.on_message_in_context  # type: ignore[method-assign]
+        return agent
 
     # --- connecting --------------------------------------------------------------------------------
 
