@@ -13,6 +13,7 @@
     │   └── StoreConflictError    the session changed between a read and a compare-and-set write
     ├── OutputFileError      a file named on the command line cannot or may not be written
     ├── DistributedError     a distributed deployment is misconfigured or its host cannot be reached
+    │   └── AlreadyRunningError   a worker runtime was started twice (a ValueError, as autogen-ext's)
     ├── TelemetryConfigError  tracing or metrics were asked for but cannot be set up
     └── WorkerError          (tools.workers) a worker could not be created or could not answer; the
                              tool that called it turns it into an error result for the model
@@ -68,6 +69,10 @@ class DistributedError(HandoffsError, RuntimeError):
 
     A ``RuntimeError``, as autogen-ext's worker runtime raises for the same cases (stop when not running,
     start twice), so handlers written for it catch ours too."""
+
+
+class AlreadyRunningError(DistributedError, ValueError):
+    """``start()`` on a worker runtime that is running; a ``ValueError``, as autogen-ext's worker raises."""
 
 
 class TelemetryConfigError(HandoffsError, ValueError):

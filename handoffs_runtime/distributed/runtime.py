@@ -42,7 +42,7 @@ from autogen_ext.runtimes.grpc._worker_runtime import HostConnection
 from autogen_ext.runtimes.grpc.protos import agent_worker_pb2, agent_worker_pb2_grpc
 
 from ..agents.routing import SessionAgent
-from ..errors import DistributedError
+from ..errors import AlreadyRunningError, DistributedError
 from ..messages import MESSAGE_TYPES, Undeliverable, UserTask
 from ..topics import USER
 from .options import (
@@ -152,7 +152,7 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
     async def start(self) -> None:
         """Connect (retrying with backoff until the host answers) and keep reconnecting until ``stop``."""
         if self._running:
-            raise DistributedError("this worker runtime is already running")
+            raise AlreadyRunningError("this worker runtime is already running")
         await self._connect_with_backoff(self._backoff.give_up_after)
         self._running = True
         self._supervisor = asyncio.create_task(self._supervise(), name="handoffs-reconnect")
