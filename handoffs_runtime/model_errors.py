@@ -70,10 +70,10 @@ def _chain(exc: BaseException) -> list[BaseException]:
 
 
 def _never_connected(exc: BaseException) -> bool:
-    """Whether the connection itself failed (refused, unknown host), not a reply that broke off."""
-    import httpx
-
-    return any(isinstance(e, httpx.ConnectError | ConnectionRefusedError | OSError) for e in _chain(exc)[1:])
+    """Whether the connection itself failed (refused, unknown host), not a reply that broke off. By the
+    HTTP client's error name, since the ``openai`` client's transport differs between its releases."""
+    connect_errors = ("ConnectError", "ConnectTimeout")
+    return any(isinstance(e, OSError) or type(e).__name__ in connect_errors for e in _chain(exc)[1:])
 
 
 def _root_cause(exc: BaseException) -> str:
