@@ -25,7 +25,14 @@ from handoffs_runtime.distributed.security import (
     rotate_token,
 )
 from handoffs_runtime.errors import DistributedError
-from handoffs_runtime.messages import AgentResponse, HandoffEvent, PersonNotice, PersonQuestion, UserTask
+from handoffs_runtime.messages import (
+    AgentResponse,
+    HandoffEvent,
+    PersonNotice,
+    PersonProgress,
+    PersonQuestion,
+    UserTask,
+)
 from handoffs_runtime.offline import OfflineModel
 
 from .distributed_support import TIMEOUT, Process
@@ -175,6 +182,13 @@ def test_the_role_policy() -> None:
     assert policy.publish("frontend", "User", "alice", "AgentResponse", "unknown", mine) is not None
     assert policy.publish("worker", "User", "bob", "AgentResponse", "SalesAgent", mine) is not None
     assert policy.request("frontend", "User", "bob", "", mine) is not None
+    progress, triage = "PersonProgress", {"TriageAgent"}
+    assert policy.publish("worker", "User", "bob", progress, "TriageAgent", triage) is None
+    for topic in ("SalesAgent", "HandoffEvents"):  # progress is for the person only
+        reason = policy.publish("worker", topic, "bob", progress, "TriageAgent", triage) or ""
+        assert f"PersonProgress goes only to the User topic, not to {topic}" in reason
+    assert policy.publish(None, "SalesAgent", "bob", progress, "TriageAgent", triage) is None  # no roles
+    assert policy.publish("frontend", "User", "alice", progress, "unknown", mine) is not None  # even its own
 
 
 # --- end to end ----------------------------------------------------------------------------------------
@@ -354,6 +368,18 @@ FORGERIES = {
         UserTask(context=[]),
         TopicId("TriageAgent", "alice"),
         "may publish only into its own sessions",
+    ),
+    "words streamed onto alice's screen": (
+        "publish",
+        PersonProgress(agent="SalesAgent", text="pay here"),
+        TopicId("User", "alice"),
+        "may publish only into its own sessions",
+    ),
+    "progress into its own session": (
+        "publish",
+        PersonProgress(agent="SalesAgent", text="pay here"),
+        TopicId("User", "mallory"),
+        "may publish only a UserTask to the team's agents, not PersonProgress to User",
     ),
     "a reply to itself claiming to be SalesAgent": (
         "publish",

@@ -9,13 +9,12 @@ import secrets
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import replace
 from pathlib import Path
 
 from ..errors import HandoffsError
 from ..models import model_from_options, model_label
 from ..sessions_cli import add_store_option, open_store
-from ..team import TeamSpec
+from ..team import TeamSpec, streaming_team
 from .protocol import MAX_FRAME_BYTES
 
 
@@ -53,10 +52,6 @@ def operator_token(path: Path | None) -> str:
     if len(token) < 16:
         raise HandoffsError(f"the operator token in {path} is too short: use at least 16 characters")
     return token
-
-
-def streaming_team(team: TeamSpec, stream: bool) -> TeamSpec:
-    return replace(team, policy=replace(team.policy, stream=stream))
 
 
 @asynccontextmanager
