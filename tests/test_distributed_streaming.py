@@ -14,6 +14,7 @@ from handoffs_runtime import AgentReply, QueueChannel, SQLiteSessionStore, acme_
 from handoffs_runtime.channels import Progress, TextDelta, ToolActivity, progress_item, progress_message
 from handoffs_runtime.distributed import FrontEnd, launch_host, launch_worker
 
+from .chat_process import Chat
 from .distributed_support import TIMEOUT, Process
 from .fake_openai import fake_openai
 
@@ -70,6 +71,24 @@ async def test_deltas_cross_the_host_before_the_model_has_finished(
     entries = await store.entries("s1")
     assert [(e.kind, e.text) for e in entries] == [("user", "hi"), ("reply", ANSWER)]  # no delta stored
     await store.close()
+
+
+async def test_chat_host_prints_the_first_words_before_the_model_has_finished(
+    processes: list[Process], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    with fake_openai([ANSWER]) as server:
+        server.pause_after = 2
+        address = await team_on_a_worker(processes, server.url)
+        chat = await Chat.start(tmp_path / "chat.sqlite3", "s1", tmp_path, "--host", address)
+        await chat.wait_for("you › ")
+        await chat.say("hi")
+        await chat.wait_for(f"TriageAgent › {ANSWER[:4]}")  # a real console, reading a pipe
+        assert server.deltas_sent <= 2
+        server.resume.set()
+        await chat.wait_for(ANSWER)
+        output = await chat.finish()
+        assert output.count(ANSWER[4:12]) == 1  # streamed in place, not printed again whole
 
 
 async def test_tool_activity_crosses_the_host_too(
