@@ -63,12 +63,18 @@ class RelayChannel:
 
 
 class StreamingRelayChannel(RelayChannel):
-    """A ``RelayChannel`` that also relays progress (text deltas, tool activity) as it happens."""
+    """A ``RelayChannel`` that also relays progress (text deltas, tool activity) as it happens.
+
+    Progress is best effort: one that cannot be sent is logged and dropped, never fails the turn (the
+    reply that follows holds the whole text)."""
 
     async def progress(self, session_id: str, item: Progress) -> None:
-        await self._runtime.publish_message(
-            progress_message(item), session_topic(self._user_topic, session_id), sender=_asking_agent()
-        )
+        try:
+            await self._runtime.publish_message(
+                progress_message(item), session_topic(self._user_topic, session_id), sender=_asking_agent()
+            )
+        except Exception as exc:
+            logger.warning("could not relay progress to session %s: %s", session_id, exc)
 
 
 def relay_channel(runtime: AgentRuntime, *, user_topic: str = USER, stream: bool = False) -> RelayChannel:
