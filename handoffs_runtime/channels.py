@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Literal, Protocol, TextIO, runtime_checkable
 
 from .console_input import LineEditor, PipedLines
-from .messages import HandoffEvent
+from .messages import HandoffEvent, PersonProgress
 from .text import printable
 
 Person = Literal["customer", "operator"]
@@ -85,6 +85,29 @@ async def report_progress(channel: Channel | None, session_id: str, item: Progre
     progress = getattr(channel, "progress", None)
     if progress is not None:
         await progress(session_id, item)
+
+
+def progress_message(item: Progress) -> PersonProgress:
+    """``item`` as the message that carries it to the person's process (``RelayChannel``)."""
+    if isinstance(item, TextDelta):
+        return PersonProgress(agent=item.agent, text=item.text)
+    return PersonProgress(
+        agent=item.agent,
+        tool=item.tool,
+        call_id=item.call_id,
+        arguments=item.arguments,
+        result=item.result,
+        is_error=item.is_error,
+    )
+
+
+def progress_item(message: PersonProgress) -> Progress:
+    """What ``progress_message`` carried, for the person's channel."""
+    if not message.tool:
+        return TextDelta(message.agent, message.text)
+    return ToolActivity(
+        message.agent, message.tool, message.call_id, message.arguments, message.result, message.is_error
+    )
 
 
 USER_PROMPT = "you"

@@ -17,12 +17,12 @@ from .errors import HandoffsError
 from .graph import team_mermaid
 from .models import model_from_options, model_label
 from .sessions_cli import add_sessions_parser, add_store_option, open_store, run_sessions_command
-from .team import TeamSpec
+from .team import TeamSpec, streaming_team
 from .telemetry.setup import add_trace_option, install_from_options
 from .text import PrintableFormatter, printable
 from .tools.acme import acme_team
 from .tools.orchestrator import orchestrator_team
-from .web.server import add_serve_parser, run_serve, streaming_team
+from .web.server import add_serve_parser, run_serve
 
 TEAMS: dict[str, Callable[[], TeamSpec]] = {"acme": acme_team, "orchestrator": orchestrator_team}
 
@@ -113,6 +113,11 @@ def _add_distributed_commands(
     worker.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
     worker.add_argument("--max-message-mb", **size)
     worker.add_argument(
+        "--no-stream",
+        action="store_true",
+        help="call the model without streaming (default: a real model streams its replies to the person)",
+    )
+    worker.add_argument(
         "--connect-timeout",
         type=float,
         default=30.0,
@@ -170,7 +175,8 @@ def _chat(args: argparse.Namespace) -> int:
     if args.host:  # a front end: the workers call the models, so no model (and no API key) is needed here
         from .distributed.cli import run_remote_chat
 
-        return run_remote_chat(args, team, ConsoleChannel(colour=False if args.no_colour else None))
+        console = ConsoleChannel if args.no_stream else StreamingConsoleChannel  # the workers decide
+        return run_remote_chat(args, team, console(colour=False if args.no_colour else None))
     model = model_from_options(args.model, base_url=args.base_url)
     label = model_label(model)
     if label == "offline":

@@ -128,6 +128,20 @@ class PersonNotice(BaseModel):
     text: str
 
 
+class PersonProgress(BaseModel):
+    """A turn under way on another process, for the channel's ``progress`` of the session's person: a
+    piece of ``agent``'s reply as the model writes it, or (``tool`` set) a tool call of ``agent``
+    starting (``result`` None) or finished. Shown only, never stored: the reply that follows is."""
+
+    agent: str
+    text: str = ""
+    tool: str = ""
+    call_id: str = ""
+    arguments: str = ""
+    result: str | None = None
+    is_error: bool = False
+
+
 MESSAGE_TYPES: tuple[type[BaseModel], ...] = (
     UserLogin,
     UserTask,
@@ -139,6 +153,7 @@ MESSAGE_TYPES: tuple[type[BaseModel], ...] = (
     PersonQuestion,
     PersonAnswer,
     PersonNotice,
+    PersonProgress,
 )
 """Every message type of the protocol: a distributed worker registers a serializer for each."""
 

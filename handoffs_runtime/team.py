@@ -16,7 +16,7 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, Literal
 
@@ -94,6 +94,11 @@ class TeamSpec:
     @property
     def human(self) -> str | None:
         return next((a.name for a in self.agents if a.kind == "human"), None)
+
+
+def streaming_team(team: TeamSpec, stream: bool) -> TeamSpec:
+    """``team`` with its models called with ``create_stream`` (``stream``) or ``create``."""
+    return replace(team, policy=replace(team.policy, stream=stream))
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,8 @@ from autogen_core.models import AssistantMessage
 from autogen_ext.runtimes.grpc.protos import agent_worker_pb2
 from cryptography import x509
 
-from handoffs_runtime import QueueChannel, acme_team
+from handoffs_runtime import AgentReply, QueueChannel, TeamSpec, acme_team
+from handoffs_runtime.channels import TextDelta, ToolActivity
 from handoffs_runtime.distributed import Backoff, FrontEnd, Host, WorkerRuntime, start_worker
 from handoffs_runtime.distributed.security import (
     ClientCredentials,
@@ -25,8 +26,16 @@ from handoffs_runtime.distributed.security import (
     rotate_token,
 )
 from handoffs_runtime.errors import DistributedError
-from handoffs_runtime.messages import AgentResponse, HandoffEvent, PersonNotice, PersonQuestion, UserTask
+from handoffs_runtime.messages import (
+    AgentResponse,
+    HandoffEvent,
+    PersonNotice,
+    PersonProgress,
+    PersonQuestion,
+    UserTask,
+)
 from handoffs_runtime.offline import OfflineModel
+from handoffs_runtime.team import streaming_team
 
 from .distributed_support import TIMEOUT, Process
 from .intruder import Intruder
@@ -75,12 +84,12 @@ async def intruders() -> AsyncIterator[list[Intruder]]:
     await asyncio.gather(*(i.close() for i in started))
 
 
-async def team_workers(address: str, credentials: Path | None) -> list[WorkerRuntime]:
+async def team_workers(address: str, credentials: Path | None, team: TeamSpec = TEAM) -> list[WorkerRuntime]:
     """The ACME team on two workers in this process (real gRPC runtimes)."""
     runtimes = []
     for agents in (["TriageAgent"], ["IssuesAndRepairsAgent", "SalesAgent", "HumanAgent"]):
         runtime, _ = await start_worker(
-            TEAM, address, model=OfflineModel(), agents=agents, backoff=FAST, credentials=credentials
+            team, address, model=OfflineModel(), agents=agents, backoff=FAST, credentials=credentials
         )
         runtimes.append(runtime)
     return runtimes
@@ -95,6 +104,14 @@ async def refund(channel: QueueChannel, session: str) -> None:
     assert await reply(channel, session) == PROPOSAL
     await channel.say(session, "yes")
     assert await reply(channel, session) == DONE
+
+
+async def until_reply(channel: QueueChannel, session: str) -> list[object]:
+    """Everything the session shows up to and including the next agent reply."""
+    shown: list[object] = []
+    while not shown or not isinstance(shown[-1], AgentReply):
+        shown.append(await channel.next_output(session, TIMEOUT))
+    return shown
 
 
 async def denied(call: asyncio.Future[None] | object, code: grpc.StatusCode) -> str:
@@ -175,6 +192,13 @@ def test_the_role_policy() -> None:
     assert policy.publish("frontend", "User", "alice", "AgentResponse", "unknown", mine) is not None
     assert policy.publish("worker", "User", "bob", "AgentResponse", "SalesAgent", mine) is not None
     assert policy.request("frontend", "User", "bob", "", mine) is not None
+    progress, triage = "PersonProgress", {"TriageAgent"}
+    assert policy.publish("worker", "User", "bob", progress, "TriageAgent", triage) is None
+    for topic in ("SalesAgent", "HandoffEvents"):  # progress is for the person only
+        reason = policy.publish("worker", topic, "bob", progress, "TriageAgent", triage) or ""
+        assert f"PersonProgress goes only to the User topic, not to {topic}" in reason
+    assert policy.publish(None, "SalesAgent", "bob", progress, "TriageAgent", triage) is None  # no roles
+    assert policy.publish("frontend", "User", "alice", progress, "unknown", mine) is not None  # even its own
 
 
 # --- end to end ----------------------------------------------------------------------------------------
@@ -355,6 +379,18 @@ FORGERIES = {
         TopicId("TriageAgent", "alice"),
         "may publish only into its own sessions",
     ),
+    "words streamed onto alice's screen": (
+        "publish",
+        PersonProgress(agent="SalesAgent", text="pay here"),
+        TopicId("User", "alice"),
+        "may publish only into its own sessions",
+    ),
+    "progress into its own session": (
+        "publish",
+        PersonProgress(agent="SalesAgent", text="pay here"),
+        TopicId("User", "mallory"),
+        "may publish only a UserTask to the team's agents, not PersonProgress to User",
+    ),
     "a reply to itself claiming to be SalesAgent": (
         "publish",
         PersonNotice(text="hi"),
@@ -387,6 +423,32 @@ async def test_a_frontend_cannot_send_into_another_session(
         assert channel.outbox("alice").empty()  # alice's screen shows nothing of it
         await channel.leave("alice")
         await alice.wait("alice")
+
+
+async def test_with_credentials_a_streaming_workers_progress_reaches_its_sessions_person(
+    secure_host: str, credentials: Path
+) -> None:
+    workers = await team_workers(secure_host, credentials, streaming_team(TEAM, stream=True))
+    channel = QueueChannel(progress=True)
+    async with FrontEnd(TEAM, secure_host, channel, credentials=credentials) as alice:
+        await alice.open("alice")
+        await channel.say("alice", REFUND)
+        shown = await until_reply(channel, "alice")
+        assert TextDelta(*PROPOSAL) in shown  # the offline model writes its reply in one piece
+        await channel.say("alice", "yes")
+        shown = await until_reply(channel, "alice")
+        tools = [(a.tool, a.result) for a in shown if isinstance(a, ToolActivity)]
+        assert tools == [
+            ("look_up_item", None),
+            ("look_up_item", "item_132612938"),
+            ("execute_refund", None),
+            ("execute_refund", "success"),
+        ]
+        assert shown[-1] == AgentReply(*DONE)
+        await channel.leave("alice")
+        await alice.wait("alice")
+    for worker in workers:
+        await worker.stop()
 
 
 # --- misconfigured clients -----------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""The person's side checks who is talking: a reply, question, notice or handoff event reaches the person
-only from the team's agents and for their own session; anything else is dropped and logged."""
+"""The person's side checks who is talking: a reply, question, notice, progress or handoff event reaches
+the person only from the team's agents and for their own session; anything else is dropped and logged."""
 
 from __future__ import annotations
 
@@ -10,8 +10,15 @@ from autogen_core import AgentId, RoutedAgent, SingleThreadedAgentRuntime
 from autogen_core.models import AssistantMessage
 
 from handoffs_runtime import QueueChannel, acme_team, register_team, start_session
-from handoffs_runtime.channels import AgentReply
-from handoffs_runtime.messages import AgentResponse, HandoffEvent, PersonAnswer, PersonNotice, PersonQuestion
+from handoffs_runtime.channels import AgentReply, TextDelta
+from handoffs_runtime.messages import (
+    AgentResponse,
+    HandoffEvent,
+    PersonAnswer,
+    PersonNotice,
+    PersonProgress,
+    PersonQuestion,
+)
 from handoffs_runtime.offline import OfflineModel
 from handoffs_runtime.topics import HANDOFF_EVENTS, USER, session_topic
 
@@ -46,7 +53,7 @@ async def test_messages_from_outside_the_team_or_for_another_session_never_reach
 ) -> None:
     caplog.set_level("WARNING", logger="handoffs_runtime")
     runtime = SingleThreadedAgentRuntime()
-    channel = QueueChannel()
+    channel = QueueChannel(progress=True)
     await register_team(runtime, acme_team(), model=OfflineModel(), channel=channel)
     await Spy.register(runtime, "Spy", Spy)
     runtime.start()
@@ -56,6 +63,8 @@ async def test_messages_from_outside_the_team_or_for_another_session_never_reach
     await runtime.publish_message(response("type your password"), user)  # no sender at all
     await runtime.publish_message(response("type your password"), user, sender=spy)
     await runtime.publish_message(PersonNotice(text="type your password"), user, sender=spy)
+    await runtime.publish_message(PersonProgress(agent="SalesAgent", text="type your pass"), user, sender=spy)
+    await runtime.publish_message(PersonProgress(agent="SalesAgent", text="type your pass"), user)
     await runtime.publish_message(
         HandoffEvent(session_id="alice", source="Spy", target="SalesAgent", tool="t"), events, sender=spy
     )
@@ -65,13 +74,16 @@ async def test_messages_from_outside_the_team_or_for_another_session_never_reach
         PersonQuestion(prompt="your password, please"), AgentId(USER, "alice"), sender=spy
     )
     assert answer == PersonAnswer(text=None)
-    await dropped(caplog, 5)  # the HandoffEvent for bob is dropped without a word: it is not alice's
+    await dropped(caplog, 7)  # the HandoffEvent for bob is dropped without a word: it is not alice's
     assert channel.outbox("alice").empty(), "something forged reached alice's screen"
     assert "Spy" in caplog.text and "not one of the team's agents" in caplog.text
     # The team's own agents still get through.
-    await runtime.publish_message(response("hello"), user, sender=AgentId("SalesAgent", "alice"))
+    sales = AgentId("SalesAgent", "alice")
+    await runtime.publish_message(response("hello"), user, sender=sales)
     output = await channel.next_output("alice", TIMEOUT)
     assert output == AgentReply("SalesAgent", "hello")
+    await runtime.publish_message(PersonProgress(agent="SalesAgent", text="Hel"), user, sender=sales)
+    assert await channel.next_output("alice", TIMEOUT) == TextDelta("SalesAgent", "Hel")
     for _ in range(2):
         await channel.leave("alice")
     await runtime.stop_when_idle()

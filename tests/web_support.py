@@ -17,6 +17,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from handoffs_runtime import OfflineModel, SQLiteSessionStore, TeamSpec, acme_team
 from handoffs_runtime.web.app import create_app
+from handoffs_runtime.web.backends import RemoteTeam
 from handoffs_runtime.web.hub import SessionHub
 from handoffs_runtime.web.server import running
 
@@ -39,10 +40,15 @@ async def served(
     *,
     team: TeamSpec | None = None,
     model: ChatCompletionClient | None = None,
+    host: str | None = None,
     **hub_options: Any,
 ) -> AsyncIterator[Served]:
+    """With ``host``: the server is a front end of that gRPC host (``handoffs serve --host``)."""
     store = SQLiteSessionStore(str(tmp_path / "sessions.sqlite3"))
-    hub = SessionHub(team or acme_team(), model or OfflineModel(), store, **hub_options)
+    team = team or acme_team()
+    if host is not None:
+        hub_options["backend"] = RemoteTeam(team, host, store)
+    hub = SessionHub(team, model or OfflineModel(), store, **hub_options)
     try:
         async with running(create_app(hub, operator_token=TOKEN)) as url:
             yield Served(url, hub)

@@ -14,13 +14,14 @@ from dataclasses import dataclass
 from autogen_core import MessageContext, message_handler
 from autogen_core.models import LLMMessage, UserMessage
 
-from ..channels import USER_PROMPT, AgentReply, Channel, Notice, is_exit
+from ..channels import USER_PROMPT, AgentReply, Channel, Notice, is_exit, progress_item, report_progress
 from ..errors import StoreError
 from ..messages import (
     AgentResponse,
     HandoffEvent,
     PersonAnswer,
     PersonNotice,
+    PersonProgress,
     PersonQuestion,
     Undeliverable,
     UserLogin,
@@ -179,6 +180,12 @@ class UserAgent(SessionAgent):
         if not self._vouched_for(message, ctx):
             return
         await self._config.channel.show(self.id.key, Notice(message.text))
+
+    @message_handler
+    async def handle_person_progress(self, message: PersonProgress, ctx: MessageContext) -> None:
+        """A text delta or tool activity of an agent on another process: shown, never stored."""
+        if self._vouched_for(message, ctx):
+            await report_progress(self._config.channel, self.id.key, progress_item(message))
 
     async def _next_turn(self, context: list[LLMMessage], agent: str) -> None:
         config = self._config

@@ -24,7 +24,7 @@ from .frontend import FrontEnd, chat_remote
 from .host import Host, TeamHostServicer, placement_conflict, security_notice, serve
 from .launch import ChildProcess, launch_host, launch_worker
 from .options import DEFAULT_MAX_MESSAGE_MB, Address, grpc_options, max_message_bytes
-from .relay import RelayChannel
+from .relay import RelayChannel, StreamingRelayChannel
 from .runtime import Backoff, WorkerRuntime
 from .security import ClientCredentials, HostCredentials, RolePolicy, create_credentials, rotate_token
 from .subscriptions import IndexedSubscriptions, SessionSubscription
@@ -44,6 +44,7 @@ __all__ = [
     "RelayChannel",
     "RolePolicy",
     "SessionSubscription",
+    "StreamingRelayChannel",
     "TeamHostServicer",
     "WorkerRuntime",
     "chat_remote",

@@ -15,9 +15,9 @@ from typing import Any
 
 from ..channels import ConsoleChannel
 from ..errors import DistributedError
-from ..models import model_from_options
+from ..models import model_from_options, model_label
 from ..sessions_cli import open_store
-from ..team import TeamSpec
+from ..team import TeamSpec, streaming_team
 from ..topics import check_session_id
 from .frontend import chat_remote
 from .host import Host, serve
@@ -122,6 +122,7 @@ def run_worker(args: argparse.Namespace, team: TeamSpec) -> int:
     agents = [a.strip() for a in args.agents.split(",") if a.strip()] if args.agents else None
     shard = parse_shard_option(args.shard)
     model = model_from_options(args.model, base_url=args.base_url)
+    team = streaming_team(team, stream=model_label(model) != "offline" and not args.no_stream)
     Address.parse(args.host)
     _quiet_grpc(args)
 

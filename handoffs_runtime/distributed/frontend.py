@@ -20,6 +20,7 @@ from types import TracebackType
 
 import grpc  # type: ignore[import-untyped]
 
+from ..agents.user import SessionEndHook
 from ..channels import Channel, Notice
 from ..errors import DistributedError
 from ..offline import OfflineModel
@@ -48,7 +49,8 @@ class FrontEnd:
     its agent unserved (a host restarted before the workers came back) is sent again for
     ``redeliver_for`` seconds before the person reads that the agent is not available (see ``redelivery``).
     ``credentials``: the directory with ``ca.pem`` and ``frontend.token`` (``worker.token`` when not
-    pinned), for a host started with credentials.
+    pinned), for a host started with credentials. ``on_session_end`` is called with each session that
+    ends; an ended session can be opened again (it resumes from the ``store``).
     """
 
     def __init__(
@@ -65,8 +67,10 @@ class FrontEnd:
         redeliver_for: float = DEFAULT_REDELIVER_FOR,
         store: SessionStore | None = None,
         credentials: str | os.PathLike[str] | None = None,
+        on_session_end: SessionEndHook | None = None,
     ) -> None:
         self.team = team
+        self._on_session_end = on_session_end
         self.store = store
         # A front end pinned to its sessions is a ``frontend``; one that serves every session sees what a
         # worker sees, so it needs the worker's token.
@@ -100,7 +104,7 @@ class FrontEnd:
             self.runtime.redelivery = self._redelivery
         self._pinned = pinned
         self._ended: dict[str, asyncio.Event] = {}
-        self._retiring: set[asyncio.Task[None]] = set()
+        self._retiring: dict[str, asyncio.Task[None]] = {}
 
     async def start(self) -> None:
         await self.runtime.start()
@@ -170,8 +174,14 @@ class FrontEnd:
             task = asyncio.get_running_loop().create_task(
                 self.runtime.retire_agent_type(session_agent_type(self.team.user_topic, session_id))
             )
-            self._retiring.add(task)
-            task.add_done_callback(self._retiring.discard)
+            self._retiring[session_id] = task
+            task.add_done_callback(lambda done: self._retired(session_id, done))
+        if self._on_session_end is not None:
+            self._on_session_end(session_id)
+
+    def _retired(self, session_id: str, task: asyncio.Task[None]) -> None:
+        if self._retiring.get(session_id) is task:
+            del self._retiring[session_id]
 
     async def open(self, session_id: str) -> None:
         """Start a session: its ``UserAgent`` asks the person for their first message."""
@@ -179,9 +189,12 @@ class FrontEnd:
             check_session_id(session_id)
         except ValueError as exc:
             raise DistributedError(str(exc)) from exc
-        if session_id in self._ended:
+        if session_id in self._ended and not self._ended[session_id].is_set():
             raise DistributedError(f"session {session_id!r} is already open on this front end")
         self._ended[session_id] = asyncio.Event()
+        retiring = self._retiring.get(session_id)
+        if retiring is not None:  # ended a moment ago: the host must forget its type before it comes back
+            await asyncio.gather(retiring, return_exceptions=True)
         if self._pinned:
             try:
                 await self._register_user(session_id)
@@ -194,7 +207,7 @@ class FrontEnd:
         """Wait until ``session_id`` (or every open session) has ended, and the host has let it go."""
         ids = [session_id] if session_id is not None else list(self._ended)
         await asyncio.gather(*(self._ended[s].wait() for s in ids))
-        await asyncio.gather(*self._retiring, return_exceptions=True)
+        await asyncio.gather(*self._retiring.values(), return_exceptions=True)
 
     def ended(self, session_id: str) -> bool:
         return session_id in self._ended and self._ended[session_id].is_set()
@@ -204,7 +217,7 @@ class FrontEnd:
             self._watch.close()
         if self._redelivery is not None:
             self._redelivery.close()
-        await asyncio.gather(*self._retiring, return_exceptions=True)
+        await asyncio.gather(*self._retiring.values(), return_exceptions=True)
         if self.runtime.running:
             await self.runtime.stop()
 

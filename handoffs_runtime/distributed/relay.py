@@ -4,6 +4,10 @@ A tool that asks for a confirmation (``ask_person``) or the ``HumanAgent`` askin
 the front end of that session, not the worker's own terminal. The question travels as an RPC to the
 session's ``UserAgent`` (the host finds the front end that holds it), which asks its channel and returns
 the answer; lines to show travel as ``PersonNotice`` on the session's ``User`` topic.
+
+With a streaming team, ``StreamingRelayChannel`` also takes progress: each text delta and tool activity
+travels as a ``PersonProgress`` on the same topic, to the front end's channel's ``progress``. Without
+streaming the plain ``RelayChannel`` has no ``progress``, so agents never build or send one.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import asyncio
 
 from autogen_core import AgentId, AgentRuntime, MessageHandlerContext
 
-from ..channels import AgentReply, Output, Person
+from ..channels import AgentReply, Output, Person, Progress, progress_message
 from ..context import current_tool_context
 from ..errors import DistributedError
 from ..messages import PersonAnswer, PersonNotice, PersonQuestion
@@ -56,6 +60,27 @@ class RelayChannel:
         await self._runtime.publish_message(
             PersonNotice(text=text), session_topic(self._user_topic, session_id), sender=_asking_agent()
         )
+
+
+class StreamingRelayChannel(RelayChannel):
+    """A ``RelayChannel`` that also relays progress (text deltas, tool activity) as it happens.
+
+    Progress is best effort: one that cannot be sent is logged and dropped, never fails the turn (the
+    reply that follows holds the whole text)."""
+
+    async def progress(self, session_id: str, item: Progress) -> None:
+        try:
+            await self._runtime.publish_message(
+                progress_message(item), session_topic(self._user_topic, session_id), sender=_asking_agent()
+            )
+        except Exception as exc:
+            logger.warning("could not relay progress to session %s: %s", session_id, exc)
+
+
+def relay_channel(runtime: AgentRuntime, *, user_topic: str = USER, stream: bool = False) -> RelayChannel:
+    """The channel of a worker's agents: with ``stream``, one that relays progress too."""
+    kind = StreamingRelayChannel if stream else RelayChannel
+    return kind(runtime, user_topic=user_topic)
 
 
 def _asking_agent() -> AgentId | None:

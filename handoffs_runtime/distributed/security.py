@@ -8,6 +8,9 @@ A deployment has one CA, one host certificate (TLS) and one secret token per rol
   ``HandoffEvents`` topics, publish only into its own sessions (``UserTask`` to the team's agents,
   ``UserLogin`` / ``Undeliverable`` to its own person) and call only agents of its own sessions.
 
+Progress for the person (``PersonProgress``: text deltas, tool activity) goes only to ``User`` topics,
+and only from a worker: a front end never sends it, not even into its own session.
+
 The token travels as ``authorization: Bearer <token>`` (gRPC call credentials, so only over TLS) and is
 compared in constant time by ``TokenCheck``, a server interceptor, for unary and streaming calls alike.
 Without credentials there are no roles: every client may do everything, which is why a host without
@@ -42,7 +45,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from ..errors import DistributedError
-from ..messages import Undeliverable, UserLogin, UserTask
+from ..messages import PersonProgress, Undeliverable, UserLogin, UserTask
 from ..topics import HANDOFF_EVENTS, USER, base_agent_type, check_session_id, parse_shard
 from .options import logger
 from .serializers import type_name
@@ -409,7 +412,7 @@ class RolePolicy:
         own_types: Collection[str],
     ) -> str | None:
         """``schema`` is the message's type name; ``sender_type`` the sender it claims."""
-        refused = self._sender(sender_type, own_types)
+        refused = self._sender(sender_type, own_types) or self._progress(role, topic_type, schema)
         if refused is not None or role != "frontend":
             return refused
         if f"{self.user_topic}.session-{session}" not in own_types:
@@ -437,6 +440,11 @@ class RolePolicy:
             f"a frontend may call only the team's agents of its own sessions, not {target_type}/{target_key}"
         )
 
+    def _progress(self, role: Role | None, topic_type: str, schema: str) -> str | None:
+        if role is None or schema != PERSON_PROGRESS or topic_type == self.user_topic:
+            return None
+        return f"{schema} goes only to the {self.user_topic} topic, not to {topic_type}"
+
     @staticmethod
     def _sender(sender_type: str, own_types: Collection[str]) -> str | None:
         if sender_type in ("", ANONYMOUS_SENDER) or sender_type in own_types:
@@ -447,6 +455,7 @@ class RolePolicy:
 ANONYMOUS_SENDER = "unknown"
 """What autogen's gRPC runtime writes as the sender of a message published outside any agent."""
 USER_TASK = type_name(UserTask)
+PERSON_PROGRESS = type_name(PersonProgress)
 FRONTEND_OWN_MESSAGES = frozenset({type_name(UserLogin), type_name(Undeliverable)})
 """What a front end sends to its own person's topic: the login that starts a session, and the notice
 that a message of theirs was too large to send."""

@@ -32,7 +32,7 @@ from autogen_core.models import LLMMessage
 from autogen_ext.runtimes.grpc import _constants as wire
 from autogen_ext.runtimes.grpc.protos import cloudevent_pb2
 
-from ..channels import AgentReply, Channel, Notice, Output, Person
+from ..channels import AgentReply, Channel, Notice, Output, Person, Progress, report_progress
 from ..messages import AgentResponse, Undeliverable, UserTask
 from ..topics import session_topic
 from .options import logger
@@ -275,3 +275,8 @@ class WatchedChannel:
             if isinstance(output, Notice) and output.event is not None and output.event.outcome == "handoff":
                 self._watch.moved(session_id, output.event.target)
         await self._inner.show(session_id, output)
+
+    async def progress(self, session_id: str, item: Progress) -> None:
+        """A delta or a tool's activity shows the turn is alive; the inner channel shows it if it can."""
+        self._watch.progress(session_id)
+        await report_progress(self._inner, session_id, item)

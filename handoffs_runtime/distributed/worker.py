@@ -23,7 +23,7 @@ from ..errors import DistributedError
 from ..team import TeamSpec, build_team, register_team
 from ..topics import shard_agent_type
 from .options import DEFAULT_MAX_MESSAGE_MB, logger
-from .relay import RelayChannel
+from .relay import relay_channel
 from .runtime import Backoff, WorkerRuntime
 from .security import ClientCredentials
 
@@ -58,7 +58,8 @@ async def start_worker(
 ) -> tuple[WorkerRuntime, list[str]]:
     """Connect to ``host`` and register ``agents`` of ``team`` (all when None); returns the runtime and names.
 
-    ``channel`` reaches the people; by default a ``RelayChannel`` to each session's front end.
+    ``channel`` reaches the people; by default a ``RelayChannel`` to each session's front end, which
+    relays text deltas and tool activity too when ``team.policy.stream`` is on.
     A type still held by another worker is retried for ``takeover_timeout`` seconds: a worker restarted
     right after a crash often reaches the host before the host has noticed the crash.
     ``credentials``: the directory with ``ca.pem`` and ``worker.token``, for a host started with them.
@@ -83,12 +84,13 @@ async def start_worker(
             credentials=secure,
         )
         await runtime.start()
+        relay = relay_channel(runtime, user_topic=team.user_topic, stream=team.policy.stream)
         try:
             await register_team(
                 runtime,
                 team,
                 model=model,
-                channel=channel or RelayChannel(runtime, user_topic=team.user_topic),
+                channel=channel or relay,
                 models=models,
                 only=wanted,
                 with_user=False,

@@ -1,4 +1,5 @@
-"""The sessions of ``handoffs serve``: one in-process team, its customers' pages and its operators.
+"""The sessions of ``handoffs serve``: one team (in this process, or behind a gRPC host: see
+``backends``), its customers' pages and its operators.
 
 Each live session has a pump that reads its event stream (:class:`~handoffs_runtime.events.EventChannel`)
 and sends each event to the pages attached to it: the customer's, and the console of the operator who
@@ -18,7 +19,7 @@ from typing import Any, Protocol
 from autogen_core.models import ChatCompletionClient
 
 from ..channels import Person
-from ..errors import StoreError, UnknownSessionError
+from ..errors import HandoffsError, StoreError, UnknownSessionError
 from ..events import (
     EventChannel,
     HandedOff,
@@ -28,12 +29,11 @@ from ..events import (
     Question,
     Reply,
     Said,
-    SessionEnded,
     to_json,
 )
-from ..runtime import HandoffsRuntime
 from ..store import SessionStore, StoredEntry
-from ..team import TeamSpec, register_team, start_session
+from ..team import TeamSpec
+from .backends import LocalTeam, TeamBackend
 
 logger = logging.getLogger("handoffs_runtime.web")
 
@@ -70,22 +70,28 @@ class SessionHub:
 
     ``idle_seconds``: a session whose customer page has been gone this long ends (it stays in the store,
     and the same browser resumes it later); ``max_sessions`` bounds the sessions live at once.
+    ``backend``: where the team runs (default: in this process, calling ``model``; ``RemoteTeam`` for a
+    front end of a gRPC host, which needs no model).
     """
 
     def __init__(
         self,
         team: TeamSpec,
-        model: ChatCompletionClient,
+        model: ChatCompletionClient | None,
         store: SessionStore,
         *,
         idle_seconds: float = 600.0,
         max_sessions: int = 1000,
+        backend: TeamBackend | None = None,
     ) -> None:
+        if backend is None:
+            if model is None:
+                raise HandoffsError("SessionHub needs a model to run the team in this process, or a backend")
+            backend = LocalTeam(team, model, store)
         self.team = team
-        self.model = model
         self.store = store
         self.channel = EventChannel()
-        self.runtime = HandoffsRuntime()
+        self.backend = backend
         self.idle_seconds = idle_seconds
         self.max_sessions = max_sessions
         self.agents = [a.name for a in team.agents if a.kind == "ai"]
@@ -93,17 +99,15 @@ class SessionHub:
         self._live: dict[str, _Live] = {}
         self._operators: set[Peer] = set()
         self._leaving: set[asyncio.Task[None]] = set()
+        self.failure: HandoffsError | None = None
+        """Why ``start`` failed (a host that cannot be reached, say), for the command to report."""
 
     async def start(self) -> None:
-        await register_team(
-            self.runtime,
-            self.team,
-            model=self.model,
-            channel=self.channel,
-            store=self.store,
-            on_session_end=self.channel.ended,
-        )
-        self.runtime.start()
+        try:
+            await self.backend.start(self.channel)
+        except HandoffsError as exc:
+            self.failure = exc
+            raise
 
     async def stop(self) -> None:
         for live in list(self._live.values()):  # questions still open get no answer; the sessions end
@@ -111,10 +115,13 @@ class SessionHub:
         pumps = [live.pump for live in self._live.values() if live.pump is not None]
         if pumps:
             await asyncio.wait(pumps, timeout=5)
-        await self.runtime.stop()
-        await self.model.close()
+        await self.backend.stop()
 
     # --- customers -----------------------------------------------------------------------------------
+
+    def is_live(self, session_id: str) -> bool:
+        """Whether the session is running (a page may attach to it) rather than ended or not started."""
+        return session_id in self._live
 
     def new_session_id(self) -> str:
         return uuid.uuid4().hex
@@ -130,7 +137,12 @@ class SessionHub:
                 raise HubError("the server is busy; please try again in a few minutes")
             live = self._live[session_id] = _Live(session_id)
             live.pump = asyncio.get_running_loop().create_task(self._pump(live))
-            await start_session(self.runtime, session_id, user_topic=self.team.user_topic)
+            try:
+                await self.backend.open(session_id)
+            except HandoffsError as exc:
+                self.channel.ended(session_id)  # its pump ends and forgets it
+                logger.warning("session %s could not start: %s", session_id, exc)  # the details stay here
+                raise HubError("the session could not start right now; please try again in a moment") from exc
         if live.idle is not None:
             live.idle.cancel()
             live.idle = None
@@ -260,8 +272,8 @@ class SessionHub:
                     await self._to_customers(live, data)
                 if live.operator is not None:
                     await _send_quietly(live.operator, data)
-                if isinstance(event, SessionEnded):
-                    break
+                # The stream ends by itself after SessionEnded, and only then forgets the session: leaving
+                # the loop early would keep the ended session, and a page coming back would find it ended.
         finally:
             self._live.pop(live.session_id, None)
             if live.idle is not None:

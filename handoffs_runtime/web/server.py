@@ -1,4 +1,5 @@
-"""``handoffs serve``: the web chat and operator console on uvicorn, with the team in this process."""
+"""``handoffs serve``: the web chat and operator console on uvicorn, with the team in this process or,
+with ``--host``, on the workers of a gRPC host (this process is then the sessions' front end)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,12 @@ import secrets
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import replace
 from pathlib import Path
 
 from ..errors import HandoffsError
 from ..models import model_from_options, model_label
 from ..sessions_cli import add_store_option, open_store
-from ..team import TeamSpec
+from ..team import TeamSpec, streaming_team
 from .protocol import MAX_FRAME_BYTES
 
 
@@ -32,6 +32,17 @@ def add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], t
         help="file holding the operator token (default: a new token, printed at start)",
     )
     serve.add_argument("--no-stream", action="store_true", help="show replies whole, not as they are written")
+    serve.add_argument(
+        "--host",
+        metavar="ADDRESS",
+        help="run as a front end of the gRPC host at HOST:PORT: its workers run the agents (and decide "
+        "whether replies stream); --model, --base-url and --no-stream do not apply",
+    )
+    serve.add_argument(
+        "--credentials",
+        metavar="DIR",
+        help="with --host: TLS and the frontend token from DIR (ca.pem, frontend.token)",
+    )
     serve.add_argument(
         "--idle-minutes",
         type=float,
@@ -53,10 +64,6 @@ def operator_token(path: Path | None) -> str:
     if len(token) < 16:
         raise HandoffsError(f"the operator token in {path} is too short: use at least 16 characters")
     return token
-
-
-def streaming_team(team: TeamSpec, stream: bool) -> TeamSpec:
-    return replace(team, policy=replace(team.policy, stream=stream))
 
 
 @asynccontextmanager
@@ -94,6 +101,7 @@ def run_serve(args: argparse.Namespace, team: TeamSpec) -> int:
     """What ``handoffs serve`` does; returns when interrupted."""
     try:
         from .app import create_app
+        from .backends import RemoteTeam
         from .hub import SessionHub
     except ImportError as exc:
         raise HandoffsError(
@@ -101,20 +109,28 @@ def run_serve(args: argparse.Namespace, team: TeamSpec) -> int:
         ) from None
 
     token = operator_token(args.operator_token_file)
-    model = model_from_options(args.model, base_url=args.base_url)
-    label = model_label(model)
-    store = open_store(args.store)
-    hub = SessionHub(
-        streaming_team(team, stream=not args.no_stream and label != "offline"),
-        model,
-        store,
-        idle_seconds=args.idle_minutes * 60,
-    )
+    idle = args.idle_minutes * 60
+    if args.host is None:
+        if args.credentials is not None:
+            raise HandoffsError("--credentials is for --host: the credentials of the gRPC host to join")
+        model = model_from_options(args.model, base_url=args.base_url)
+        label = f"model: {model_label(model)}"
+        team = streaming_team(team, stream=not args.no_stream and model_label(model) != "offline")
+        store = open_store(args.store)
+        hub = SessionHub(team, model, store, idle_seconds=idle)
+    else:
+        from ..distributed.options import Address
+
+        Address.parse(args.host)
+        label = f"front end of the host at {args.host}"
+        store = open_store(args.store)
+        backend = RemoteTeam(team, args.host, store, credentials=args.credentials)
+        hub = SessionHub(team, None, store, idle_seconds=idle, backend=backend)
     app = create_app(hub, operator_token=token)
 
     async def serve() -> None:
         async with running(app, host=args.bind, port=args.port) as url:
-            print(f"handoffs serve · {team.title or team.name} · model: {label}", flush=True)
+            print(f"handoffs serve · {team.title or team.name} · {label}", flush=True)
             print(f"customer chat:    {url}/", flush=True)
             if args.operator_token_file is None:
                 print(f"operator console: {url}/operator#token={token}", flush=True)
@@ -126,6 +142,10 @@ def run_serve(args: argparse.Namespace, team: TeamSpec) -> int:
 
     try:
         asyncio.run(serve())
+    except HandoffsError:
+        if hub.failure is not None:  # say why the team did not start, not only that the server did not
+            raise hub.failure from None
+        raise
     except KeyboardInterrupt:
         print("stopped", file=sys.stderr)
     finally:
