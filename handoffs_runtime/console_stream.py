@@ -40,6 +40,7 @@ class StreamingConsoleChannel(ConsoleChannel):
             self._stop_spinner()
             self._out.write(f"{self._paint('agent', printable(item.agent, multiline=False))} › ")
             self._streaming, self._streamed = item.agent, ""
+            self._speaker = item.agent  # the person is hearing from it now
         self._out.write(printable(item.text))  # a model must not move the cursor or recolour the screen
         self._out.flush()
         self._streamed += item.text

@@ -105,10 +105,11 @@ def test_streamed_text_cannot_drive_the_terminal() -> None:
 async def test_the_next_agents_words_wait_for_the_line_that_hands_it_the_conversation() -> None:
     out = io.StringIO()
     console = StreamingConsoleChannel(stdin=io.StringIO(), stdout=out, colour=False)
-    await console.show("s1", AgentReply("TriageAgent", "Let me check."))
+    await console.progress("s1", TextDelta("TriageAgent", "Let me check."))  # its reply is not shown yet
     await console.progress("s1", TextDelta("SalesAgent", "Rocket "))  # before the handoff line is shown
     await console.progress("s1", TextDelta("SalesAgent", "skates?"))
     event = HandoffEvent(session_id="s1", source="TriageAgent", target="SalesAgent", tool="t", hop=1)
+    await console.show("s1", AgentReply("TriageAgent", "Let me check."))
     await console.show("s1", Notice("↪ TriageAgent handed the conversation to SalesAgent", event))
     await console.show("s1", AgentReply("SalesAgent", "Rocket skates?"))
     assert out.getvalue().splitlines() == [
