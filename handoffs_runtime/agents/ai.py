@@ -69,7 +69,6 @@ class AIAgentConfig:
     description: str = ""
     tool_schemas: tuple[ToolSchema, ...] = field(init=False)
     handoff_names: frozenset[str] = field(init=False)
-    irreversible_names: frozenset[str] = field(init=False)
     loop: ToolLoop = field(init=False)
     """The model, its per-call timeout and the loop's rules (shared with ``WorkerAgent``)."""
     static_schemas: tuple[ToolSchema, ...] | None = field(init=False)
@@ -80,15 +79,13 @@ class AIAgentConfig:
         tool_schemas = tuple(t.schema for t in self.tools.values())
         set_field(self, "tool_schemas", tool_schemas)
         set_field(self, "handoff_names", frozenset(self.handoffs))
-        irreversible = irreversible_names(self.tools.values())
-        set_field(self, "irreversible_names", irreversible)
         loop = ToolLoop(
             self.name,
             self.system_message,
             self.model,
             self.policy,
             self.description,
-            irreversible,
+            irreversible_names(self.tools.values()),  # the loop tells the model which ones they are
             shows_progress=True,
         )
         set_field(self, "loop", loop)
