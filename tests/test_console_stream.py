@@ -59,7 +59,7 @@ def test_the_console_prints_the_first_words_before_the_last_chunk_is_sent() -> N
         try:
             chat.type("hi")
             chat.read_until("TriageAgent › Hello! I")
-            assert server.deltas_sent == 2  # the rest of the reply has not been sent yet
+            assert server.deltas_sent <= 2  # the rest of the reply has not been sent yet
             assert ANSWER not in chat.output
             server.resume.set()
             chat.read_until(ANSWER + "\n")

@@ -320,7 +320,7 @@ async def test_a_streamed_reply_reaches_the_page_before_the_model_has_finished(t
             assert (await page.recv())["type"] == "said"
             first = await page.recv()
             assert first["type"] == "delta" and first["text"] == answer[:4]
-            assert model_server.deltas_sent == 2
+            assert model_server.deltas_sent <= 2  # the model is still "writing"
             model_server.resume.set()
             rest = await page.until("reply")
             assert "".join(m["text"] for m in [first, *rest[:-1]]) == answer
