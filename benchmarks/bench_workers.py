@@ -26,7 +26,7 @@ from handoffs_runtime import (
     tool_call,
     worker_tools,
 )
-from handoffs_runtime.models import Reply
+from handoffs_runtime.models.local import Reply
 
 
 async def sandbox_runs(n: int = 20) -> list[float]:

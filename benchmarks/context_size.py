@@ -28,7 +28,7 @@ from handoffs_runtime import (
     start_session,
     tool_call,
 )
-from handoffs_runtime.models import Reply
+from handoffs_runtime.models.local import Reply
 
 from .scenario import BenchmarkError
 

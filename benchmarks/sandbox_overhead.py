@@ -17,7 +17,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 
-from handoffs_runtime.tools import code as sandbox
+from handoffs_runtime.tools.sandbox import tool as sandbox
 
 
 async def bare() -> None:

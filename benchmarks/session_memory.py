@@ -23,8 +23,8 @@ from autogen_core.models import LLMMessage
 from autogen_core.tools import ToolSchema
 
 from handoffs_runtime import FunctionModel, acme_team, register_team, start_session
-from handoffs_runtime.channels import Output, Person
-from handoffs_runtime.release import live_sessions
+from handoffs_runtime.channels.base import Output, Person
+from handoffs_runtime.runtime.release import live_sessions
 
 
 class OneLineChannel:

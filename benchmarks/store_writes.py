@@ -18,8 +18,8 @@ from pathlib import Path
 from autogen_core.models import AssistantMessage, LLMMessage, UserMessage
 
 from handoffs_runtime.messages import AgentResponse
-from handoffs_runtime.recording import record_reply, record_user
-from handoffs_runtime.store import SQLiteSessionStore
+from handoffs_runtime.sessions.recording import record_reply, record_user
+from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
 
 
 async def session(store: SQLiteSessionStore, name: str, turns: int) -> None:

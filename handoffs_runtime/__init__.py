@@ -6,21 +6,20 @@ republished there, keyed by the session. See README.md for the picture and the q
 
 import logging
 
-from .agents import AIAgent, AIAgentConfig, HumanAgent, HumanAgentConfig, UserAgent, UserAgentConfig
-from .agents.worker import WorkerAgent, WorkerAgentConfig
-from .channels import (
-    AgentReply,
-    Channel,
-    ConsoleChannel,
-    Notice,
-    Output,
-    Prompt,
-    QueueChannel,
-    ScriptedChannel,
+from handoffs_runtime.agents import (
+    AIAgent,
+    AIAgentConfig,
+    HumanAgent,
+    HumanAgentConfig,
+    UserAgent,
+    UserAgentConfig,
 )
-from .chat import run_chat
-from .context import ToolContext, ask_person, current_tool_context
-from .errors import (
+from handoffs_runtime.agents.worker import WorkerAgent, WorkerAgentConfig
+from handoffs_runtime.channels.base import AgentReply, Channel, Notice, Output, Prompt
+from handoffs_runtime.channels.console import ConsoleChannel
+from handoffs_runtime.channels.events import EventChannel
+from handoffs_runtime.channels.memory import QueueChannel, ScriptedChannel
+from handoffs_runtime.errors import (
     HandoffsError,
     ModelConfigError,
     ScriptError,
@@ -31,35 +30,59 @@ from .errors import (
     TeamConfigError,
     UnknownSessionError,
 )
-from .events import EventChannel
-from .graph import team_mermaid
-from .messages import AgentResponse, HandoffEvent, UserLogin, UserTask, WorkerResult, WorkerTask
-from .models import (
-    FunctionModel,
-    LocalModel,
-    ModelCall,
-    ScriptedModel,
-    current_model_call,
-    model_from_options,
-    openai_model,
-    tool_call,
+from handoffs_runtime.handoffs.filters import keep_last_messages, nest_history, remove_all_tools
+from handoffs_runtime.handoffs.handoff import (
+    Handoff,
+    HandoffContext,
+    HandoffInputData,
+    SessionContext,
+    handoff,
 )
-from .offline import OfflineModel
-from .policy import TeamPolicy
-from .release import SessionActivity, release_idle, release_session
-from .runtime import HandoffsRuntime
-from .store import SessionStore, SQLiteSessionStore
-from .team import AgentSpec, TeamSpec, build_team, human_agent, register_team, start_session
-from .tools.acme import acme_team
-from .tools.approval import requires_approval
-from .tools.code import CodeResult, SandboxLimits, execute_python_code, python_code_tool, run_python
-from .tools.effects import irreversible, is_irreversible
-from .tools.filters import keep_last_messages, nest_history, remove_all_tools
-from .tools.handoff import Handoff, HandoffContext, HandoffInputData, SessionContext, handoff
-from .tools.orchestrator import orchestrator_team
-from .tools.prompts import RECOMMENDED_PROMPT_PREFIX, prompt_with_handoff_instructions
-from .tools.workers import WorkerError, WorkerLimits, agent_tool, ask_worker, ask_workers, worker_tools
-from .topics import session_topic
+from handoffs_runtime.handoffs.policy import TeamPolicy
+from handoffs_runtime.handoffs.prompts import RECOMMENDED_PROMPT_PREFIX, prompt_with_handoff_instructions
+from handoffs_runtime.messages import (
+    AgentResponse,
+    HandoffEvent,
+    UserLogin,
+    UserTask,
+    WorkerResult,
+    WorkerTask,
+)
+from handoffs_runtime.models.choice import model_from_options
+from handoffs_runtime.models.local import LocalModel, ModelCall, current_model_call, tool_call
+from handoffs_runtime.models.offline import OfflineModel
+from handoffs_runtime.models.openai_compatible import openai_model
+from handoffs_runtime.models.scripted import FunctionModel, ScriptedModel
+from handoffs_runtime.runtime.release import SessionActivity, release_idle, release_session
+from handoffs_runtime.runtime.single_threaded import HandoffsRuntime
+from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
+from handoffs_runtime.sessions.store import SessionStore
+from handoffs_runtime.team.build import build_team
+from handoffs_runtime.team.chat import run_chat
+from handoffs_runtime.team.graph import team_mermaid
+from handoffs_runtime.team.register import register_team, start_session
+from handoffs_runtime.team.spec import AgentSpec, TeamSpec, human_agent
+from handoffs_runtime.teams.acme import acme_team
+from handoffs_runtime.teams.orchestrator import orchestrator_team
+from handoffs_runtime.tools.approval import requires_approval
+from handoffs_runtime.tools.context import ToolContext, ask_person, current_tool_context
+from handoffs_runtime.tools.effects import irreversible, is_irreversible
+from handoffs_runtime.tools.sandbox.tool import (
+    CodeResult,
+    SandboxLimits,
+    execute_python_code,
+    python_code_tool,
+    run_python,
+)
+from handoffs_runtime.tools.workers import (
+    WorkerError,
+    WorkerLimits,
+    agent_tool,
+    ask_worker,
+    ask_workers,
+    worker_tools,
+)
+from handoffs_runtime.topics import session_topic
 
 __version__ = "0.1.0"
 

@@ -15,7 +15,7 @@ from autogen_ext.runtimes.grpc._worker_runtime import QueueAsyncIterable
 from autogen_ext.runtimes.grpc.protos import agent_worker_pb2, agent_worker_pb2_grpc, cloudevent_pb2
 from pydantic import BaseModel
 
-from handoffs_runtime.distributed.security import ClientCredentials
+from handoffs_runtime.distributed.credentials import ClientCredentials
 from handoffs_runtime.distributed.serializers import protocol_serializers
 
 from .distributed_support import TIMEOUT

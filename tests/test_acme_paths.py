@@ -5,7 +5,7 @@ from __future__ import annotations
 from autogen_core.models import FunctionExecutionResultMessage, UserMessage
 
 from handoffs_runtime import OfflineModel, ScriptedChannel, ScriptedModel, acme_team, tool_call
-from handoffs_runtime.tools.acme import ITEM_ID
+from handoffs_runtime.teams.acme import ITEM_ID
 
 from .support import run_sessions, texts
 

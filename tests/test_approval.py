@@ -22,12 +22,12 @@ from handoffs_runtime import (
     tool_call,
     worker_tools,
 )
-from handoffs_runtime.channels import Person
+from handoffs_runtime.channels.base import Person
 from handoffs_runtime.errors import TeamConfigError
-from handoffs_runtime.models import Reply
+from handoffs_runtime.models.local import Reply
+from handoffs_runtime.teams.orchestrator import orchestrator_team
 from handoffs_runtime.tools.approval import ApprovalTool, PromptBuilder, default_prompt, requires_approval
-from handoffs_runtime.tools.code import SandboxLimits
-from handoffs_runtime.tools.orchestrator import orchestrator_team
+from handoffs_runtime.tools.sandbox.tool import SandboxLimits
 
 from .support import run_sessions, texts
 

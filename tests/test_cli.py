@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from handoffs_runtime.tools.acme import ITEM_ID
+from handoffs_runtime.teams.acme import ITEM_ID
 
 
 def run_cli(*args: str, stdin: str = "", timeout: float = 60) -> subprocess.CompletedProcess[str]:

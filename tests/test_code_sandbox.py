@@ -15,9 +15,15 @@ import pytest
 from autogen_core import CancellationToken
 
 from handoffs_runtime.errors import TeamConfigError
-from handoffs_runtime.tools import code as sandbox
-from handoffs_runtime.tools import code_supervisor
-from handoffs_runtime.tools.code import CodeResult, SandboxLimits, python_code_tool, run_python, sandbox_env
+from handoffs_runtime.tools.sandbox import supervisor as code_supervisor
+from handoffs_runtime.tools.sandbox import tool as sandbox
+from handoffs_runtime.tools.sandbox.tool import (
+    CodeResult,
+    SandboxLimits,
+    python_code_tool,
+    run_python,
+    sandbox_env,
+)
 
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="containment and totals need Linux")
 

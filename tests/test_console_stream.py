@@ -10,8 +10,8 @@ import sys
 import time
 
 from handoffs_runtime.agents.ai import MODEL_ERROR_REPLY
-from handoffs_runtime.channels import AgentReply, Notice, TextDelta
-from handoffs_runtime.console_stream import StreamingConsoleChannel
+from handoffs_runtime.channels.base import AgentReply, Notice, TextDelta
+from handoffs_runtime.channels.console_stream import StreamingConsoleChannel
 from handoffs_runtime.messages import HandoffEvent
 from handoffs_runtime.text import printable
 

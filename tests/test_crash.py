@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from handoffs_runtime.store import SQLiteSessionStore, StoredEntry
+from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
+from handoffs_runtime.sessions.store import StoredEntry
 
 from .chat_process import Chat
 

@@ -16,7 +16,8 @@ from handoffs_runtime.distributed import (
     max_message_bytes,
     parse_shard_option,
 )
-from handoffs_runtime.distributed.host import placement_conflict, security_notice
+from handoffs_runtime.distributed.host import security_notice
+from handoffs_runtime.distributed.host_servicer import placement_conflict
 from handoffs_runtime.errors import DistributedError
 from handoffs_runtime.topics import (
     accepts,

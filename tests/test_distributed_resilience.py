@@ -12,7 +12,7 @@ from autogen_core import AgentId
 
 from handoffs_runtime.distributed import Backoff, Host, WorkerRuntime
 from handoffs_runtime.distributed import host as host_module
-from handoffs_runtime.distributed.host import TeamHostServicer
+from handoffs_runtime.distributed.host_servicer import TeamHostServicer
 from handoffs_runtime.errors import DistributedError
 from handoffs_runtime.messages import PersonAnswer, PersonQuestion
 

@@ -16,15 +16,11 @@ from autogen_ext.runtimes.grpc.protos import agent_worker_pb2
 from cryptography import x509
 
 from handoffs_runtime import AgentReply, QueueChannel, TeamSpec, acme_team
-from handoffs_runtime.channels import TextDelta, ToolActivity
+from handoffs_runtime.channels.base import TextDelta, ToolActivity
 from handoffs_runtime.distributed import Backoff, FrontEnd, Host, WorkerRuntime, start_worker
-from handoffs_runtime.distributed.security import (
-    ClientCredentials,
-    RolePolicy,
-    TokenCheck,
-    create_credentials,
-    rotate_token,
-)
+from handoffs_runtime.distributed.auth import TokenCheck
+from handoffs_runtime.distributed.credentials import ClientCredentials, create_credentials, rotate_token
+from handoffs_runtime.distributed.roles import RolePolicy
 from handoffs_runtime.errors import DistributedError
 from handoffs_runtime.messages import (
     AgentResponse,
@@ -34,8 +30,8 @@ from handoffs_runtime.messages import (
     PersonQuestion,
     UserTask,
 )
-from handoffs_runtime.offline import OfflineModel
-from handoffs_runtime.team import streaming_team
+from handoffs_runtime.models.offline import OfflineModel
+from handoffs_runtime.team.spec import streaming_team
 
 from .distributed_support import TIMEOUT, Process
 from .intruder import Intruder

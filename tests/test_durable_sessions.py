@@ -21,11 +21,12 @@ from handoffs_runtime import (
     start_session,
     tool_call,
 )
-from handoffs_runtime.channels import Person
-from handoffs_runtime.models import Reply
-from handoffs_runtime.recording import UNANSWERED
-from handoffs_runtime.release import SessionActivity, live_sessions, release_idle, release_session
-from handoffs_runtime.store import SQLiteSessionStore, entry_for_message
+from handoffs_runtime.channels.base import Person
+from handoffs_runtime.models.local import Reply
+from handoffs_runtime.runtime.release import SessionActivity, live_sessions, release_idle, release_session
+from handoffs_runtime.sessions.recording import UNANSWERED
+from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
+from handoffs_runtime.sessions.store import entry_for_message
 
 from .support import texts
 

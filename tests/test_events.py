@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from handoffs_runtime import OfflineModel, QueueChannel, acme_team, register_team, start_session
-from handoffs_runtime.channels import AgentReply, ToolActivity
-from handoffs_runtime.events import (
+from handoffs_runtime.channels.base import AgentReply, ToolActivity
+from handoffs_runtime.channels.events import (
     HandedOff,
     Info,
     Question,
@@ -15,7 +15,7 @@ from handoffs_runtime.events import (
     ToolStarted,
     to_json,
 )
-from handoffs_runtime.runtime import HandoffsRuntime
+from handoffs_runtime.runtime.single_threaded import HandoffsRuntime
 
 from .event_support import run_events
 

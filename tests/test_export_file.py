@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from handoffs_runtime import OfflineModel, ScriptedChannel, SQLiteSessionStore, run_chat
-from handoffs_runtime.tools.acme import acme_team
+from handoffs_runtime.teams.acme import acme_team
 
 from .cli_support import run_handoffs
 

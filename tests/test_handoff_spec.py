@@ -43,9 +43,9 @@ from handoffs_runtime import (
     start_session,
     tool_call,
 )
-from handoffs_runtime.graph import team_mermaid
-from handoffs_runtime.policy import LOOP_MESSAGE
-from handoffs_runtime.tools.filters import HISTORY_END, HISTORY_START, nest_history
+from handoffs_runtime.handoffs.filters import HISTORY_END, HISTORY_START, nest_history
+from handoffs_runtime.handoffs.policy import LOOP_MESSAGE
+from handoffs_runtime.team.graph import team_mermaid
 from handoffs_runtime.topics import HANDOFF_EVENTS
 
 from .support import run_sessions, texts
@@ -504,7 +504,7 @@ def test_wrong_policy_is_rejected() -> None:
 
 
 def test_delegations_and_workers_are_drawn_apart_from_handoffs() -> None:
-    from handoffs_runtime.tools.orchestrator import orchestrator_team
+    from handoffs_runtime.teams.orchestrator import orchestrator_team
 
     text = team_mermaid(orchestrator_team())
     assert 'Worker[["Worker (worker)<br/>tools: execute_python_code"]]' in text

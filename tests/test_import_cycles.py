@@ -81,7 +81,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 def test_the_graph_is_read_from_the_source() -> None:
     graph = import_graph()
-    assert "handoffs_runtime.offline" in graph["handoffs_runtime.models"]
+    assert "handoffs_runtime.models.offline" in graph["handoffs_runtime.models"]
     assert "handoffs_runtime.agents.toolloop" in graph["handoffs_runtime.agents.ai"]
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
 

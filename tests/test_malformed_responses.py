@@ -30,9 +30,9 @@ from handoffs_runtime import (
 from handoffs_runtime.agents.ai import MODEL_ERROR_REPLY, AIAgent
 from handoffs_runtime.agents.toolloop import ToolLoop
 from handoffs_runtime.agents.worker import WorkerAgent, WorkerAgentConfig
-from handoffs_runtime.channels import Notice
+from handoffs_runtime.channels.base import Notice
 from handoffs_runtime.messages import WorkerResult, WorkerTask
-from handoffs_runtime.models import LocalModel
+from handoffs_runtime.models.local import LocalModel
 
 from .fake_openai import fake_openai
 from .support import texts

@@ -13,7 +13,8 @@ import socket
 import sys
 from pathlib import Path
 
-from handoffs_runtime.store import SQLiteSessionStore, StoredEntry
+from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
+from handoffs_runtime.sessions.store import StoredEntry
 
 from .chat_process import ROOT, WAIT, Chat
 

@@ -11,9 +11,9 @@ from pathlib import Path
 from autogen_core.models import AssistantMessage, UserMessage
 
 from handoffs_runtime import OfflineModel, ScriptedChannel
-from handoffs_runtime.offline import ASK_CONFIRMATION
-from handoffs_runtime.tools.code import SandboxLimits
-from handoffs_runtime.tools.orchestrator import orchestrator_team
+from handoffs_runtime.models.offline import ASK_CONFIRMATION
+from handoffs_runtime.teams.orchestrator import orchestrator_team
+from handoffs_runtime.tools.sandbox.tool import SandboxLimits
 
 from .support import run_sessions, texts
 

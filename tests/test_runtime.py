@@ -34,7 +34,7 @@ from handoffs_runtime import (
     start_session,
     tool_call,
 )
-from handoffs_runtime.subscriptions import TypeIndexedSubscriptions
+from handoffs_runtime.runtime.subscriptions import TypeIndexedSubscriptions
 
 PURCHASE = ["I want to buy something", "yes", "y"]
 

@@ -20,7 +20,8 @@ from autogen_core import (
 )
 
 from handoffs_runtime import HandoffsRuntime, ScriptedChannel, acme_team, register_team, start_session
-from handoffs_runtime.models import ScriptedModel, tool_call
+from handoffs_runtime.models.local import tool_call
+from handoffs_runtime.models.scripted import ScriptedModel
 
 RUNTIMES = [SingleThreadedAgentRuntime, HandoffsRuntime]
 

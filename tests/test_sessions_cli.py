@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from handoffs_runtime import cli
-from handoffs_runtime.store import SCHEMA_VERSION
+from handoffs_runtime.cli import main as cli
+from handoffs_runtime.sessions.sqlite import SCHEMA_VERSION
 
 
 def _chat(monkeypatch: pytest.MonkeyPatch, store: Path, session: str, *lines: str) -> None:

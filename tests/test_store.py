@@ -13,11 +13,9 @@ from autogen_core.models import AssistantMessage, UserMessage
 
 from handoffs_runtime.errors import StoreError, UnknownSessionError
 from handoffs_runtime.messages import HandoffEvent
-from handoffs_runtime.store import (
-    MIGRATIONS,
-    SCHEMA_VERSION,
+from handoffs_runtime.sessions.sqlite import MIGRATIONS, SCHEMA_VERSION, SQLiteSessionStore
+from handoffs_runtime.sessions.store import (
     SessionStore,
-    SQLiteSessionStore,
     default_store_path,
     entry_for_event,
     entry_for_message,

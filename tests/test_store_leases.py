@@ -25,8 +25,9 @@ from handoffs_runtime.errors import (
     UnknownSessionError,
 )
 from handoffs_runtime.messages import AgentResponse, HandoffEvent
-from handoffs_runtime.recording import record_event, record_reply, record_user
-from handoffs_runtime.store import SQLiteSessionStore, StoredEntry, entry_for_message
+from handoffs_runtime.sessions.recording import record_event, record_reply, record_user
+from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
+from handoffs_runtime.sessions.store import StoredEntry, entry_for_message
 
 HOLDER = f"pid {os.getpid()} on host {socket.gethostname()}"
 

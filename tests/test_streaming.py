@@ -6,7 +6,7 @@ import asyncio
 
 from handoffs_runtime import SQLiteSessionStore, TeamPolicy, acme_team, openai_model, start_session
 from handoffs_runtime.agents.ai import MODEL_ERROR_REPLY
-from handoffs_runtime.events import Delta, Event, EventChannel, Question, Reply, Said
+from handoffs_runtime.channels.events import Delta, Event, EventChannel, Question, Reply, Said
 
 from .event_support import started
 from .fake_openai import fake_openai

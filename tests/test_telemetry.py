@@ -30,9 +30,9 @@ from handoffs_runtime import (
 )
 from handoffs_runtime.agents import AIAgent
 from handoffs_runtime.messages import UserTask
+from handoffs_runtime.teams.acme import ITEM_ID
 from handoffs_runtime.telemetry import CAPTURE_CONTENT_ENV, Telemetry, install
 from handoffs_runtime.telemetry.propagation import context_of, passed_on
-from handoffs_runtime.tools.acme import ITEM_ID
 from handoffs_runtime.topics import session_topic
 
 from .fake_openai import fake_openai

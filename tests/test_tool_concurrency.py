@@ -26,7 +26,7 @@ from handoffs_runtime import (
     tool_call,
 )
 from handoffs_runtime.agents.worker import WorkerAgent, WorkerAgentConfig
-from handoffs_runtime.channels import Output, Person
+from handoffs_runtime.channels.base import Output, Person
 from handoffs_runtime.messages import WorkerTask
 from handoffs_runtime.tools.approval import requires_approval
 

@@ -14,17 +14,12 @@ from autogen_core.models import (
 )
 
 from handoffs_runtime import remove_all_tools, tool_call
+from handoffs_runtime.handoffs.filters import nesting_filter
+from handoffs_runtime.handoffs.handoff import HandoffInputData, InputFilter
 from handoffs_runtime.messages import HandoffEvent
-from handoffs_runtime.store import (
-    SessionState,
-    SQLiteSessionStore,
-    StoredEntry,
-    entry_for_event,
-    entry_for_message,
-)
-from handoffs_runtime.tools.filters import nesting_filter
-from handoffs_runtime.tools.handoff import HandoffInputData, InputFilter
-from handoffs_runtime.transcript import export, last_exchanges, new_messages
+from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
+from handoffs_runtime.sessions.store import SessionState, StoredEntry, entry_for_event, entry_for_message
+from handoffs_runtime.sessions.transcript import export, last_exchanges, new_messages
 
 Q1 = UserMessage(content="where is my order?", source="User")
 A1 = AssistantMessage(content="Let me check.", source="Triage")

@@ -25,7 +25,7 @@ from handoffs_runtime import (
     worker_tools,
 )
 from handoffs_runtime.errors import TeamConfigError
-from handoffs_runtime.tools.acme import ITEM_ID
+from handoffs_runtime.teams.acme import ITEM_ID
 from handoffs_runtime.usage import BUDGET_REPLY
 
 from .support import ReportingModel

@@ -10,7 +10,7 @@ from autogen_core import AgentId, RoutedAgent, SingleThreadedAgentRuntime
 from autogen_core.models import AssistantMessage
 
 from handoffs_runtime import QueueChannel, acme_team, register_team, start_session
-from handoffs_runtime.channels import AgentReply, TextDelta
+from handoffs_runtime.channels.base import AgentReply, TextDelta
 from handoffs_runtime.messages import (
     AgentResponse,
     HandoffEvent,
@@ -19,7 +19,7 @@ from handoffs_runtime.messages import (
     PersonProgress,
     PersonQuestion,
 )
-from handoffs_runtime.offline import OfflineModel
+from handoffs_runtime.models.offline import OfflineModel
 from handoffs_runtime.topics import HANDOFF_EVENTS, USER, session_topic
 
 TIMEOUT = 30.0

@@ -21,7 +21,7 @@ UNSTOPPED = textwrap.dedent(
     import asyncio, sys
     from handoffs_runtime import acme_team
     from handoffs_runtime.distributed import start_worker
-    from handoffs_runtime.offline import OfflineModel
+    from handoffs_runtime.models.offline import OfflineModel
 
     async def main() -> None:
         runtime, names = await start_worker(acme_team(), sys.argv[1], model=OfflineModel())

@@ -28,12 +28,12 @@ from handoffs_runtime import (
     start_session,
 )
 from handoffs_runtime.agents.worker import WorkerAgent, WorkerAgentConfig
-from handoffs_runtime.context import current_tool_context
 from handoffs_runtime.errors import TeamConfigError
 from handoffs_runtime.messages import WorkerResult, WorkerTask
-from handoffs_runtime.models import Reply, tool_call
-from handoffs_runtime.team import delegations
-from handoffs_runtime.tools.orchestrator import orchestrator_team
+from handoffs_runtime.models.local import Reply, tool_call
+from handoffs_runtime.team.build import delegations
+from handoffs_runtime.teams.orchestrator import orchestrator_team
+from handoffs_runtime.tools.context import current_tool_context
 from handoffs_runtime.tools.workers import (
     WorkerError,
     WorkerLimits,
@@ -442,7 +442,7 @@ def test_delegations_are_the_caller_keeps_control_edges_of_the_team() -> None:
 
 async def test_ending_a_session_releases_the_workers_it_created() -> None:
     from handoffs_runtime import HandoffsRuntime
-    from handoffs_runtime.release import live_sessions
+    from handoffs_runtime.runtime.release import live_sessions
 
     two = [tool_call("create_worker", {"task_description": t}) for t in ("a", "b")]
     boss = FunctionModel(

@@ -10,8 +10,8 @@ from autogen_core import try_get_known_serializers_for_type
 
 from handoffs_runtime import OfflineModel, ScriptedChannel, register_team, start_session
 from handoffs_runtime.messages import MESSAGE_TYPES
-from handoffs_runtime.tools.code import SandboxLimits
-from handoffs_runtime.tools.orchestrator import orchestrator_team
+from handoffs_runtime.teams.orchestrator import orchestrator_team
+from handoffs_runtime.tools.sandbox.tool import SandboxLimits
 
 grpc_runtime = pytest.importorskip("autogen_ext.runtimes.grpc")
 

@@ -22,7 +22,7 @@ from handoffs_runtime import (
     start_session,
     tool_call,
 )
-from handoffs_runtime.channels import Person
+from handoffs_runtime.channels.base import Person
 
 from ..scenario import (
     HANDOFF_TOOL,

@@ -1,7 +1,7 @@
 """The agents of a handoffs team: AI specialists, a human operator, and the customer's side."""
 
-from .ai import AIAgent, AIAgentConfig
-from .human import HumanAgent, HumanAgentConfig
-from .user import UserAgent, UserAgentConfig
+from handoffs_runtime.agents.ai import AIAgent, AIAgentConfig
+from handoffs_runtime.agents.human import HumanAgent, HumanAgentConfig
+from handoffs_runtime.agents.user import UserAgent, UserAgentConfig
 
 __all__ = ["AIAgent", "AIAgentConfig", "HumanAgent", "HumanAgentConfig", "UserAgent", "UserAgentConfig"]

@@ -33,18 +33,31 @@ from autogen_core.models import (
 from autogen_core.tools import Tool, ToolSchema
 from pydantic import BaseModel, ValidationError
 
-from ..channels import Channel
-from ..context import ToolContext, set_tool_context
-from ..messages import HandoffEvent, HandoffOutcome, UserTask, agent_response, user_task
-from ..model_errors import ModelProblem, explain_model_error
-from ..policy import LOOP_MESSAGE, TeamPolicy, loop_reason
-from ..tools.effects import irreversible_names
-from ..tools.filters import nesting_filter
-from ..tools.handoff import Handoff, HandoffContext, HandoffInputData, SessionContext, call_maybe_async
-from ..topics import HANDOFF_EVENTS, USER, session_topic
-from ..usage import BUDGET_REPLY, copy
-from .routing import SessionAgent
-from .toolloop import Step, ToolCalls, ToolLoop, describe_validation, error_result, parse_arguments
+from handoffs_runtime.agents.routing import SessionAgent
+from handoffs_runtime.agents.toolloop import (
+    Step,
+    ToolCalls,
+    ToolLoop,
+    describe_validation,
+    error_result,
+    parse_arguments,
+)
+from handoffs_runtime.channels.base import Channel
+from handoffs_runtime.handoffs.filters import nesting_filter
+from handoffs_runtime.handoffs.handoff import (
+    Handoff,
+    HandoffContext,
+    HandoffInputData,
+    SessionContext,
+    call_maybe_async,
+)
+from handoffs_runtime.handoffs.policy import LOOP_MESSAGE, TeamPolicy, loop_reason
+from handoffs_runtime.messages import HandoffEvent, HandoffOutcome, UserTask, agent_response, user_task
+from handoffs_runtime.models.failures import ModelProblem, explain_model_error
+from handoffs_runtime.tools.context import ToolContext, set_tool_context
+from handoffs_runtime.tools.effects import irreversible_names
+from handoffs_runtime.topics import HANDOFF_EVENTS, USER, session_topic
+from handoffs_runtime.usage import BUDGET_REPLY, copy
 
 logger = logging.getLogger("handoffs_runtime")
 

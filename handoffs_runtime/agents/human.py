@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from autogen_core import FunctionCall, MessageContext, message_handler
 from autogen_core.models import AssistantMessage, FunctionExecutionResult, FunctionExecutionResultMessage
 
-from ..channels import Channel
-from ..messages import HandoffEvent, UserTask, agent_response, user_task
-from ..tools.handoff import snake_case
-from ..topics import HANDOFF_EVENTS, USER, session_topic
-from .routing import SessionAgent
+from handoffs_runtime.agents.routing import SessionAgent
+from handoffs_runtime.channels.base import Channel
+from handoffs_runtime.handoffs.handoff import snake_case
+from handoffs_runtime.messages import HandoffEvent, UserTask, agent_response, user_task
+from handoffs_runtime.topics import HANDOFF_EVENTS, USER, session_topic
 
 OPERATOR_AWAY_REPLY = (
     "No human operator is available right now. Please leave your message and we will get back to you."

@@ -40,11 +40,11 @@ from autogen_core.models import (
 from autogen_core.tools import Tool, ToolSchema
 from pydantic import ValidationError
 
-from ..channels import TextDelta, ToolActivity, report_progress
-from ..context import current_tool_context
-from ..local_model import ModelCall, model_call_scope
-from ..policy import TeamPolicy
-from ..usage import UsageByAgent, add, merge, over_budget, take_tool_usage
+from handoffs_runtime.channels.base import TextDelta, ToolActivity, report_progress
+from handoffs_runtime.handoffs.policy import TeamPolicy
+from handoffs_runtime.models.local import ModelCall, model_call_scope
+from handoffs_runtime.tools.context import current_tool_context
+from handoffs_runtime.usage import UsageByAgent, add, merge, over_budget, take_tool_usage
 
 logger = logging.getLogger("handoffs_runtime")
 
@@ -357,7 +357,8 @@ class ToolLoop:
 
         Several regular calls of one response run at once, as in the OpenAI Agents SDK (their results
         stay in call order); ``policy.concurrent_tool_calls=False`` runs them one at a time. Questions
-        to the person are asked one at a time either way (see :func:`~handoffs_runtime.context.ask_person`).
+        to the person are asked one at a time either way (see
+        :func:`~handoffs_runtime.tools.context.ask_person`).
         """
         results: list[FunctionExecutionResult | None] = [None] * len(calls)
         runs: list[tuple[int, Tool, FunctionCall]] = []

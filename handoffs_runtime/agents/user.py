@@ -2,7 +2,8 @@
 
 The person's next message goes to whichever agent answered last (``reply_to_topic_type``): the active
 agent is state, carried by the messages themselves. With a ``store``, everything is written there before
-the person sees it, and a stored session resumes where it stopped (see :mod:`handoffs_runtime.recording`).
+the person sees it, and a stored session resumes where it stopped (see
+:mod:`handoffs_runtime.sessions.recording`).
 """
 
 from __future__ import annotations
@@ -14,9 +15,18 @@ from dataclasses import dataclass
 from autogen_core import MessageContext, message_handler
 from autogen_core.models import LLMMessage, UserMessage
 
-from ..channels import USER_PROMPT, AgentReply, Channel, Notice, is_exit, progress_item, report_progress
-from ..errors import StoreError
-from ..messages import (
+from handoffs_runtime.agents.routing import SessionAgent
+from handoffs_runtime.channels.base import (
+    USER_PROMPT,
+    AgentReply,
+    Channel,
+    Notice,
+    is_exit,
+    progress_item,
+    report_progress,
+)
+from handoffs_runtime.errors import StoreError
+from handoffs_runtime.messages import (
     AgentResponse,
     HandoffEvent,
     PersonAnswer,
@@ -27,12 +37,11 @@ from ..messages import (
     UserLogin,
     user_task,
 )
-from ..recording import record_event, record_reply, record_user, resume
-from ..store import SessionStore
-from ..topics import base_agent_type, session_topic
-from ..transcript import describe_event
-from ..usage import UsageByAgent, copy, difference
-from .routing import SessionAgent
+from handoffs_runtime.sessions.recording import record_event, record_reply, record_user, resume
+from handoffs_runtime.sessions.store import SessionStore
+from handoffs_runtime.sessions.transcript import describe_event
+from handoffs_runtime.topics import base_agent_type, session_topic
+from handoffs_runtime.usage import UsageByAgent, copy, difference
 
 SessionEndHook = Callable[[str], None]
 logger = logging.getLogger("handoffs_runtime")

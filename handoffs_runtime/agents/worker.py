@@ -28,13 +28,13 @@ from autogen_core import MessageContext, message_handler
 from autogen_core.models import ChatCompletionClient, LLMMessage, SystemMessage, UserMessage
 from autogen_core.tools import Tool, ToolSchema
 
-from ..channels import Channel
-from ..context import ToolContext, set_tool_context
-from ..messages import WorkerResult, WorkerTask
-from ..policy import TeamPolicy
-from ..usage import UsageByAgent, copy
-from .routing import SessionAgent
-from .toolloop import Step, ToolCalls, ToolLoop
+from handoffs_runtime.agents.routing import SessionAgent
+from handoffs_runtime.agents.toolloop import Step, ToolCalls, ToolLoop
+from handoffs_runtime.channels.base import Channel
+from handoffs_runtime.handoffs.policy import TeamPolicy
+from handoffs_runtime.messages import WorkerResult, WorkerTask
+from handoffs_runtime.tools.context import ToolContext, set_tool_context
+from handoffs_runtime.usage import UsageByAgent, copy
 
 logger = logging.getLogger("handoffs_runtime")
 

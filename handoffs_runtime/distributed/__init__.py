@@ -19,16 +19,28 @@ creates credentials, checks every call's token and holds each role to what it ma
 is why autogen-ext is pinned to one version.
 """
 
-from ..errors import DistributedError
-from .frontend import FrontEnd, chat_remote
-from .host import Host, TeamHostServicer, placement_conflict, security_notice, serve
-from .launch import ChildProcess, launch_host, launch_worker
-from .options import DEFAULT_MAX_MESSAGE_MB, Address, grpc_options, max_message_bytes
-from .relay import RelayChannel, StreamingRelayChannel
-from .runtime import Backoff, WorkerRuntime
-from .security import ClientCredentials, HostCredentials, RolePolicy, create_credentials, rotate_token
-from .subscriptions import IndexedSubscriptions, SessionSubscription
-from .worker import parse_shard_option, start_worker
+from handoffs_runtime.distributed.credentials import (
+    ClientCredentials,
+    HostCredentials,
+    create_credentials,
+    rotate_token,
+)
+from handoffs_runtime.distributed.frontend import FrontEnd, chat_remote
+from handoffs_runtime.distributed.host import Host, security_notice, serve
+from handoffs_runtime.distributed.host_servicer import TeamHostServicer, placement_conflict
+from handoffs_runtime.distributed.launch import ChildProcess, launch_host, launch_worker
+from handoffs_runtime.distributed.options import (
+    DEFAULT_MAX_MESSAGE_MB,
+    Address,
+    grpc_options,
+    max_message_bytes,
+)
+from handoffs_runtime.distributed.relay import RelayChannel, StreamingRelayChannel
+from handoffs_runtime.distributed.roles import RolePolicy
+from handoffs_runtime.distributed.session_subscriptions import IndexedSubscriptions, SessionSubscription
+from handoffs_runtime.distributed.worker import parse_shard_option, start_worker
+from handoffs_runtime.distributed.worker_runtime import Backoff, WorkerRuntime
+from handoffs_runtime.errors import DistributedError
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_MB",

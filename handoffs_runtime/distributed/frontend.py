@@ -20,18 +20,19 @@ from types import TracebackType
 
 import grpc  # type: ignore[import-untyped]
 
-from ..agents.user import SessionEndHook
-from ..channels import Channel, Notice
-from ..errors import DistributedError
-from ..offline import OfflineModel
-from ..store import SessionStore
-from ..team import TeamSpec, register_team, start_session
-from ..topics import check_session_id, session_agent_type
-from .options import DEFAULT_MAX_MESSAGE_MB
-from .redelivery import Redelivery
-from .runtime import Backoff
-from .security import ClientCredentials, Role
-from .watch import TurnWatch, WatchedChannel, WatchedRuntime
+from handoffs_runtime.agents.user import SessionEndHook
+from handoffs_runtime.channels.base import Channel, Notice
+from handoffs_runtime.distributed.credentials import ClientCredentials, Role
+from handoffs_runtime.distributed.options import DEFAULT_MAX_MESSAGE_MB
+from handoffs_runtime.distributed.redelivery import Redelivery
+from handoffs_runtime.distributed.watch import TurnWatch, WatchedChannel, WatchedRuntime
+from handoffs_runtime.distributed.worker_runtime import Backoff
+from handoffs_runtime.errors import DistributedError
+from handoffs_runtime.models.offline import OfflineModel
+from handoffs_runtime.sessions.store import SessionStore
+from handoffs_runtime.team.register import register_team, start_session
+from handoffs_runtime.team.spec import TeamSpec
+from handoffs_runtime.topics import check_session_id, session_agent_type
 
 DEFAULT_NOTICE_AFTER = 10.0
 """Seconds of silence in a turn before the person reads which agent it is still waiting for."""

@@ -21,7 +21,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..errors import DistributedError
+from handoffs_runtime.errors import DistributedError
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent.parent
 READY_TIMEOUT = 60.0

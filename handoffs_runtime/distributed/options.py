@@ -7,7 +7,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import DistributedError
+from handoffs_runtime.errors import DistributedError
 
 logger = logging.getLogger("handoffs_runtime.distributed")
 

@@ -17,9 +17,9 @@ from typing import Any
 
 from autogen_core import TopicId
 
-from ..channels import Channel, Notice
-from ..messages import Undeliverable, UserTask
-from .options import logger
+from handoffs_runtime.channels.base import Channel, Notice
+from handoffs_runtime.distributed.options import logger
+from handoffs_runtime.messages import Undeliverable, UserTask
 
 Publish = Callable[[Any, TopicId], Awaitable[None]]
 

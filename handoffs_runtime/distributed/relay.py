@@ -16,12 +16,12 @@ import asyncio
 
 from autogen_core import AgentId, AgentRuntime, MessageHandlerContext
 
-from ..channels import AgentReply, Output, Person, Progress, progress_message
-from ..context import current_tool_context
-from ..errors import DistributedError
-from ..messages import PersonAnswer, PersonNotice, PersonQuestion
-from ..topics import USER, session_topic
-from .options import logger
+from handoffs_runtime.channels.base import AgentReply, Output, Person, Progress, progress_message
+from handoffs_runtime.distributed.options import logger
+from handoffs_runtime.errors import DistributedError
+from handoffs_runtime.messages import PersonAnswer, PersonNotice, PersonQuestion
+from handoffs_runtime.tools.context import current_tool_context
+from handoffs_runtime.topics import USER, session_topic
 
 DEFAULT_ASK_TIMEOUT = 900.0
 """Seconds a question waits for the person before the answer counts as ``None`` (as if they left)."""

@@ -6,7 +6,7 @@ from autogen_core import JSON_DATA_CONTENT_TYPE
 from autogen_core._serialization import SerializationRegistry, try_get_known_serializers_for_type
 from pydantic import BaseModel
 
-from ..messages import MESSAGE_TYPES
+from handoffs_runtime.messages import MESSAGE_TYPES
 
 
 def protocol_serializers() -> SerializationRegistry:

@@ -32,13 +32,21 @@ from autogen_core.models import LLMMessage
 from autogen_ext.runtimes.grpc import _constants as wire
 from autogen_ext.runtimes.grpc.protos import cloudevent_pb2
 
-from ..channels import AgentReply, Channel, Notice, Output, Person, Progress, report_progress
-from ..messages import AgentResponse, Undeliverable, UserTask
-from ..topics import session_topic
-from .options import logger
-from .redelivery import Redelivery
-from .runtime import WorkerRuntime
-from .serializers import type_name
+from handoffs_runtime.channels.base import (
+    AgentReply,
+    Channel,
+    Notice,
+    Output,
+    Person,
+    Progress,
+    report_progress,
+)
+from handoffs_runtime.distributed.options import logger
+from handoffs_runtime.distributed.redelivery import Redelivery
+from handoffs_runtime.distributed.serializers import type_name
+from handoffs_runtime.distributed.worker_runtime import WorkerRuntime
+from handoffs_runtime.messages import AgentResponse, Undeliverable, UserTask
+from handoffs_runtime.topics import session_topic
 
 _REPLY = type_name(AgentResponse)
 _UNDELIVERABLE = type_name(Undeliverable)

@@ -18,14 +18,16 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 import grpc  # type: ignore[import-untyped]
 from autogen_core.models import ChatCompletionClient
 
-from ..channels import Channel
-from ..errors import DistributedError
-from ..team import TeamSpec, build_team, register_team
-from ..topics import shard_agent_type
-from .options import DEFAULT_MAX_MESSAGE_MB, logger
-from .relay import relay_channel
-from .runtime import Backoff, WorkerRuntime
-from .security import ClientCredentials
+from handoffs_runtime.channels.base import Channel
+from handoffs_runtime.distributed.credentials import ClientCredentials
+from handoffs_runtime.distributed.options import DEFAULT_MAX_MESSAGE_MB, logger
+from handoffs_runtime.distributed.relay import relay_channel
+from handoffs_runtime.distributed.worker_runtime import Backoff, WorkerRuntime
+from handoffs_runtime.errors import DistributedError
+from handoffs_runtime.team.build import build_team
+from handoffs_runtime.team.register import register_team
+from handoffs_runtime.team.spec import TeamSpec
+from handoffs_runtime.topics import shard_agent_type
 
 
 def parse_shard_option(text: str | None) -> tuple[int, int] | None:

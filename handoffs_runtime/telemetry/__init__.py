@@ -14,10 +14,10 @@ Example::
 
 from __future__ import annotations
 
-from .conventions import CAPTURE_CONTENT_ENV
-from .core import Telemetry, current_trace
-from .installed import install, installed
-from .setup import telemetry_from_environment
+from handoffs_runtime.telemetry.conventions import CAPTURE_CONTENT_ENV
+from handoffs_runtime.telemetry.core import Telemetry, current_trace
+from handoffs_runtime.telemetry.installed import install, installed
+from handoffs_runtime.telemetry.setup import telemetry_from_environment
 
 __all__ = [
     "CAPTURE_CONTENT_ENV",

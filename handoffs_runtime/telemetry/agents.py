@@ -19,19 +19,26 @@ from typing import TYPE_CHECKING, Any
 from autogen_core import Agent, AgentRuntime, MessageContext, TopicId
 from opentelemetry.trace import Span
 
-from ..agents.ai import AIAgent
-from ..agents.human import HumanAgent
-from ..agents.routing import SessionAgent
-from ..agents.user import UserAgent
-from ..agents.worker import WorkerAgent
-from ..messages import AgentResponse, HandoffEvent, Undeliverable, UserLogin, UserTask, WorkerTask
-from ..usage import UsageByAgent, copy, difference
-from .propagation import TraceCarrier, carrier_of, context_of, passed_on
+from handoffs_runtime.agents.ai import AIAgent
+from handoffs_runtime.agents.human import HumanAgent
+from handoffs_runtime.agents.routing import SessionAgent
+from handoffs_runtime.agents.user import UserAgent
+from handoffs_runtime.agents.worker import WorkerAgent
+from handoffs_runtime.messages import (
+    AgentResponse,
+    HandoffEvent,
+    Undeliverable,
+    UserLogin,
+    UserTask,
+    WorkerTask,
+)
+from handoffs_runtime.telemetry.propagation import TraceCarrier, carrier_of, context_of, passed_on
+from handoffs_runtime.usage import UsageByAgent, copy, difference
 
 if TYPE_CHECKING:
     from autogen_core import CancellationToken
 
-    from .core import Telemetry
+    from handoffs_runtime.telemetry.core import Telemetry
 
 _turn_trace: ContextVar[TraceCarrier | None] = ContextVar("handoffs_turn_trace", default=None)
 """The context of the turn being handled in this task: what the messages it publishes carry on."""

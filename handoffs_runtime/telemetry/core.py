@@ -20,9 +20,9 @@ from opentelemetry.context import Context
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, TracerProvider
 
-from ..messages import HandoffEvent
-from . import conventions as c
-from .propagation import carrier_of
+from handoffs_runtime.messages import HandoffEvent
+from handoffs_runtime.telemetry import conventions as c
+from handoffs_runtime.telemetry.propagation import carrier_of
 
 SessionEndHook = Callable[[str], None]
 
@@ -79,12 +79,12 @@ class Telemetry:
     # --- wrapping (what register_team calls) ------------------------------------------------------
 
     def wrap_model(self, client: ChatCompletionClient) -> ChatCompletionClient:
-        from .model import TracedModel
+        from handoffs_runtime.telemetry.model import TracedModel
 
         return client if isinstance(client, TracedModel) else TracedModel(client, self)
 
     def wrap_tools(self, tools: Mapping[str, Tool]) -> dict[str, Tool]:
-        from .tools import TracedTool
+        from handoffs_runtime.telemetry.tools import TracedTool
 
         return {name: TracedTool(tool, self) for name, tool in tools.items()}
 
@@ -92,7 +92,7 @@ class Telemetry:
         self, runtime: AgentRuntime, cls: type[Agent], agent_type: str, config: Any, team: str
     ) -> None:
         """Register the traced variant of ``cls`` (``AIAgent``, ``HumanAgent``, ``UserAgent``, ...)."""
-        from .agents import register_traced
+        from handoffs_runtime.telemetry.agents import register_traced
 
         await register_traced(runtime, self, cls, agent_type, config, team)
 
@@ -189,7 +189,7 @@ class Telemetry:
 
     def model_call(self, model: str, provider: str, messages: Sequence[LLMMessage]) -> ModelCallRecord:
         """Start a ``chat <model>`` span (not made current: a model call has no children)."""
-        from ..models import current_model_call
+        from handoffs_runtime.models.local import current_model_call
 
         attributes: dict[str, Any] = {c.OPERATION: "chat", c.PROVIDER: provider, c.REQUEST_MODEL: model}
         caller = current_model_call()

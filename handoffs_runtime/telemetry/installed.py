@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .core import Telemetry
+    from handoffs_runtime.telemetry.core import Telemetry
 
 _installed: Telemetry | None = None
 

@@ -17,12 +17,13 @@ from autogen_core.models import (
 from autogen_core.tools import Tool, ToolSchema
 
 if TYPE_CHECKING:
-    from .core import Telemetry
+    from handoffs_runtime.telemetry.core import Telemetry
 
 
 def _model_name(client: ChatCompletionClient) -> tuple[str, str, bool]:
     """The model's name, its provider, and whether it is in-process (then it is also the response model)."""
-    from ..models import LocalModel, model_label
+    from handoffs_runtime.models.choice import model_label
+    from handoffs_runtime.models.local import LocalModel
 
     local = isinstance(client, LocalModel)
     openai = any("openai" in kind.__module__ for kind in type(client).__mro__)  # subclasses, e.g. deadlines

@@ -22,10 +22,10 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ..errors import TelemetryConfigError
+from handoffs_runtime.errors import TelemetryConfigError
 
 if TYPE_CHECKING:
-    from .core import Telemetry
+    from handoffs_runtime.telemetry.core import Telemetry
 
 EXPORTERS = ("console", "otlp")
 
@@ -83,7 +83,7 @@ def telemetry_from_environment(
         raise TelemetryConfigError(
             "tracing needs the OpenTelemetry SDK: pip install 'handoffs-runtime[otel]'"
         ) from exc
-    from .core import Telemetry
+    from handoffs_runtime.telemetry.core import Telemetry
 
     resource = Resource.create({} if env.get("OTEL_SERVICE_NAME") else {"service.name": service_name})
     tracer_provider = TracerProvider(resource=resource)
@@ -146,7 +146,7 @@ def add_trace_option(parser: argparse.ArgumentParser) -> None:
 
 def install_from_options(args: argparse.Namespace, service_name: str) -> None:
     """Install the telemetry that ``--trace`` and the environment ask for, if any, for this process."""
-    from .installed import install
+    from handoffs_runtime.telemetry.installed import install
 
     telemetry = telemetry_from_environment(getattr(args, "trace", None), service_name=service_name)
     install(telemetry)

@@ -9,10 +9,10 @@ from autogen_core import CancellationToken
 from autogen_core.tools import Tool, ToolSchema
 from pydantic import BaseModel
 
-from . import conventions as c
+from handoffs_runtime.telemetry import conventions as c
 
 if TYPE_CHECKING:
-    from .core import Telemetry
+    from handoffs_runtime.telemetry.core import Telemetry
 
 
 class TracedTool:

@@ -1,1 +1,3 @@
-"""Handoff specs, input filters, prompts and the demo teams' business tools."""
+"""Tools a team gives its agents: what a tool knows of its session, irreversible effects, approval,
+workers, the Python sandbox.
+"""

@@ -27,10 +27,10 @@ from autogen_core import CancellationToken
 from autogen_core.tools import FunctionTool, Tool, ToolSchema
 from pydantic import BaseModel
 
-from ..channels import Person
-from ..context import ask_person, current_tool_context
-from ..errors import TeamConfigError
-from ..text import printable
+from handoffs_runtime.channels.base import Person
+from handoffs_runtime.errors import TeamConfigError
+from handoffs_runtime.text import printable
+from handoffs_runtime.tools.context import ask_person, current_tool_context
 
 APPROVE_WORDS = frozenset({"y", "yes", "ok", "okay", "approve", "approved", "allow", "go ahead", "sure"})
 PromptBuilder = Callable[[str, Mapping[str, Any]], str]

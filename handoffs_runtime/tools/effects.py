@@ -16,7 +16,7 @@ from typing import Any
 
 from autogen_core.tools import FunctionTool, Tool
 
-from ..errors import TeamConfigError
+from handoffs_runtime.errors import TeamConfigError
 
 _MARK = "irreversible"
 

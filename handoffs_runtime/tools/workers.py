@@ -34,11 +34,11 @@ from typing import Annotated, Any
 from autogen_core import AgentId, CancellationToken
 from autogen_core.tools import FunctionTool
 
-from ..context import ToolContext, current_tool_context
-from ..errors import HandoffsError, TeamConfigError
-from ..messages import WorkerResult, WorkerTask
-from ..telemetry.core import current_trace
-from ..usage import note_tool_usage
+from handoffs_runtime.errors import HandoffsError, TeamConfigError
+from handoffs_runtime.messages import WorkerResult, WorkerTask
+from handoffs_runtime.telemetry.core import current_trace
+from handoffs_runtime.tools.context import ToolContext, current_tool_context
+from handoffs_runtime.usage import note_tool_usage
 
 TOOL_AGENT_SUFFIX = ".tool"
 """An AI agent offered as a tool is served by a worker type named ``<agent>.tool``."""

@@ -1,5 +1,5 @@
 """``handoffs serve``: a web chat for customers and a console for operators (extra ``web``)."""
 
-from .hub import SessionHub
+from handoffs_runtime.web.hub import SessionHub
 
 __all__ = ["SessionHub"]

@@ -26,9 +26,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
-from ..errors import UnknownSessionError
-from .hub import HubError, SessionHub
-from .protocol import (
+from handoffs_runtime.errors import UnknownSessionError
+from handoffs_runtime.web.hub import HubError, SessionHub
+from handoffs_runtime.web.protocol import (
     Answer,
     BadMessage,
     HandBack,

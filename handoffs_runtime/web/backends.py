@@ -12,14 +12,15 @@ from typing import TYPE_CHECKING, Protocol
 
 from autogen_core.models import ChatCompletionClient
 
-from ..errors import HandoffsError
-from ..events import EventChannel
-from ..runtime import HandoffsRuntime
-from ..store import SessionStore
-from ..team import TeamSpec, register_team, start_session
+from handoffs_runtime.channels.events import EventChannel
+from handoffs_runtime.errors import HandoffsError
+from handoffs_runtime.runtime.single_threaded import HandoffsRuntime
+from handoffs_runtime.sessions.store import SessionStore
+from handoffs_runtime.team.register import register_team, start_session
+from handoffs_runtime.team.spec import TeamSpec
 
 if TYPE_CHECKING:
-    from ..distributed.frontend import FrontEnd
+    from handoffs_runtime.distributed.frontend import FrontEnd
 
 
 class TeamBackend(Protocol):
@@ -88,7 +89,10 @@ class RemoteTeam:
         self.front: FrontEnd | None = None
 
     async def start(self, channel: EventChannel) -> None:
-        from ..distributed import Backoff, FrontEnd  # gRPC is loaded only for a server that uses it
+        from handoffs_runtime.distributed import (  # gRPC is loaded only for a server that uses it
+            Backoff,
+            FrontEnd,
+        )
 
         self.front = FrontEnd(
             self._team,

@@ -1,7 +1,8 @@
 """The sessions of ``handoffs serve``: one team (in this process, or behind a gRPC host: see
 ``backends``), its customers' pages and its operators.
 
-Each live session has a pump that reads its event stream (:class:`~handoffs_runtime.events.EventChannel`)
+Each live session has a pump that reads its event stream 
+(:class:`~handoffs_runtime.channels.events.EventChannel`)
 and sends each event to the pages attached to it: the customer's, and the console of the operator who
 took it. A question for the operator in a session nobody has taken puts the session on the waiting list
 every operator sees; :meth:`SessionHub.take` gives it to exactly one of them. Nothing here knows HTTP: a
@@ -18,9 +19,8 @@ from typing import Any, Protocol
 
 from autogen_core.models import ChatCompletionClient
 
-from ..channels import Person
-from ..errors import HandoffsError, StoreError, UnknownSessionError
-from ..events import (
+from handoffs_runtime.channels.base import Person
+from handoffs_runtime.channels.events import (
     EventChannel,
     HandedOff,
     HandoffRefused,
@@ -31,9 +31,10 @@ from ..events import (
     Said,
     to_json,
 )
-from ..store import SessionStore, StoredEntry
-from ..team import TeamSpec
-from .backends import LocalTeam, TeamBackend
+from handoffs_runtime.errors import HandoffsError, StoreError, UnknownSessionError
+from handoffs_runtime.sessions.store import SessionStore, StoredEntry
+from handoffs_runtime.team.spec import TeamSpec
+from handoffs_runtime.web.backends import LocalTeam, TeamBackend
 
 logger = logging.getLogger("handoffs_runtime.web")
 

@@ -1,0 +1,143 @@
+"""The console channel: one person at a terminal, customer and operator."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import sys
+from typing import ClassVar, TextIO
+
+from handoffs_runtime.channels.base import AgentReply, Notice, Output, Person, is_exit
+from handoffs_runtime.channels.console_input import LineEditor, PipedLines
+from handoffs_runtime.text import printable
+
+# --- console -----------------------------------------------------------------------------------------
+
+
+class ConsoleChannel:
+    """One person at a terminal, playing the customer and, when asked, the human operator.
+
+    Colour, a spinner and line editing with history on a terminal; plain text when output is piped. When
+    input is piped, the lines read are echoed so the transcript reads like a conversation. Everything
+    shown passes through :func:`~handoffs_runtime.text.printable`: what a model or another process wrote
+    cannot move the cursor, clear the screen or rename the window. One question is open at a time: a
+    second one waits until the first is answered.
+    """
+
+    _COLOURS: ClassVar[dict[str, str]] = {
+        "agent": "\033[1;36m",
+        "you": "\033[1;32m",
+        "notice": "\033[2;33m",
+        "operator": "\033[1;35m",
+    }
+    _RESET = "\033[0m"
+
+    def __init__(
+        self,
+        *,
+        stdin: TextIO | None = None,
+        stdout: TextIO | None = None,
+        colour: bool | None = None,
+        echo_input: bool | None = None,
+        line_editing: bool | None = None,
+    ) -> None:
+        """``line_editing`` (default: when both ``stdin`` and ``stdout`` are terminals) turns on arrow
+        keys and history; without it lines are read as they come, which is what piped input needs."""
+        self._in = stdin or sys.stdin
+        self._out = stdout or sys.stdout
+        tty = _isatty(self._out)
+        self._colour = tty if colour is None else colour
+        self._echo = (not _isatty(self._in)) if echo_input is None else echo_input
+        editing = (tty and _isatty(self._in)) if line_editing is None else line_editing
+        self._editor = LineEditor(self._in, self._out) if editing else None
+        self._reader = PipedLines(self._in)
+        self._one_question = asyncio.Lock()
+        self._spinner: asyncio.Task[None] | None = None
+        self._spin = tty
+        self._prompt: str | None = None
+
+    def _paint(self, role: str, text: str) -> str:
+        return f"{self._COLOURS[role]}{text}{self._RESET}" if self._colour else text
+
+    def write(self, text: str) -> None:
+        self._out.write(text + "\n")
+        self._out.flush()
+
+    async def ask(self, session_id: str, prompt: str, *, person: Person = "customer") -> str | None:
+        async with self._one_question:
+            self._stop_spinner()
+            label = "you" if person == "customer" else "operator"
+            above, _, question = printable(prompt).rpartition("\n")
+            if above:  # printed once, in full, into the scrollback: an editor shows only what fits
+                self.write(self._paint(label, above))
+            shown = self._paint(label, f"{question} › ")
+            line = await (self._edit(shown) if self._editor is not None else self._read(shown))
+        if line is not None and person == "customer" and not is_exit(line):
+            self._start_spinner()
+        return line
+
+    async def _edit(self, prompt: str) -> str | None:
+        assert self._editor is not None
+        line = await self._editor.readline(prompt)
+        if line is None:
+            self.write("")
+        return line
+
+    async def _read(self, prompt: str) -> str | None:
+        self._prompt = prompt
+        self._out.write(prompt)
+        self._out.flush()
+        try:
+            line = await self._reader.readline()
+        finally:
+            self._prompt = None
+        if line is None:
+            self._out.write("\n")
+        elif self._echo:
+            self._out.write(printable(line) + "\n")
+        self._out.flush()
+        return line
+
+    async def show(self, session_id: str, output: Output) -> None:
+        self._stop_spinner()
+        if isinstance(output, AgentReply):
+            agent = printable(output.agent, multiline=False)
+            line = f"{self._paint('agent', agent)} › {printable(output.text)}"
+        else:
+            line = self._paint("notice", f"  {printable(output.text)}")
+        if self._editor is not None and self._editor.reading:
+            await self._editor.print_above(lambda: self.write(line))
+            return
+        if self._prompt is not None:  # a question is waiting: print above it, then ask again
+            self._out.write("\r\033[K" if self._spin else "\n")
+        self.write(line)
+        if self._prompt is not None:
+            self._out.write(self._prompt)
+            self._out.flush()
+        elif isinstance(output, Notice) and output.event is not None and output.event.outcome == "handoff":
+            self._start_spinner()
+
+    def _start_spinner(self) -> None:
+        if self._spin and self._spinner is None:
+            self._spinner = asyncio.get_running_loop().create_task(self._run_spinner())
+
+    def _stop_spinner(self) -> None:
+        """Synchronous, so that stopping the spinner never lets another session's output jump ahead."""
+        if self._spinner is not None:
+            self._spinner.cancel()
+            self._spinner = None
+            self._out.write("\r\033[K")
+            self._out.flush()
+
+    async def _run_spinner(self) -> None:
+        for frame in itertools.cycle("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"):
+            self._out.write(f"\r{frame} thinking…")
+            self._out.flush()
+            await asyncio.sleep(0.1)
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False

@@ -1,0 +1,79 @@
+"""The console, printing a streamed reply in place under the agent's label as the model writes it.
+
+A ``ConsoleChannel`` that also takes progress (see :func:`~handoffs_runtime.channels.report_progress`):
+the first delta of a reply prints the label, each delta is appended to the line, and the ``AgentReply``
+that follows only ends the line when it says what was printed. When it says something else (a stream
+cut in the middle ends with an apology) the reply is printed whole below the pieces.
+
+A handoff's line is stored before it is shown, so the next agent's first words can arrive before it.
+The console holds back the words of an agent the person has not been told about yet, until the handoff
+line that names it (or its whole reply) arrives: the person always reads who is talking before the text.
+"""
+
+from __future__ import annotations
+
+from handoffs_runtime.channels.base import AgentReply, Notice, Output, Person, Progress, TextDelta
+from handoffs_runtime.channels.console import ConsoleChannel
+from handoffs_runtime.text import printable
+
+
+class StreamingConsoleChannel(ConsoleChannel):
+    """``ConsoleChannel`` plus deltas printed as they arrive; tool activity is not printed."""
+
+    def __init__(self, **options: object) -> None:
+        super().__init__(**options)  # type: ignore[arg-type]
+        self._streaming: str | None = None
+        self._streamed = ""
+        self._speaker: str | None = None  # who last answered, or was handed the conversation
+        self._held: dict[str, str] = {}  # words of agents whose handoff line has not been shown yet
+
+    async def progress(self, session_id: str, item: Progress) -> None:
+        if not isinstance(item, TextDelta):
+            return
+        if self._streaming != item.agent and self._speaker not in (None, item.agent):
+            self._held[item.agent] = self._held.get(item.agent, "") + item.text
+            return
+        self._write_delta(item)
+
+    def _write_delta(self, item: TextDelta) -> None:
+        if self._streaming != item.agent:
+            self._end_stream()
+            self._stop_spinner()
+            self._out.write(f"{self._paint('agent', printable(item.agent, multiline=False))} › ")
+            self._streaming, self._streamed = item.agent, ""
+            self._speaker = item.agent  # the person is hearing from it now
+        self._out.write(printable(item.text))  # a model must not move the cursor or recolour the screen
+        self._out.flush()
+        self._streamed += item.text
+
+    async def show(self, session_id: str, output: Output) -> None:
+        if isinstance(output, Notice) and output.event is not None and output.event.outcome == "handoff":
+            self._end_stream()
+            await super().show(session_id, output)
+            self._speaker = target = output.event.target
+            held = self._held.pop(target, "")
+            if held:
+                self._write_delta(TextDelta(target, held))
+            return
+        if isinstance(output, AgentReply):
+            self._speaker = output.agent
+            self._held.pop(output.agent, None)  # the whole reply follows
+        if self._streaming is not None:
+            printed = isinstance(output, AgentReply) and (output.agent, output.text) == (
+                self._streaming,
+                self._streamed,
+            )
+            self._end_stream()
+            if printed:
+                return
+        await super().show(session_id, output)
+
+    async def ask(self, session_id: str, prompt: str, *, person: Person = "customer") -> str | None:
+        self._end_stream()
+        return await super().ask(session_id, prompt, person=person)
+
+    def _end_stream(self) -> None:
+        if self._streaming is not None:
+            self._out.write("\n")
+            self._out.flush()
+            self._streaming, self._streamed = None, ""

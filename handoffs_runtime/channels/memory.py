@@ -1,0 +1,114 @@
+"""Channels in memory: scripted answers for tests, asyncio queues for notebooks and pages."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from handoffs_runtime.channels.base import USER_PROMPT, AgentReply, Notice, Output, Person, Progress, Prompt
+from handoffs_runtime.messages import HandoffEvent
+
+# --- scripted: tests ---------------------------------------------------------------------------------
+
+
+@dataclass
+class ScriptedChannel:
+    """Answers from fixed scripts per session, and records everything shown. For tests.
+
+    A session whose script runs out has left (``ask`` returns ``None``).
+    """
+
+    customer: dict[str, list[str]] = field(default_factory=dict)
+    operator: dict[str, list[str]] = field(default_factory=dict)
+    shown: dict[str, list[Output]] = field(default_factory=lambda: defaultdict(list))
+    asked: dict[str, list[tuple[Person, str]]] = field(default_factory=lambda: defaultdict(list))
+
+    @classmethod
+    def for_sessions(cls, scripts: dict[str, Iterable[str]], operator: Iterable[str] = ()) -> ScriptedChannel:
+        ops = list(operator)
+        return cls(
+            customer={s: list(lines) for s, lines in scripts.items()},
+            operator={s: list(ops) for s in scripts},
+        )
+
+    async def ask(self, session_id: str, prompt: str, *, person: Person = "customer") -> str | None:
+        self.asked[session_id].append((person, prompt))
+        lines = (self.customer if person == "customer" else self.operator).get(session_id, [])
+        return lines.pop(0) if lines else None
+
+    async def show(self, session_id: str, output: Output) -> None:
+        self.shown[session_id].append(output)
+
+    def replies(self, session_id: str) -> list[AgentReply]:
+        return [o for o in self.shown[session_id] if isinstance(o, AgentReply)]
+
+    def events(self, session_id: str) -> list[HandoffEvent]:
+        return [o.event for o in self.shown[session_id] if isinstance(o, Notice) and o.event is not None]
+
+
+# --- asyncio queues: notebooks, web pages, tests that type as they go --------------------------------
+
+
+class QueueChannel:
+    """Each session has an inbox per person and one outbox, as asyncio queues.
+
+    ``await channel.say(session, "hi")`` types a line as the customer; ``await channel.next_output(session)``
+    reads what the team shows. ``channel.leave(session)`` ends the session as closing a window would: every
+    later question to that person gets ``None`` too. ``channel.close(session)`` frees a finished session's
+    queues (call it from ``register_team(..., on_session_end=...)`` in a long-running server).
+    With ``progress=True`` the outbox also yields ``TextDelta`` and ``ToolActivity`` items as they happen.
+    """
+
+    def __init__(self, *, progress: bool = False) -> None:
+        self._inboxes: dict[tuple[str, Person], asyncio.Queue[str | None]] = {}
+        self._outboxes: dict[str, asyncio.Queue[Output | Progress]] = {}
+        self._gone: set[tuple[str, Person]] = set()
+        self._progress = progress
+
+    def _inbox(self, session_id: str, person: Person) -> asyncio.Queue[str | None]:
+        return self._inboxes.setdefault((session_id, person), asyncio.Queue())
+
+    def outbox(self, session_id: str) -> asyncio.Queue[Output | Progress]:
+        return self._outboxes.setdefault(session_id, asyncio.Queue())
+
+    async def say(self, session_id: str, text: str, *, person: Person = "customer") -> None:
+        await self._inbox(session_id, person).put(text)
+
+    async def leave(self, session_id: str, *, person: Person = "customer") -> None:
+        await self._inbox(session_id, person).put(None)
+
+    async def next_output(self, session_id: str, timeout: float | None = None) -> Output | Progress:
+        return await asyncio.wait_for(self.outbox(session_id).get(), timeout)
+
+    async def next_reply(self, session_id: str, timeout: float | None = None) -> AgentReply:
+        """Skip notices and prompts and return the next agent reply."""
+        while True:
+            output = await self.next_output(session_id, timeout)
+            if isinstance(output, AgentReply):
+                return output
+
+    async def ask(self, session_id: str, prompt: str, *, person: Person = "customer") -> str | None:
+        if (session_id, person) in self._gone:
+            return None
+        if person == "operator" or prompt != USER_PROMPT:
+            await self.outbox(session_id).put(Prompt(prompt, person))
+        answer = await self._inbox(session_id, person).get()
+        if answer is None:
+            self._gone.add((session_id, person))
+        return answer
+
+    def close(self, session_id: str) -> None:
+        """Forget a finished session's queues."""
+        self._outboxes.pop(session_id, None)
+        for person in ("customer", "operator"):
+            self._inboxes.pop((session_id, person), None)
+            self._gone.discard((session_id, person))
+
+    async def show(self, session_id: str, output: Output) -> None:
+        await self.outbox(session_id).put(output)
+
+    async def progress(self, session_id: str, item: Progress) -> None:
+        if self._progress:
+            await self.outbox(session_id).put(item)

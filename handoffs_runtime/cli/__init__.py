@@ -1,0 +1,1 @@
+"""The ``handoffs`` command: one module per subcommand, the options they share declared once."""

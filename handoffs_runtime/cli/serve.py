@@ -1,0 +1,112 @@
+"""``handoffs serve``: the web chat and operator console."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import ipaddress
+import sys
+from pathlib import Path
+
+from handoffs_runtime.cli.sessions import add_store_option, open_store
+from handoffs_runtime.errors import HandoffsError
+from handoffs_runtime.models.choice import model_from_options, model_label
+from handoffs_runtime.team.spec import TeamSpec, streaming_team
+from handoffs_runtime.web.server import operator_token, running
+
+
+def add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], teams: list[str]) -> None:
+    serve = sub.add_parser("serve", help="serve the web chat (/) and the operator console (/operator)")
+    serve.add_argument("--team", choices=teams, default="acme", help="which team (default: acme)")
+    serve.add_argument("--model", help="model name on an OpenAI-compatible endpoint (default: offline)")
+    serve.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
+    serve.add_argument("--bind", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default: 8000; 0 = any free port)")
+    serve.add_argument(
+        "--operator-token-file",
+        type=Path,
+        help="file holding the operator token (default: a new token, printed at start)",
+    )
+    serve.add_argument("--no-stream", action="store_true", help="show replies whole, not as they are written")
+    serve.add_argument(
+        "--host",
+        metavar="ADDRESS",
+        help="run as a front end of the gRPC host at HOST:PORT: its workers run the agents (and decide "
+        "whether replies stream); --model, --base-url and --no-stream do not apply",
+    )
+    serve.add_argument(
+        "--credentials",
+        metavar="DIR",
+        help="with --host: TLS and the frontend token from DIR (ca.pem, frontend.token)",
+    )
+    serve.add_argument(
+        "--idle-minutes",
+        type=float,
+        default=10.0,
+        help="end a session whose page has been closed this long; it can be resumed (default: 10)",
+    )
+    add_store_option(serve)
+    serve.add_argument("-v", "--verbose", action="count", default=0, help="log warnings (-v) or all (-vv)")
+
+
+def run_serve(args: argparse.Namespace, team: TeamSpec) -> int:
+    """What ``handoffs serve`` does; returns when interrupted."""
+    try:
+        from handoffs_runtime.web.app import create_app
+        from handoffs_runtime.web.backends import RemoteTeam
+        from handoffs_runtime.web.hub import SessionHub
+    except ImportError as exc:
+        raise HandoffsError(
+            f"handoffs serve needs the web extra ({exc.name} is missing): pip install 'handoffs-runtime[web]'"
+        ) from None
+
+    token = operator_token(args.operator_token_file)
+    idle = args.idle_minutes * 60
+    if args.host is None:
+        if args.credentials is not None:
+            raise HandoffsError("--credentials is for --host: the credentials of the gRPC host to join")
+        model = model_from_options(args.model, base_url=args.base_url)
+        label = f"model: {model_label(model)}"
+        team = streaming_team(team, stream=not args.no_stream and model_label(model) != "offline")
+        store = open_store(args.store)
+        hub = SessionHub(team, model, store, idle_seconds=idle)
+    else:
+        from handoffs_runtime.distributed.options import Address
+
+        Address.parse(args.host)
+        label = f"front end of the host at {args.host}"
+        store = open_store(args.store)
+        backend = RemoteTeam(team, args.host, store, credentials=args.credentials)
+        hub = SessionHub(team, None, store, idle_seconds=idle, backend=backend)
+    app = create_app(hub, operator_token=token)
+
+    async def serve() -> None:
+        async with running(app, host=args.bind, port=args.port) as url:
+            print(f"handoffs serve · {team.title or team.name} · {label}", flush=True)
+            print(f"customer chat:    {url}/", flush=True)
+            if args.operator_token_file is None:
+                print(f"operator console: {url}/operator#token={token}", flush=True)
+            else:
+                print(f"operator console: {url}/operator (token from {args.operator_token_file})", flush=True)
+            if not _is_loopback(args.bind):
+                print("warning: listening beyond this machine over plain HTTP; put TLS in front", flush=True)
+            await asyncio.Event().wait()
+
+    try:
+        asyncio.run(serve())
+    except HandoffsError:
+        if hub.failure is not None:  # say why the team did not start, not only that the server did not
+            raise hub.failure from None
+        raise
+    except KeyboardInterrupt:
+        print("stopped", file=sys.stderr)
+    finally:
+        store.close_now()
+    return 0
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"

@@ -1,0 +1,3 @@
+"""The handoff as data: ``handoff()``, input filters and nesting, the team policy and its loop guard,
+prompts, strict schemas.
+"""

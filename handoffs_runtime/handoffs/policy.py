@@ -1,0 +1,87 @@
+"""Loop protection and other per-team rules of the conversation.
+
+None of the reference frameworks bounds handoff loops. Here a turn (everything between two messages of
+the person) may make at most ``handoff_budget`` handoffs, and a ping-pong (A→B→A→B) is stopped as soon
+as it appears. What happens then is the team's ``on_loop`` choice: a clear message to the person from
+the agent that holds the conversation, or escalation to the team's human agent.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from handoffs_runtime.errors import TeamConfigError
+from handoffs_runtime.handoffs.handoff import InputFilter, check_input_filter
+
+LoopFallback = Literal["message", "escalate"]
+
+LOOP_MESSAGE = (
+    "Sorry, I could not find the right person for this request. Could you say a little more about what "
+    "you need?"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class TeamPolicy:
+    """Rules every agent of a team follows. All have safe defaults."""
+
+    handoff_budget: int = 4
+    """Handoffs allowed in one turn before the loop guard stops the conversation."""
+    on_loop: LoopFallback = "escalate"
+    """``"escalate"`` hands a stopped loop to the human agent when the team has one, else ``"message"``."""
+    max_tool_rounds: int = 8
+    """Model calls with tool results an agent may make in one turn before it gives up with a message."""
+    input_filter: InputFilter | None = None
+    """The team-wide input filter (sync or async); a handoff's own ``input_filter`` replaces it."""
+    nest_handoff_history: bool = False
+    """The team-wide default for nesting the history on handoff; an input filter replaces it, as in the
+    OpenAI Agents SDK, unless the handoff itself asks for nesting."""
+    concurrent_tool_calls: bool = True
+    """Run the regular tool calls of one model response at once (results stay in call order), as the
+    OpenAI Agents SDK does; ``False`` runs them one at a time, for tools that must not overlap."""
+    stream: bool = False
+    """Call models with ``create_stream`` instead of ``create``."""
+    model_timeout: float | None = 45.0
+    """Seconds one model call may take, from the request to the last byte of the answer (the client's
+    own retries included), before the agent apologises. ``None``: no limit. In-process models skip it."""
+    max_reply_chars: int = 256 * 1024
+    """The longest model reply or tool result kept, in characters; a longer one is cut, with a note
+    saying so, before anyone sees or stores it. (Tool call arguments go to the tool whole.)"""
+    token_budget: int | None = None
+    """Tokens (input and output, as the models report them) a session may use; past it, agents answer
+    with a clear message instead of calling their model. ``None``: no limit."""
+
+    def __post_init__(self) -> None:
+        if self.handoff_budget < 1:
+            raise TeamConfigError("handoff_budget must be at least 1")
+        if self.max_tool_rounds < 1:
+            raise TeamConfigError("max_tool_rounds must be at least 1")
+        if self.model_timeout is not None and not 0 < self.model_timeout < math.inf:
+            raise TeamConfigError(
+                f"model_timeout must be a positive number of seconds or None, got {self.model_timeout!r}"
+            )
+        if self.max_reply_chars < 1:
+            raise TeamConfigError("max_reply_chars must be at least 1")
+        if self.token_budget is not None and self.token_budget < 1:
+            raise TeamConfigError("token_budget must be at least 1 (or None for no limit)")
+        if self.on_loop not in ("message", "escalate"):
+            raise TeamConfigError("on_loop must be 'message' or 'escalate'")
+        if self.input_filter is not None:
+            check_input_filter(self.input_filter, "TeamPolicy.input_filter")
+
+
+def loop_reason(turn_path: Sequence[str], target: str, budget: int) -> str | None:
+    """Why handing the turn to ``target`` would be a loop, or ``None`` when it is fine.
+
+    ``turn_path`` is the agents that held the conversation this turn, the current one last.
+    """
+    hops = len(turn_path) - 1 if turn_path else 0
+    if hops + 1 > budget:
+        return f"handoff budget of {budget} per turn exhausted"
+    path = [*turn_path, target]
+    if len(path) >= 4 and path[-1] == path[-3] and path[-2] == path[-4] and path[-1] != path[-2]:
+        return f"ping-pong between {path[-2]} and {path[-1]}"
+    return None

@@ -1,0 +1,32 @@
+"""Which model a command runs on: the offline one or an endpoint, and its label."""
+
+from __future__ import annotations
+
+import os
+
+from autogen_core.models import (
+    ChatCompletionClient,
+)
+
+from handoffs_runtime.models.offline import OfflineModel
+from handoffs_runtime.models.openai_compatible import openai_model
+
+
+def model_from_options(
+    model: str | None = None, *, base_url: str | None = None, api_key: str | None = None
+) -> ChatCompletionClient:
+    """The model the CLI asked for: ``--model``/``HANDOFFS_MODEL``, else the built-in offline model."""
+    name = model or os.environ.get("HANDOFFS_MODEL") or "offline"
+    if name == "offline":
+        return OfflineModel()
+    return openai_model(name, base_url=base_url or os.environ.get("OPENAI_BASE_URL"), api_key=api_key)
+
+
+def model_label(client: ChatCompletionClient) -> str:
+    """A short name of the model for the chat banner."""
+    label = getattr(client, "label", None)
+    if isinstance(label, str):
+        return label
+    info = getattr(client, "_raw_config", None)
+    name = info.get("model") if isinstance(info, dict) else None
+    return str(name or type(client).__name__)

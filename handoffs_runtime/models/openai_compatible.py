@@ -1,0 +1,75 @@
+"""Any OpenAI-compatible endpoint as an autogen model client."""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any
+
+from autogen_core.models import (
+    ChatCompletionClient,
+    ModelFamily,
+    ModelInfo,
+)
+
+from handoffs_runtime.errors import ModelConfigError
+
+# --- OpenAI-compatible endpoints ---------------------------------------------------------------------
+
+
+def _generic_model_info() -> ModelInfo:
+    return ModelInfo(
+        vision=False,
+        function_calling=True,
+        json_output=True,
+        family=ModelFamily.UNKNOWN,
+        structured_output=False,
+        multiple_system_messages=False,
+    )
+
+
+def openai_model(
+    model: str,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    parallel_tool_calls: bool | None = False,
+    timeout: float = 30.0,
+    max_retries: int = 2,
+    model_info: ModelInfo | None = None,
+) -> ChatCompletionClient:
+    """A client for any OpenAI-compatible endpoint (OpenAI, Azure's v1 API, Ollama, vLLM, llama.cpp).
+
+    Models that autogen does not know by name get a generic ``model_info`` (function calling on, one system
+    message). ``parallel_tool_calls=None`` leaves the setting out for servers that reject it.
+    ``timeout`` is the total deadline of one call in seconds: connecting, the whole answer (streamed or
+    not) and the client's ``max_retries`` retries; a slow or trickling endpoint ends the call there.
+    """
+    from handoffs_runtime.models.deadline import DeadlineOpenAIClient
+
+    if not model:
+        raise ModelConfigError("no model name: pass --model NAME or set HANDOFFS_MODEL")
+    key = api_key or os.environ.get("OPENAI_API_KEY")
+    if not key:
+        if base_url is None:
+            raise ModelConfigError(
+                f"model {model!r} needs an API key: set OPENAI_API_KEY, or give --base-url for a local "
+                "server that needs none"
+            )
+        key = "not-needed"  # local servers (Ollama, llama.cpp) accept any key
+    if not (isinstance(timeout, int | float) and 0 < timeout < math.inf):
+        raise ModelConfigError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    kwargs: dict[str, Any] = {"model": model, "api_key": key, "timeout": timeout, "max_retries": max_retries}
+    if base_url:
+        kwargs["base_url"] = base_url
+    if parallel_tool_calls is not None:
+        kwargs["parallel_tool_calls"] = parallel_tool_calls
+    if model_info is not None:
+        kwargs["model_info"] = model_info
+    try:
+        return DeadlineOpenAIClient(deadline=timeout, **kwargs)
+    except ValueError:
+        if model_info is not None:
+            raise
+        kwargs["model_info"] = _generic_model_info()
+        return DeadlineOpenAIClient(deadline=timeout, **kwargs)

@@ -1,0 +1,1 @@
+"""Durable sessions: the ``SessionStore`` protocol, SQLite, leases, what is recorded, transcripts."""

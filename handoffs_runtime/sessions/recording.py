@@ -1,0 +1,138 @@
+"""What the ``UserAgent`` writes to the session store, and what it reads back to resume a session.
+
+Why the ``UserAgent``: it sees the person's words before they are sent, every reply (whose context holds
+the whole turn: tool calls, tool results, the agents' words) before it is shown, and every handoff event.
+So "stored before acknowledged" is one rule in one place, and the agents stay stateless.
+
+What is new in a reply: the store keeps the context the last reply came with (``SessionState.context``)
+and the sequence number it accounts for. The context a turn went out with is that context plus the
+person's messages stored after it; 
+:func:`~handoffs_runtime.sessions.transcript.new_messages` compares the two,
+which stays right when an input filter rewrote the history at a handoff.
+
+Order: entries are stored in the order this side learns of them. A handoff event therefore comes before
+the handoff call of the same turn, which only arrives with the reply; a filter that drops tool calls at a
+handoff drops them from the transcript too (the handoff event still records the handoff).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from autogen_core.models import LLMMessage
+
+from handoffs_runtime.errors import StoreConflictError
+from handoffs_runtime.messages import AgentResponse, HandoffEvent
+from handoffs_runtime.sessions.store import (
+    NewEntry,
+    SessionStore,
+    entry_for_event,
+    entry_for_message,
+    notice_entry,
+)
+from handoffs_runtime.sessions.transcript import describe_entry, last_exchanges, new_messages
+from handoffs_runtime.usage import UsageByAgent, summed
+
+UNANSWERED = "not answered: the session stopped before a reply"
+
+_REPLY_ATTEMPTS = 5
+"""Reads and compare-and-set writes of one reply before giving up (only this session's own events race)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Resumed:
+    """A session as the ``UserAgent`` picks it up: who answers next, with what, what to tell the person."""
+
+    context: list[LLMMessage]
+    agent: str
+    notices: list[str] = field(default_factory=list)
+    usage: UsageByAgent = field(default_factory=dict)
+    """The tokens the session used before, by agent."""
+
+
+async def resume(
+    store: SessionStore,
+    session: str,
+    *,
+    entry_agent: str,
+    team: str = "",
+    show: int = 3,
+    agents: frozenset[str] = frozenset(),
+) -> Resumed:
+    """Open ``session``, new or stored; a stored one continues with its active agent and context.
+
+    Opening claims the session for this store: :class:`~handoffs_runtime.errors.SessionBusyError` when
+    another live process holds it.
+
+    A person's message that was stored but never answered (the process stopped mid-turn) is not replayed,
+    since its tools may have run already; the person is told and the transcript notes it. A session whose
+    active agent is not in ``agents`` (it was stored by another team) continues with ``entry_agent``.
+    """
+    state, created = await store.open_session(session, agent=entry_agent, team=team)
+    agent = state.active_agent
+    if created or state.last_seq == 0:  # nothing was said yet: nothing to tell
+        return Resumed(list(state.context), agent if not agents or agent in agents else entry_agent)
+    entries = await store.entries(session)
+    notices = []
+    if agents and agent not in agents:
+        notices.append(
+            f"session {session} was with {agent}, which team {team or '?'} does not have "
+            f"(it was stored by team {state.team or '?'}); {entry_agent} continues it"
+        )
+        agent = entry_agent
+    notices.append(f"resuming session {session} with {agent} ({state.last_seq} messages stored)")
+    notices += [f"  {describe_entry(e)}" for e in last_exchanges(entries, show)]
+    unanswered = [e for e in entries if e.seq > state.context_seq and e.kind == "user"]
+    if unanswered:
+        notices.append(
+            f"your last message was not answered before the session stopped: {unanswered[-1].text!r}; "
+            "send it again if you still need an answer"
+        )
+        await store.append(session, [notice_entry(UNANSWERED)], context=state.context)
+    return Resumed(list(state.context), agent, notices, summed(e.body.get("usage") for e in entries))
+
+
+async def record_user(store: SessionStore, session: str, message: LLMMessage, *, agent: str) -> None:
+    """Store the person's message before it is sent to ``agent``."""
+    await store.append(session, [entry_for_message(message, agent=agent)])
+
+
+async def record_reply(
+    store: SessionStore, session: str, response: AgentResponse, *, usage: UsageByAgent | None = None
+) -> None:
+    """Store what is new in ``response``, its context and the new active agent, in one transaction.
+
+    ``usage``, the turn's tokens by agent, is stored with the turn's last reply entry.
+
+    What is new depends on what is stored, so the write is a compare-and-set on the sequence number
+    that was read: if anything was appended meanwhile (a handoff event of the same turn), it reads again
+    rather than overwrite the context computed from a stale read.
+    """
+    for attempt in range(1, _REPLY_ATTEMPTS + 1):
+        state = await store.get_session(session)
+        pending = await store.entries(session, after=state.context_seq)
+        sent = list(state.context)
+        sent += [m for e in pending if e.kind == "user" and (m := e.message()) is not None]
+        fresh = new_messages(sent, response.context)
+        entries = [entry_for_message(m) for m in fresh]
+        if usage:
+            last = max((i for i, e in enumerate(entries) if e.kind == "reply"), default=len(entries) - 1)
+            if last >= 0:
+                entry = entries[last]
+                entries[last] = NewEntry(entry.agent, entry.kind, {**entry.body, "usage": usage})
+        try:
+            await store.append(
+                session,
+                entries,
+                active_agent=response.reply_to_topic_type,
+                context=response.context,
+                expected_seq=state.last_seq,
+            )
+            return
+        except StoreConflictError:
+            if attempt == _REPLY_ATTEMPTS:
+                raise
+
+
+async def record_event(store: SessionStore, event: HandoffEvent) -> None:
+    await store.append(event.session_id, [entry_for_event(event)])

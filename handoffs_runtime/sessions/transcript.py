@@ -1,0 +1,160 @@
+"""Reading a stored transcript: what is new in a reply, the last exchanges, Markdown and JSON exports.
+
+Pure functions over :mod:`handoffs_runtime.sessions.store` values; no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from autogen_core.models import LLMMessage, UserMessage
+
+from handoffs_runtime.handoffs.filters import arguments_preview
+from handoffs_runtime.messages import HandoffEvent
+from handoffs_runtime.sessions.store import SessionState, StoredEntry
+from handoffs_runtime.text import inert_json, printable
+from handoffs_runtime.usage import summed
+
+ExportFormat = Literal["md", "json"]
+EXPORT_FORMATS: tuple[ExportFormat, ...] = ("md", "json")
+
+
+def new_messages(sent: Sequence[LLMMessage], received: Sequence[LLMMessage]) -> list[LLMMessage]:
+    """The messages of ``received`` (a reply's context) that the session has not stored yet.
+
+    ``sent`` is the context the person's message went out with. Agents only append to the context, so
+    normally ``received`` starts with ``sent`` and the rest is new. But an input filter or nested history
+    may rewrite the context at a handoff; then the messages after the last copy of the person's latest
+    message are new (filters keep that message: nesting repeats it after its summary block). When a filter
+    dropped it too, every message not already in ``sent`` is new. A summary block written by a filter is
+    never taken for a new message as long as the person's message follows it.
+    """
+    sent = list(sent)
+    received = list(received)
+    if received[: len(sent)] == sent:
+        return received[len(sent) :]
+    latest = next((m for m in reversed(sent) if isinstance(m, UserMessage)), None)
+    if latest is not None:
+        for index in range(len(received) - 1, -1, -1):
+            if received[index] == latest:
+                return received[index + 1 :]
+    return [m for m in received if m not in sent]
+
+
+# --- rendering -----------------------------------------------------------------------------------------
+
+
+def _iso(at: float) -> str:
+    return datetime.fromtimestamp(at, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def describe_entry(entry: StoredEntry) -> str:
+    """One line for an entry, as the console and ``handoffs sessions show`` print it (raw: the printer
+    makes it :func:`printable`)."""
+    body = entry.body
+    if entry.kind == "user":
+        return f"you › {entry.text}"
+    if entry.kind in ("reply", "system"):
+        return f"{entry.agent} › {entry.text}"
+    if entry.kind == "tool_calls":
+        calls = ", ".join(
+            f"{c.get('name')}({arguments_preview(c.get('arguments') or '')})" for c in body["content"]
+        )
+        return f"{entry.agent} called {calls}"
+    if entry.kind == "tool_results":
+        return "; ".join(f"result of {r.get('name')}: {r.get('content')}" for r in body["content"])
+    if entry.kind == "handoff":
+        event = entry.event()
+        return describe_event(event) if event is not None else "handoff"
+    return f"({entry.text})"
+
+
+def describe_event(event: HandoffEvent) -> str:
+    """The line the console shows for a handoff event."""
+    if event.outcome == "handoff":
+        return f"↪ {event.source} handed the conversation to {event.target}"
+    if event.outcome == "loop_stopped":
+        return f"⚠ handoff loop stopped at {event.source}: {event.reason}"
+    return f"✗ {event.source} could not hand over to {event.target}: {event.reason}"
+
+
+def last_exchanges(entries: Sequence[StoredEntry], count: int) -> list[StoredEntry]:
+    """The person's messages and the replies of the last ``count`` exchanges, oldest first."""
+    spoken = [e for e in entries if e.kind in ("user", "reply")]
+    starts = [i for i, e in enumerate(spoken) if e.kind == "user"]
+    if count <= 0:
+        return []
+    if len(starts) <= count:
+        return spoken
+    return spoken[starts[-count] :]
+
+
+def to_markdown(state: SessionState, entries: Sequence[StoredEntry]) -> str:
+    """A readable transcript: the person's and agents' words in full, tool traffic and handoffs in italics.
+
+    Made for people and terminals, so control characters are shown, not kept (:func:`printable`); the JSON
+    export keeps the exact text.
+    """
+    lines = [
+        f"# Session {printable(state.session_id, multiline=False)}",
+        "",
+        f"- team: {state.team or '-'}",
+        f"- active agent: {state.active_agent}",
+        f"- status: {state.status}",
+        f"- started: {_iso(state.created_at)}",
+        f"- last update: {_iso(state.updated_at)}",
+        "",
+    ]
+    for entry in entries:
+        stamp = _iso(entry.created_at)
+        if entry.kind == "user":
+            lines.append(f"**you** ({stamp}): {entry.text}")
+        elif entry.kind in ("reply", "system"):
+            lines.append(f"**{entry.agent}** ({stamp}): {entry.text}")
+        else:
+            lines.append(f"*{_escape(describe_entry(entry))}* ({stamp})")
+        lines.append("")
+    return printable("\n".join(lines))
+
+
+def _escape(text: str) -> str:
+    return text.replace("*", "\\*").replace("_", "\\_")
+
+
+def to_json(state: SessionState, entries: Sequence[StoredEntry]) -> str:
+    """The whole record, machine-readable: session fields and every entry with its body as stored (control
+    characters as JSON escapes, so the text is exact and still safe to print)."""
+    document: dict[str, Any] = {
+        "session": {
+            "id": state.session_id,
+            "team": state.team,
+            "active_agent": state.active_agent,
+            "status": state.status,
+            "created_at": _iso(state.created_at),
+            "updated_at": _iso(state.updated_at),
+            "messages": state.last_seq,
+            "usage": summed(e.body.get("usage") for e in entries),
+        },
+        "messages": [
+            {
+                "seq": e.seq,
+                "agent": e.agent,
+                "kind": e.kind,
+                "created_at": _iso(e.created_at),
+                "body": e.body,
+            }
+            for e in entries
+        ],
+    }
+    return inert_json(json.dumps(document, ensure_ascii=False, indent=2))
+
+
+def export(state: SessionState, entries: Sequence[StoredEntry], fmt: ExportFormat) -> str:
+    if fmt == "md":
+        return to_markdown(state, entries)
+    if fmt == "json":
+        return to_json(state, entries)
+    raise ValueError(f"unknown export format {fmt!r}; use one of {', '.join(EXPORT_FORMATS)}")

@@ -1,0 +1,77 @@
+"""A team declared as data: ``AgentSpec`` and ``TeamSpec``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from autogen_core.models import ChatCompletionClient
+from autogen_core.tools import Tool
+
+from handoffs_runtime.errors import TeamConfigError
+from handoffs_runtime.handoffs.handoff import Handoff
+from handoffs_runtime.handoffs.policy import TeamPolicy
+from handoffs_runtime.topics import USER
+
+AgentKind = Literal["ai", "human", "worker"]
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """One agent of a team. ``name`` is both its agent type and the topic type it subscribes to.
+
+    ``description`` is what other agents' handoff tools say about it (its handoff description).
+    ``tools`` are autogen ``Tool``s or plain functions (their docstring becomes the description).
+    ``agent_tools`` names other agents of the team offered to this one as tools (``ask_<name>``): the
+    caller sends a request and gets the answer back, keeping control (a handoff gives control away).
+    ``kind="worker"`` makes an agent that is reached only as a tool (``create_worker``, ``agent_tools``):
+    it answers each task on its own, takes no handoffs, and nobody hands off to it.
+    """
+
+    name: str
+    system_message: str = ""
+    description: str = ""
+    tools: Sequence[Tool | Callable[..., Any]] = ()
+    handoffs: Sequence[str | Handoff] = ()
+    model: ChatCompletionClient | None = None
+    kind: AgentKind = "ai"
+    agent_tools: Sequence[str] = ()
+
+
+def human_agent(
+    name: str, description: str = "A human operator, for what the AI agents cannot handle."
+) -> AgentSpec:
+    """A person reached through the channel as the operator."""
+    return AgentSpec(name=name, description=description, kind="human")
+
+
+@dataclass(frozen=True)
+class TeamSpec:
+    """A whole team: its agents, the one the person meets first, and its policy."""
+
+    name: str
+    agents: Sequence[AgentSpec]
+    entry: str
+    policy: TeamPolicy = field(default_factory=TeamPolicy)
+    user_topic: str = USER
+    title: str = ""
+
+    def agent(self, name: str) -> AgentSpec:
+        for spec in self.agents:
+            if spec.name == name:
+                return spec
+        raise TeamConfigError(f"team {self.name!r} has no agent {name!r}; it has {', '.join(self.names)}")
+
+    @property
+    def names(self) -> list[str]:
+        return [a.name for a in self.agents]
+
+    @property
+    def human(self) -> str | None:
+        return next((a.name for a in self.agents if a.kind == "human"), None)
+
+
+def streaming_team(team: TeamSpec, stream: bool) -> TeamSpec:
+    """``team`` with its models called with ``create_stream`` (``stream``) or ``create``."""
+    return replace(team, policy=replace(team.policy, stream=stream))

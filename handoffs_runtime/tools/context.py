@@ -1,0 +1,74 @@
+"""What a running tool can know about its session, and how it reaches the person.
+
+While an agent runs a tool, :func:`current_tool_context` tells the tool its session, agent and channel;
+:func:`ask_person` asks the customer (or operator) a question through the session's channel. Only async
+tools see it: autogen runs plain functions on a thread without the caller's context.
+
+Example::
+
+    async def execute_order(product: str, price: int) -> str:
+        answer = await ask_person(f"Confirm order of {product} for ${price}? y/n")
+        return "Success" if answer and answer.strip().lower() in ("y", "yes") else "User cancelled order."
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+from autogen_core import AgentId, AgentRuntime
+
+from handoffs_runtime.channels.base import Channel, Person
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    """The session, agent and channel of the running tool.
+
+    ``runtime`` and ``agent_id`` let a tool send messages as its agent (``create_worker`` does);
+    ``depth`` is 0 for a team's agents and grows by one for each level of workers; ``turn`` is scratch
+    state shared by the tools of one turn of one agent (``create_worker`` counts its workers there).
+    """
+
+    session_id: str
+    agent: str
+    channel: Channel | None
+    runtime: AgentRuntime | None = None
+    agent_id: AgentId | None = None
+    depth: int = 0
+    turn: dict[str, Any] = field(default_factory=dict, compare=False)
+
+
+_current: ContextVar[ToolContext | None] = ContextVar("handoffs_tool_context", default=None)
+
+
+def current_tool_context() -> ToolContext | None:
+    return _current.get()
+
+
+def set_tool_context(ctx: ToolContext) -> None:
+    """Set for the current task (each message handler runs in its own task)."""
+    _current.set(ctx)
+
+
+_asking: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+"""One lock per session while a question is pending (weak: it goes away when nobody waits on it)."""
+
+
+async def ask_person(prompt: str, *, person: Person = "customer") -> str | None:
+    """Ask the session's person a question; ``None`` if there is no channel or they left.
+
+    Tools of one response run at once, so two of them may want to ask; the questions of one session
+    are asked one at a time, each answer going to the question it belongs to.
+    """
+    ctx = _current.get()
+    if ctx is None or ctx.channel is None:
+        return None
+    lock = _asking.get(ctx.session_id)
+    if lock is None:
+        lock = _asking[ctx.session_id] = asyncio.Lock()
+    async with lock:
+        return await ctx.channel.ask(ctx.session_id, prompt, person=person)
