@@ -6,7 +6,7 @@ So "stored before acknowledged" is one rule in one place, and the agents stay st
 
 What is new in a reply: the store keeps the context the last reply came with (``SessionState.context``)
 and the sequence number it accounts for. The context a turn went out with is that context plus the
-person's messages stored after it; 
+person's messages stored after it;
 :func:`~handoffs_runtime.sessions.transcript.new_messages` compares the two,
 which stays right when an input filter rewrote the history at a handoff.
 

@@ -1,7 +1,7 @@
 """The sessions of ``handoffs serve``: one team (in this process, or behind a gRPC host: see
 ``backends``), its customers' pages and its operators.
 
-Each live session has a pump that reads its event stream 
+Each live session has a pump that reads its event stream
 (:class:`~handoffs_runtime.channels.events.EventChannel`)
 and sends each event to the pages attached to it: the customer's, and the console of the operator who
 took it. A question for the operator in a session nobody has taken puts the session on the waiting list
