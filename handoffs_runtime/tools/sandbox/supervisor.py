@@ -1,6 +1,6 @@
 """The first process of a sandboxed run: it contains every process the code starts, then runs the code.
 
-Run as a script (``python -I -S code_supervisor.py REPORT_FD PARENT STRONGEST CPU MEMORY FILES SCRIPT``);
+Run as a script (``python -I -S supervisor.py REPORT_FD PARENT STRONGEST CPU MEMORY FILES SCRIPT``);
 it imports only the standard library, so it starts fast and never loads the package. It contains the
 code in the strongest of these ways that the system allows, starting from ``STRONGEST``:
 

@@ -1,13 +1,13 @@
 """``execute_python_code``: run a model's Python in a separate, limited process and report what happened.
 
-The code runs in a fresh ``python -I`` process under a supervisor (``code_supervisor.py``) that contains
+The code runs in a fresh ``python -I`` process under a supervisor (``supervisor.py``) that contains
 every process it starts (a new PID namespace on Linux where allowed, else a child subreaper; the process
 group elsewhere), in a temporary working directory that is deleted afterwards, with:
 
 - a wall-clock timeout; when it passes, when the script exits or when the call is cancelled, every
   process of the run is killed, including those that called ``setsid`` or forked twice,
 - CPU-time, address-space, file-size and core-dump limits per process (``resource.setrlimit``),
-- totals for the whole run, measured by the parent every ``_SAMPLE_EVERY`` seconds (``code_usage.py``):
+- totals for the whole run, measured by the parent every ``_SAMPLE_EVERY`` seconds (``resources.py``):
   resident memory summed over its processes, the number of processes, the working directory's size;
   past one the run is killed and the result says which,
 - an environment built from an allow-list (``PATH``, locale, ``HOME``/``TMPDIR`` set to the working
@@ -50,12 +50,12 @@ from handoffs_runtime.tools.sandbox.supervisor import PROC_AVAILABLE, children, 
 
 _ENV_ALLOW = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT")
 _READ_CHUNK = 65536
-_SUPERVISOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "code_supervisor.py")
+_SUPERVISOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "supervisor.py")
 _SAMPLE_EVERY = 0.05
 """Seconds between two measurements of a run; a run can pass a total limit for about this long."""
 _MIB = 2**20
 Containment = Literal["pidns", "subreaper", "group"]
-"""How a run's processes are contained, strongest first (see ``code_supervisor.py`` and the README)."""
+"""How a run's processes are contained, strongest first (see ``supervisor.py`` and the README)."""
 _STRONGEST_CONTAINMENT: Containment = "pidns"
 """Where the supervisor starts trying; the tests lower it to try the weaker ways on any Linux."""
 
