@@ -3,23 +3,23 @@
 from __future__ import annotations
 
 from handoffs_runtime import OfflineModel, QueueChannel, acme_team, register_team, start_session
-from handoffs_runtime.channels.base import AgentReply, ToolActivity
-from handoffs_runtime.channels.events import (
-    HandedOff,
-    Info,
+from handoffs_runtime.messages import (
+    PROGRESS,
+    HandoffLine,
+    Notice,
     Question,
     Reply,
     Said,
     SessionEnded,
     ToolFinished,
     ToolStarted,
-    to_json,
 )
+from handoffs_runtime.web.hub import page_json
 from handoffs_runtime.runtime.single_threaded import HandoffsRuntime
 
 from .event_support import run_events
 
-TURN = Question("you", "customer", turn=True)
+TURN = Question(prompt="you", turn=True)
 
 
 async def test_the_refund_path_as_events_in_order() -> None:
@@ -28,7 +28,7 @@ async def test_the_refund_path_as_events_in_order() -> None:
     assert kinds == [
         Question,
         Said,
-        HandedOff,
+        HandoffLine,
         Reply,
         Question,
         Said,
@@ -38,18 +38,20 @@ async def test_the_refund_path_as_events_in_order() -> None:
         ToolFinished,
         Reply,
         Question,
-        Info,
+        Notice,
         SessionEnded,
     ]  # the last question got no answer: the person left
     assert events[0] == TURN
-    assert events[1] == Said("I want a refund for my shoes")
-    assert events[2] == HandedOff("TriageAgent", "IssuesAndRepairsAgent", "transfer_to_issues_and_repairs")
+    assert events[1] == Said(text="I want a refund for my shoes")
+    assert events[2] == HandoffLine(
+        source="TriageAgent", target="IssuesAndRepairsAgent", tool="transfer_to_issues_and_repairs", hop=1
+    )
     assert isinstance(events[3], Reply) and events[3].agent == "IssuesAndRepairsAgent"
     started, finished = events[8], events[9]
     assert isinstance(started, ToolStarted) and started.tool == "execute_refund"
     assert isinstance(finished, ToolFinished) and finished.call_id == started.call_id
     assert finished.result == "success" and not finished.is_error
-    assert to_json(finished) == {
+    assert page_json(finished) == {
         "type": "tool_finished",
         "agent": "IssuesAndRepairsAgent",
         "tool": "execute_refund",
@@ -74,7 +76,7 @@ async def test_the_operator_is_asked_through_the_same_stream() -> None:
     )
     asked = [e for e in events if isinstance(e, Question) and e.person == "operator"]
     assert asked and not asked[0].turn and asked[0].choices == ()
-    assert Reply("HumanAgent", "Hello, I am Ann.") in events
+    assert Reply(agent="HumanAgent", text="Hello, I am Ann.") in events
 
 
 async def test_a_queue_channel_shows_progress_only_when_asked_to() -> None:
@@ -88,9 +90,9 @@ async def test_a_queue_channel_shows_progress_only_when_asked_to() -> None:
         await channel.next_reply("s1", timeout=10)
         await channel.say("s1", "yes")
         seen = []
-        while not isinstance(output := await channel.next_output("s1", timeout=10), AgentReply):
+        while not isinstance(output := await channel.next_output("s1", timeout=10), Reply):
             seen.append(output)
         await channel.leave("s1")
         await runtime.stop_when_idle()
-        activity = [o for o in seen if isinstance(o, ToolActivity)]
+        activity = [o for o in seen if isinstance(o, PROGRESS)]
         assert len(activity) == (4 if progress else 0)

@@ -23,7 +23,7 @@ import itertools
 import json
 import logging
 from collections.abc import Awaitable, Callable, Container, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from autogen_core import CancellationToken, FunctionCall
@@ -40,8 +40,8 @@ from autogen_core.models import (
 from autogen_core.tools import Tool, ToolSchema
 from pydantic import ValidationError
 
-from handoffs_runtime.channels.base import TextDelta, ToolActivity, report_progress
 from handoffs_runtime.handoffs.policy import TeamPolicy
+from handoffs_runtime.messages import Delta, ToolFinished, ToolStarted
 from handoffs_runtime.models.local import ModelCall, model_call_scope
 from handoffs_runtime.tools.context import current_tool_context
 from handoffs_runtime.usage import UsageByAgent, add, merge, over_budget, take_tool_usage
@@ -180,13 +180,20 @@ async def run_tool_call(
     """Run one regular tool call; with ``show_progress``, a channel that shows progress is told when it
     starts and finishes."""
     ctx = current_tool_context() if show_progress else None
-    if ctx is None or getattr(ctx.channel, "progress", None) is None:
+    channel = ctx.channel if ctx is not None else None
+    if ctx is None or channel is None or not channel.shows_progress:
         return await _run_tool_call(tool, call, cancellation_token)
-    started = ToolActivity(ctx.agent, call.name, call.id, call.arguments)
-    await report_progress(ctx.channel, ctx.session_id, started)
+    started = ToolStarted(agent=ctx.agent, tool=call.name, call_id=call.id, arguments=call.arguments)
+    await channel.show(ctx.session_id, started)
     result = await _run_tool_call(tool, call, cancellation_token)
-    finished = replace(started, result=result.content, is_error=bool(result.is_error))
-    await report_progress(ctx.channel, ctx.session_id, finished)
+    finished = ToolFinished(
+        agent=ctx.agent,
+        tool=call.name,
+        call_id=call.id,
+        result=result.content,
+        is_error=bool(result.is_error),
+    )
+    await channel.show(ctx.session_id, finished)
     return result
 
 
@@ -414,8 +421,8 @@ class ToolLoop:
                 final = chunk
             elif chunk and self.shows_progress:  # a delta, shown as it arrives; the reply holds the whole
                 ctx = current_tool_context()
-                if ctx is not None:
-                    await report_progress(ctx.channel, ctx.session_id, TextDelta(self.name, chunk))
+                if ctx is not None and ctx.channel is not None and ctx.channel.shows_progress:
+                    await ctx.channel.show(ctx.session_id, Delta(agent=self.name, text=chunk))
         if final is None:
             raise RuntimeError("the model's stream ended without a final result")
         return final

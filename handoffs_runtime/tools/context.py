@@ -21,7 +21,8 @@ from typing import Any
 
 from autogen_core import AgentId, AgentRuntime
 
-from handoffs_runtime.channels.base import Channel, Person
+from handoffs_runtime.channels.base import Channel
+from handoffs_runtime.messages import Person
 
 
 @dataclass(frozen=True, slots=True)
