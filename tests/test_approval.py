@@ -22,7 +22,7 @@ from handoffs_runtime import (
     tool_call,
     worker_tools,
 )
-from handoffs_runtime.channels.base import Person
+from handoffs_runtime.messages import Person
 from handoffs_runtime.errors import TeamConfigError
 from handoffs_runtime.models.local import Reply
 from handoffs_runtime.teams.orchestrator import orchestrator_team

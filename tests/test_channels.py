@@ -52,9 +52,7 @@ async def test_queue_channel_surfaces_questions_but_not_ordinary_turns() -> None
     )
     await channel.say("s", "I can help", person="operator")
     assert await channel.ask("s", "HumanAgent input", person="operator") == "I can help"
-    assert await channel.next_output("s", timeout=1) == Question(
-        prompt="HumanAgent input", person="operator"
-    )
+    assert await channel.next_output("s", timeout=1) == Question(prompt="HumanAgent input", person="operator")
     await channel.leave("s")
     assert await channel.ask("s", "you") is None
 

@@ -21,7 +21,7 @@ from handoffs_runtime import (
     start_session,
     tool_call,
 )
-from handoffs_runtime.channels.base import Person
+from handoffs_runtime.messages import Person
 from handoffs_runtime.models.local import Reply
 from handoffs_runtime.runtime.release import SessionActivity, live_sessions, release_idle, release_session
 from handoffs_runtime.sessions.recording import UNANSWERED
