@@ -23,12 +23,14 @@ from autogen_core.models import LLMMessage
 from autogen_core.tools import ToolSchema
 
 from handoffs_runtime import FunctionModel, acme_team, register_team, start_session
-from handoffs_runtime.channels.base import Output, Person
+from handoffs_runtime.messages import Event, Person
 from handoffs_runtime.runtime.release import live_sessions
 
 
 class OneLineChannel:
     """Each session says one line, then leaves; nothing is kept (unlike ``ScriptedChannel``)."""
+
+    shows_progress = False
 
     def __init__(self) -> None:
         self._asked: set[str] = set()
@@ -40,7 +42,7 @@ class OneLineChannel:
         self._asked.add(session_id)
         return "hello"
 
-    async def show(self, session_id: str, output: Output) -> None:
+    async def show(self, session_id: str, event: Event) -> None:
         return None
 
 

@@ -22,8 +22,8 @@ from handoffs_runtime import (
     tool_call,
     worker_tools,
 )
-from handoffs_runtime.messages import Person
 from handoffs_runtime.errors import TeamConfigError
+from handoffs_runtime.messages import Person
 from handoffs_runtime.models.local import Reply
 from handoffs_runtime.teams.orchestrator import orchestrator_team
 from handoffs_runtime.tools.approval import ApprovalTool, PromptBuilder, default_prompt, requires_approval

@@ -23,13 +23,13 @@ from handoffs_runtime.distributed.roles import RolePolicy
 from handoffs_runtime.errors import DistributedError
 from handoffs_runtime.messages import (
     AgentResponse,
-    HandoffEvent,
     Delta,
+    HandoffEvent,
     Notice,
     PersonEvent,
+    PersonQuestion,
     ToolFinished,
     ToolStarted,
-    PersonQuestion,
     UserTask,
 )
 from handoffs_runtime.models.offline import OfflineModel

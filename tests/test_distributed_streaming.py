@@ -142,13 +142,17 @@ async def test_a_worker_started_with_no_stream_sends_no_progress(
     [
         Delta(agent="TriageAgent", text="Hel"),
         ToolStarted(agent="SalesAgent", tool="execute_order", call_id="call_1", arguments='{"product": "x"}'),
-        ToolFinished(agent="SalesAgent", tool="execute_order", call_id="call_1", result="boom", is_error=True),
+        ToolFinished(
+            agent="SalesAgent", tool="execute_order", call_id="call_1", result="boom", is_error=True
+        ),
     ],
 )
 def test_an_event_crosses_the_wire_whole_and_as_its_own_class(event: Event) -> None:
     serializers = protocol_serializers()
     name = type_name(PersonEvent)
-    payload = serializers.serialize(PersonEvent(event=event), type_name=name, data_content_type="application/json")
+    payload = serializers.serialize(
+        PersonEvent(event=event), type_name=name, data_content_type="application/json"
+    )
     received = serializers.deserialize(payload, type_name=name, data_content_type="application/json")
     assert isinstance(received, PersonEvent) and type(received.event) is type(event)
     assert received.event == event

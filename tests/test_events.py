@@ -14,8 +14,8 @@ from handoffs_runtime.messages import (
     ToolFinished,
     ToolStarted,
 )
-from handoffs_runtime.web.hub import page_json
 from handoffs_runtime.runtime.single_threaded import HandoffsRuntime
+from handoffs_runtime.web.hub import page_json
 
 from .event_support import run_events
 

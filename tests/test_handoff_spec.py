@@ -30,6 +30,7 @@ from handoffs_runtime import (
     ScriptedChannel,
     ScriptedModel,
     SessionContext,
+    SQLiteSessionStore,
     TeamConfigError,
     TeamPolicy,
     TeamSpec,
@@ -143,10 +144,14 @@ async def test_on_handoff_async_receives_the_validated_input_and_the_event_carri
     billing = ScriptedModel(["on it"])
     channel = ScriptedChannel.for_sessions({"s1": ["charged twice"]})
     team = two_agents(handoff("BillingDesk", input_type=Escalation, on_handoff=on_escalation))
-    await run_sessions(team, channel, models={"Front": front, "BillingDesk": billing})
+    store = SQLiteSessionStore(":memory:")
+    await run_sessions(team, channel, models={"Front": front, "BillingDesk": billing}, store=store)
     assert seen == [Escalation(reason="double charge", priority=3)]
-    [event] = channel.handoffs("s1")
-    assert event.arguments == {"reason": "double charge", "priority": 3}
+    [event] = [e.event() for e in await store.entries("s1") if e.kind == "handoff"]
+    assert event is not None and event.arguments == {"reason": "double charge", "priority": 3}
+    [line] = channel.handoffs("s1")
+    assert "arguments" not in line.model_dump()  # the person never sees raw tool data
+    await store.close()
 
 
 async def test_invalid_handoff_input_names_the_field_and_no_handoff_happens() -> None:

@@ -26,8 +26,7 @@ from handoffs_runtime import (
     tool_call,
 )
 from handoffs_runtime.agents.worker import WorkerAgent, WorkerAgentConfig
-from handoffs_runtime.messages import Event, Person
-from handoffs_runtime.messages import WorkerTask
+from handoffs_runtime.messages import Event, Person, WorkerTask
 from handoffs_runtime.tools.approval import requires_approval
 
 from .support import run_sessions, texts
