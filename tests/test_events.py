@@ -2,7 +2,20 @@
 
 from __future__ import annotations
 
-from handoffs_runtime import OfflineModel, QueueChannel, acme_team, register_team, start_session
+from typing import Any
+
+import pytest
+
+from handoffs_runtime import (
+    OfflineModel,
+    QueueChannel,
+    ScriptedChannel,
+    TeamPolicy,
+    acme_team,
+    register_team,
+    start_session,
+)
+from handoffs_runtime.agents import toolloop
 from handoffs_runtime.messages import (
     PROGRESS,
     HandoffLine,
@@ -96,3 +109,31 @@ async def test_a_queue_channel_shows_progress_only_when_asked_to() -> None:
         await runtime.stop_when_idle()
         activity = [o for o in seen if isinstance(o, PROGRESS)]
         assert len(activity) == (4 if progress else 0)
+
+
+@pytest.mark.parametrize("shows_progress", [False, True])
+async def test_progress_events_are_built_only_for_a_channel_that_shows_them(
+    shows_progress: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hot path of a channel without progress (the console, scripts) pays nothing for it."""
+    built: list[str] = []
+    for name in ("Delta", "ToolStarted", "ToolFinished"):
+        kind = getattr(toolloop, name)
+
+        def counted(*args: Any, _kind: type[Any] = kind, **fields: Any) -> Any:
+            built.append(_kind.__name__)
+            return _kind(*args, **fields)
+
+        monkeypatch.setattr(toolloop, name, counted)
+    channel = ScriptedChannel.for_sessions({"s1": ["I want a refund for my shoes", "yes"]})
+    channel.shows_progress = shows_progress
+    team = acme_team(policy=TeamPolicy(stream=True))
+    runtime = HandoffsRuntime()
+    await register_team(runtime, team, model=OfflineModel(), channel=channel)
+    runtime.start()
+    await start_session(runtime, "s1")
+    await runtime.stop_when_idle()
+    assert channel.replies("s1")[-1].text.startswith("Done:")  # the tools ran either way
+    progress = [type(e).__name__ for e in channel.shown["s1"] if isinstance(e, PROGRESS)]
+    assert sorted(built) == sorted(progress)
+    assert bool(built) is shows_progress
