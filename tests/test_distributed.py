@@ -237,7 +237,7 @@ async def test_the_human_agent_on_a_worker_reaches_the_operator_at_the_front_end
         await notice(channel, "handed the conversation to HumanAgent")
         prompt = await channel.next_output("s1", TIMEOUT)
         assert isinstance(prompt, Question) and prompt.person == "operator"
-        assert prompt.text.startswith("HumanAgent input (/handoff AGENT hands the conversation back")
+        assert prompt.prompt.startswith("HumanAgent input (/handoff AGENT hands the conversation back")
         assert await reply(channel) == ("HumanAgent", "Hello, Bob from ACME here.")
         await channel.leave("s1")
         await front.wait("s1")

@@ -26,9 +26,9 @@ from handoffs_runtime.messages import (
     SessionEnded,
     ToolFinished,
     ToolStarted,
+    event_json,
 )
 from handoffs_runtime.runtime.single_threaded import HandoffsRuntime
-from handoffs_runtime.web.hub import page_json
 
 from .event_support import run_events
 
@@ -64,7 +64,7 @@ async def test_the_refund_path_as_events_in_order() -> None:
     assert isinstance(started, ToolStarted) and started.tool == "execute_refund"
     assert isinstance(finished, ToolFinished) and finished.call_id == started.call_id
     assert finished.result == "success" and not finished.is_error
-    assert page_json(finished) == {
+    assert event_json(finished) == {
         "type": "tool_finished",
         "agent": "IssuesAndRepairsAgent",
         "tool": "execute_refund",

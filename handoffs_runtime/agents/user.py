@@ -39,7 +39,7 @@ from handoffs_runtime.topics import base_agent_type, session_topic
 from handoffs_runtime.usage import UsageByAgent, copy, difference
 
 SessionEndHook = Callable[[str], None]
-_RELAYED = ", ".join(sorted(kind.model_fields["type"].default for kind in RELAYED))
+_RELAYED = ", ".join(kind.__name__ for kind in RELAYED)
 logger = logging.getLogger("handoffs_runtime")
 
 
@@ -185,9 +185,9 @@ class UserAgent(SessionAgent):
         """A notice or progress of an agent on another process: shown, never stored. Anything else (a
         reply, a handoff line, a question) would skip the store or the question's answer, so it is
         dropped; progress goes only to a channel that shows it."""
-        event = message.event
         if not self._vouched_for(message, ctx):
             return
+        event = message.event
         if not isinstance(event, RELAYED):
             logger.warning(
                 "session %s dropped a relayed %s event: not one of %s", self.id.key, event.type, _RELAYED

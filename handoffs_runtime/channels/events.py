@@ -17,7 +17,7 @@ The events (:data:`~handoffs_runtime.messages.Event`), in the order a turn produ
 (the person's turn, or a confirmation), ``Said`` (the answer), ``ToolStarted`` / ``ToolFinished``,
 ``HandoffLine`` (carried out, refused, or a loop stopped), ``Delta`` (only with
 ``TeamPolicy(stream=True)``), ``Reply`` (the whole reply, which replaces the deltas before it), ``Notice``
-(a line from the runtime) and, last, ``SessionEnded``. ``event.model_dump(mode="json")`` is the shape
+(a line from the runtime) and, last, ``SessionEnded``. ``messages.event_json(event)`` is the shape
 the web page reads.
 
 Deltas and tool activity come straight from the agent at work, the other events from the session's

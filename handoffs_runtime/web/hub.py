@@ -21,7 +21,7 @@ from autogen_core.models import ChatCompletionClient
 
 from handoffs_runtime.channels.events import EventChannel
 from handoffs_runtime.errors import HandoffsError, StoreError, UnknownSessionError
-from handoffs_runtime.messages import PROGRESS, Event, Notice, Person, Question, Said
+from handoffs_runtime.messages import PROGRESS, Notice, Person, Question, Said, event_json
 from handoffs_runtime.sessions.store import SessionStore
 from handoffs_runtime.sessions.transcript import entry_events
 from handoffs_runtime.team.spec import TeamSpec
@@ -142,7 +142,7 @@ class SessionHub:
         live.customers.add(peer)
         waiting = live.already_sent(self.channel.waiting(session_id, "customer"))
         if waiting is not None:
-            await peer.send(page_json(waiting))
+            await peer.send(event_json(waiting))
 
     def detach_customer(self, session_id: str, peer: Peer) -> None:
         live = self._live.get(session_id)
@@ -191,7 +191,7 @@ class SessionHub:
                 "type": "taken",
                 "session": session_id,
                 "history": await self.history(session_id),
-                "question": page_json(q)
+                "question": event_json(q)
                 if (q := live.already_sent(self._asked_operator(session_id)))
                 else None,
             }
@@ -250,14 +250,14 @@ class SessionHub:
         """Send each event of the session to its pages, until the session ends."""
         try:
             async for event in self.channel.events(live.session_id):
-                data = {"session": live.session_id, **page_json(event)}
+                data = {"session": live.session_id, **event_json(event)}
                 if isinstance(event, Question):
                     live.delivered[event.person] = event
                 if isinstance(event, Question) and event.person == "operator":
                     if live.operator is not None:
                         await _send_quietly(live.operator, data)
                     else:
-                        await self._to_customers(live, page_json(Notice(text=WAITING_FOR_OPERATOR)))
+                        await self._to_customers(live, event_json(Notice(text=WAITING_FOR_OPERATOR)))
                         await self._announce_waiting()
                     continue
                 if not (isinstance(event, Said) and event.person == "operator"):  # "/handoff X" is internal
@@ -290,13 +290,7 @@ class SessionHub:
             logger.warning("no history for session %s: %s", session_id, exc)
             return []
         shown = (event for entry in entries for event in entry_events(entry))
-        return [page_json(event) for event in shown if not isinstance(event, PROGRESS)]  # no tool traffic
-
-
-def page_json(event: Event) -> dict[str, Any]:
-    """``event`` as a page receives it: a JSON object whose ``type`` tells what it is (see
-    ``static/common.js``)."""
-    return event.model_dump(mode="json")
+        return [event_json(event) for event in shown if not isinstance(event, PROGRESS)]  # no tool traffic
 
 
 async def _send_quietly(peer: Peer, data: dict[str, Any]) -> None:
