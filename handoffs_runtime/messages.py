@@ -143,9 +143,10 @@ class PersonAnswer(BaseModel):
 # from a worker to the session's front end, the JSON a web page receives (``event_json``) and what a
 # stored transcript entry renders to. The ``type`` field tells them apart on the wire.
 #
-# They are frozen dataclasses, not pydantic models: the runtime builds several per turn for every session,
-# and a dataclass costs a quarter of a validated model. Pydantic validates them where they arrive from
-# outside (inside ``PersonEvent``, with extra fields forbidden) and writes their JSON.
+# They are plain dataclasses, not pydantic models, nor frozen: the runtime builds several per turn for every
+# session, and a validated model costs five times as much, a frozen dataclass four times. Pydantic
+# validates them where they arrive from outside (inside ``PersonEvent``, with extra fields forbidden) and
+# writes their JSON. Treat them as values: a shown event is never changed.
 
 
 class _Shown:
@@ -155,7 +156,7 @@ class _Shown:
     __pydantic_config__ = ConfigDict(extra="forbid")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Reply(_Shown):
     """``agent``'s complete reply: what is stored, and what replaces the deltas shown before it."""
 
@@ -164,7 +165,7 @@ class Reply(_Shown):
     text: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Delta(_Shown):
     """A piece of ``agent``'s reply as the model writes it (``TeamPolicy(stream=True)``): progress.
 
@@ -177,7 +178,7 @@ class Delta(_Shown):
     text: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ToolStarted(_Shown):
     """A regular tool call of ``agent`` starting: progress."""
 
@@ -188,7 +189,7 @@ class ToolStarted(_Shown):
     arguments: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ToolFinished(_Shown):
     """A tool call's result (progress); ``is_error`` when it failed (the model is told, and goes on)."""
 
@@ -200,7 +201,7 @@ class ToolFinished(_Shown):
     is_error: bool = False
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class HandoffLine(_Shown):
     """A handoff decision as the person reads it: carried out, refused (``reason``) or a loop stopped.
 
@@ -217,7 +218,7 @@ class HandoffLine(_Shown):
     hop: int = 0
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Question(_Shown):
     """A question waiting for ``person``; ``turn`` when it is the customer's ordinary turn to speak.
 
@@ -238,7 +239,7 @@ class Question(_Shown):
         return cls(prompt=prompt, person=person, turn=turn, choices=choices)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Said(_Shown):
     """What ``person`` answered (an operator's ``/handoff AGENT`` too)."""
 
@@ -247,7 +248,7 @@ class Said(_Shown):
     person: Person = "customer"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Notice(_Shown):
     """A line from the runtime itself: a session starting, resuming or ending, a warning."""
 
@@ -255,7 +256,7 @@ class Notice(_Shown):
     text: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class SessionEnded(_Shown):
     """The last event of a session."""
 
