@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from autogen_core.tools import FunctionTool, Tool
+from autogen_core.tools import Tool
 
 from handoffs_runtime.errors import TeamConfigError
 from handoffs_runtime.handoffs.handoff import Handoff, handoff
 from handoffs_runtime.team.spec import AgentSpec, TeamSpec
+from handoffs_runtime.tools.functions import function_tool
 from handoffs_runtime.tools.workers import TOOL_AGENT_SUFFIX, agent_tool, tool_agent_type
 from handoffs_runtime.topics import HANDOFF_EVENTS
 
@@ -137,7 +138,7 @@ def _wrap_tools(spec: AgentSpec) -> dict[str, Tool]:
         if isinstance(item, Tool):
             tool = item
         elif callable(item):
-            tool = FunctionTool(item, description=(item.__doc__ or "").strip())
+            tool = function_tool(item, owner=f"agent {spec.name!r}")
         else:
             raise TeamConfigError(f"agent {spec.name!r}: {item!r} is neither a Tool nor a function")
         if tool.name in tools:

@@ -24,13 +24,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from autogen_core import CancellationToken
-from autogen_core.tools import FunctionTool, Tool, ToolSchema
+from autogen_core.tools import Tool, ToolSchema
 from pydantic import BaseModel
 
 from handoffs_runtime.channels.base import Person
 from handoffs_runtime.errors import TeamConfigError
 from handoffs_runtime.text import printable
 from handoffs_runtime.tools.context import ask_person, current_tool_context
+from handoffs_runtime.tools.functions import function_tool
 
 APPROVE_WORDS = frozenset({"y", "yes", "ok", "okay", "approve", "approved", "allow", "go ahead", "sure"})
 PromptBuilder = Callable[[str, Mapping[str, Any]], str]
@@ -190,5 +191,5 @@ def requires_approval(
     if not isinstance(tool, Tool):
         if not callable(tool):
             raise TeamConfigError(f"requires_approval needs a Tool or a function, got {tool!r}")
-        tool = FunctionTool(tool, description=(tool.__doc__ or "").strip())
+        tool = function_tool(tool, owner="requires_approval")
     return ApprovalTool(tool, prompt=prompt, person=person)
