@@ -338,3 +338,10 @@ async def test_parcel_customers_reach_the_right_agent_and_action() -> None:
     wrong = await _wrong_rows(parcel_team(), PARCELS, CLERK_REPLY, {"book_shipment", "refund_postage"})
     assert wrong == []
     assert all(r.kind not in NO_ACTION for r in PARCELS if r.reply.startswith("I can book"))
+
+
+async def test_the_canned_line_speaks_the_teams_words_never_tool_names() -> None:
+    channel = ScriptedChannel.for_sessions({"s1": ["what time do you open"]})
+    await run_sessions(acme_team(), channel, model=OfflineModel())
+    examples = "“where is my order?”; “I'd like to buy rocket skates”; “let me talk to a person”"
+    assert texts(channel) == [(TRIAGE, f"{UNSURE} You can say, for example: {examples}.")]
