@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 from handoffs_runtime.models.offline_words import Word, tokens
 
@@ -92,7 +93,12 @@ def _mark(norm: str) -> Word:
 def intent_words(text: str) -> list[Word]:
     """The concept words the phrases of ``text`` stand for, with no text of their own (``raw`` is empty,
     so they are never quoted as an object)."""
-    found = []
+    return list(_intent_words(text))
+
+
+@lru_cache(maxsize=4096)
+def _intent_words(text: str) -> tuple[Word, ...]:
+    found: list[Word] = []
     if wants_person(text):
         found.append(_mark("human"))
     if _STATUS.search(text):
@@ -105,7 +111,7 @@ def intent_words(text: str) -> list[Word]:
         found.append(_mark("refund"))
     if _BUY.search(text):
         found.append(_mark("buy"))
-    return found
+    return tuple(found)
 
 
 def wants_person(text: str) -> bool:

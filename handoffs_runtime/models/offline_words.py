@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Set
+from functools import lru_cache
 from typing import NamedTuple
 
 STOPWORDS = frozenset(
@@ -117,6 +118,12 @@ def words(text: str) -> list[Word]:
     """The content words of ``text``. After ``my``/``your``..., and in the past tense, an action word is
     a thing: ``my order`` and ``I ordered it`` are an order that exists (no purchase); ``buy`` in ``buy an
     anvil`` is the action."""
+    return list(_words(text))
+
+
+@lru_cache(maxsize=4096)
+def _words(text: str) -> tuple[Word, ...]:
+    """:func:`words`, read once per text: a conversation is read again at every turn."""
     found: list[Word] = []
     previous = ""
     for match in _TOKEN.finditer(text):
@@ -132,7 +139,7 @@ def words(text: str) -> list[Word]:
         norm = base if thing else concept
         if norm and norm not in STOPWORDS:
             found.append(Word(raw, norm, match.start(), match.end()))
-    return found
+    return tuple(found)
 
 
 def terms(text: str) -> set[str]:
