@@ -31,6 +31,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from autogen_core import FunctionCall
 from autogen_core.models import (
     AssistantMessage,
     FunctionExecutionResult,
@@ -220,14 +221,14 @@ class OfflineModel(LocalModel):
         if not request.answer and wants_person(request.text):
             person = best([Word("", "human")], fresh, me.examples) or _way_back(fresh, talk)
             if person is not None:
-                return [tool_call(person["name"], {})]
+                return [_hand_over(person, request.text, request.text)]
         for clause in clauses(request.text):
             decision = self._decide(clause, request, me, fresh, said=talk.latest)
             if decision is not None:
                 return decision
         back = _way_back(fresh, talk)
         if back is not None:
-            return [tool_call(back["name"], {})]
+            return [_hand_over(back, talk.latest, talk.latest)]
         if not talk.handed_over:
             return _introduce(me, unsure=True)
         return _offline_reply(me.name, talk.latest)
@@ -259,7 +260,7 @@ class OfflineModel(LocalModel):
         if own > 0 and (handoff is None or own >= fit(found, handoff, me.examples)):
             return _offline_reply(me.name, said)  # its own area, unless a handoff fits it better
         if handoff is not None:
-            return [tool_call(handoff["name"], {})]
+            return [_hand_over(handoff, clause, request.whole)]
         return _DECLINED if tool is not None else None
 
     def _plan(self, request: _Request, me: _Agent) -> list[ToolSchema]:
@@ -296,6 +297,11 @@ class OfflineModel(LocalModel):
 
 
 _DECLINED = "All right, I won't. Is there anything else I can help with?"
+
+
+def _hand_over(handoff: ToolSchema, clause: str, request: str) -> FunctionCall:
+    """The call of ``handoff``, its input (a ``reason``...) read off the words like any tool's."""
+    return tool_call(handoff["name"], args.arguments(handoff, clause, {}, request=request))
 
 
 def _way_back(handoffs: list[ToolSchema], talk: _Conversation) -> ToolSchema | None:
