@@ -80,6 +80,8 @@ class AIAgentConfig:
     human_agent: str | None = None
     user_topic: str = USER
     description: str = ""
+    examples: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Example requests by agent and handoff tool name, for models that route by words."""
     tool_schemas: tuple[ToolSchema, ...] = field(init=False)
     handoff_names: frozenset[str] = field(init=False)
     loop: ToolLoop = field(init=False)
@@ -100,6 +102,7 @@ class AIAgentConfig:
             self.description,
             irreversible_names(self.tools.values()),  # the loop tells the model which ones they are
             shows_progress=True,
+            examples=self.examples,
         )
         set_field(self, "loop", loop)
         static = all(h.always_enabled for h in self.handoffs.values())

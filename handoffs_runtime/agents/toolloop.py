@@ -291,6 +291,8 @@ class ToolLoop:
     """What the agent is for; models that route by words (the offline one) read it."""
     irreversible: frozenset[str] = frozenset()
     """The agent's tools marked irreversible, for models that must not act on a guess."""
+    examples: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Example requests, for models that route by words (``ModelCall.examples``)."""
     shows_progress: bool = False
     """Whether text deltas and tool activity go to the session's channel as they happen (an agent that
     talks to the person); a worker's do not."""
@@ -394,7 +396,7 @@ class ToolLoop:
         cancellation_token: CancellationToken,
     ) -> object:
         messages = [self.system_message, *conversation]
-        call = ModelCall(self.name, session, handoffs, self.description, self.irreversible)
+        call = ModelCall(self.name, session, handoffs, self.description, self.irreversible, self.examples)
         with model_call_scope(call):
             if self.model_timeout is None:
                 return await self._create(messages, tools, cancellation_token)

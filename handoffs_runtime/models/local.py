@@ -13,7 +13,7 @@ import itertools
 import json
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from autogen_core import CancellationToken, FunctionCall
@@ -40,6 +40,9 @@ class ModelCall:
     """What the calling agent is for (its ``AgentSpec.description``)."""
     irreversible_tools: frozenset[str] = frozenset()
     """The offered tools marked :func:`~handoffs_runtime.tools.effects.irreversible`."""
+    examples: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Example requests (``AgentSpec.examples``): the calling agent's own under its name, and those of
+    each handoff's target under the handoff's tool name."""
 
 
 _current_call: ContextVar[ModelCall | None] = ContextVar("handoffs_model_call", default=None)

@@ -104,6 +104,7 @@ async def register_team(
                 human_agent=team.human,
                 user_topic=team.user_topic,
                 description=spec.description or name,
+                examples=_examples(agent, team),
             )
             await register(AIAgent, type_of(name), ai_config)
         await runtime.add_subscription(TypeSubscription(topic_type=name, agent_type=type_of(name)))
@@ -130,6 +131,14 @@ async def register_team(
         await runtime.add_subscription(TypeSubscription(topic_type=team.user_topic, agent_type=user_type))
         await runtime.add_subscription(TypeSubscription(topic_type=HANDOFF_EVENTS, agent_type=user_type))
     return built
+
+
+def _examples(agent: BuiltAgent, team: TeamSpec) -> dict[str, tuple[str, ...]]:
+    """The example requests a model that routes by words reads: the agent's own under its name, and each
+    handoff target's under the handoff's tool name."""
+    found = {tool: team.agent(h.target).examples for tool, h in agent.handoffs.items()}
+    found[agent.spec.name] = agent.spec.examples
+    return {key: tuple(examples) for key, examples in found.items() if examples}
 
 
 def _worker_config(

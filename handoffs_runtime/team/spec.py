@@ -27,6 +27,8 @@ class AgentSpec:
     caller sends a request and gets the answer back, keeping control (a handoff gives control away).
     ``kind="worker"`` makes an agent that is reached only as a tool (``create_worker``, ``agent_tools``):
     it answers each task on its own, takes no handoffs, and nobody hands off to it.
+    ``examples`` are requests this agent is for, in the customers' words (``"where is my order?"``): the
+    built-in offline model routes by them as well as by descriptions; language models never see them.
     """
 
     name: str
@@ -37,13 +39,17 @@ class AgentSpec:
     model: ChatCompletionClient | None = None
     kind: AgentKind = "ai"
     agent_tools: Sequence[str] = ()
+    examples: tuple[str, ...] = ()
 
 
 def human_agent(
-    name: str, description: str = "A human operator, for what the AI agents cannot handle."
+    name: str,
+    description: str = "A human operator, for what the AI agents cannot handle.",
+    *,
+    examples: tuple[str, ...] = (),
 ) -> AgentSpec:
     """A person reached through the channel as the operator."""
-    return AgentSpec(name=name, description=description, kind="human")
+    return AgentSpec(name=name, description=description, kind="human", examples=examples)
 
 
 @dataclass(frozen=True)

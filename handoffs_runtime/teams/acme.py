@@ -89,6 +89,51 @@ ISSUES_PROMPT = (
 )
 
 
+SALES_EXAMPLES = (
+    "I'd like to buy rocket skates",
+    "I want to order an anvil",
+    "how much is an anvil?",
+    "what's the price of rocket skates?",
+    "what do you sell?",
+    "do you have giant magnets in stock?",
+    "I'll take a box of bird seed",
+    "can I purchase a jet-propelled unicycle",
+    "what would help me catch a roadrunner?",
+    "is there a discount on earthquake pills?",
+    "get me a portable hole",
+)
+"""What customers say to ACME's sales: the offline model routes by these (``AgentSpec.examples``)."""
+ISSUES_EXAMPLES = (
+    "where is my order?",
+    "my parcel hasn't arrived",
+    "when will my rocket skates be delivered?",
+    "I want a refund for my shoes",
+    "can I get my money back?",
+    "I'd like to return my anvil",
+    "my anvil is broken",
+    "the skates I bought are faulty",
+    "I was charged twice for the same thing",
+    "there's a double charge on my card",
+    "I want to cancel my order",
+    "my delivery is late",
+    "the package is missing",
+    "the left wheel fell off",
+    "it doesn't work",
+    "has my refund been processed?",
+    "can you track my order",
+    "I have a problem with my order",
+)
+"""What customers say to ACME's issues and repairs (``AgentSpec.examples``)."""
+HUMAN_EXAMPLES = (
+    "let me talk to a person",
+    "I want to speak to a human",
+    "get me a manager",
+    "can I talk to a real agent",
+    "operator",
+)
+"""How customers ask for ACME's human operator (``AgentSpec.examples``)."""
+
+
 def acme_team(*, policy: TeamPolicy | None = None) -> TeamSpec:
     """The ACME team: triage, sales, issues and repairs, and a human operator."""
     return TeamSpec(
@@ -109,6 +154,7 @@ def acme_team(*, policy: TeamPolicy | None = None) -> TeamSpec:
                 description="A sales agent.",
                 tools=[execute_order_tool],
                 handoffs=[transfer_back_to_triage],
+                examples=SALES_EXAMPLES,
             ),
             AgentSpec(
                 ISSUES_AND_REPAIRS_AGENT,
@@ -116,7 +162,8 @@ def acme_team(*, policy: TeamPolicy | None = None) -> TeamSpec:
                 description="An issues and repairs agent.",
                 tools=[execute_refund_tool, look_up_item_tool],
                 handoffs=[transfer_back_to_triage],
+                examples=ISSUES_EXAMPLES,
             ),
-            human_agent(HUMAN_AGENT, "A human agent."),
+            human_agent(HUMAN_AGENT, "A human agent.", examples=HUMAN_EXAMPLES),
         ],
     )
