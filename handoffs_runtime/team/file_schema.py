@@ -16,7 +16,8 @@ class _Strict(BaseModel):
 
 
 class ModelEntry(_Strict):
-    """An autogen component configuration of a ``ChatCompletionClient`` (any autogen-ext client)::
+    """``offline`` (the built-in offline model), or an autogen component configuration of a
+    ``ChatCompletionClient`` (any autogen-ext client)::
 
     provider: autogen_ext.models.openai.OpenAIChatCompletionClient
     config: {model: gpt-4o-mini}
@@ -31,10 +32,6 @@ class ModelEntry(_Strict):
     label: str | None = None
 
 
-ModelField = Literal["offline"] | ModelEntry
-"""``offline`` (the built-in offline model) or a component configuration."""
-
-
 class ToolEntry(_Strict):
     """A tool with options; a plain ``module:function`` string is a tool without them."""
 
@@ -44,7 +41,7 @@ class ToolEntry(_Strict):
     irreversible: bool = False
     """The model must not call it on a guess; the offline model proposes it only on a present request."""
     requires_approval: bool | Literal["customer", "operator"] = False
-    """Ask a person before each call: ``true`` or ``customer`` asks the customer, ``operator`` the operator."""
+    """Ask before each call: ``true`` or ``customer`` asks the customer, ``operator`` the operator."""
 
 
 class HandoffEntry(_Strict):
@@ -69,10 +66,12 @@ class AgentEntry(_Strict):
     description: str = ""
     system_message: str = ""
     kind: Literal["ai", "human", "worker"] = "ai"
-    tools: list[str | ToolEntry] = Field(default_factory=list)
-    handoffs: list[str | HandoffEntry] = Field(default_factory=list)
+    tools: list[ToolEntry] = Field(default_factory=list)
+    """``module:function`` strings, or entries with options."""
+    handoffs: list[HandoffEntry] = Field(default_factory=list)
+    """Agent names, or entries with options."""
     agent_tools: list[str] = Field(default_factory=list)
-    model: ModelField | None = None
+    model: ModelEntry | None = None
     examples: list[str] = Field(default_factory=list)
     """Requests this agent is for, in a customer's words (the offline model routes by them)."""
 
@@ -102,6 +101,6 @@ class TeamFile(_Strict):
     entry: str | None = None
     """The agent the person meets first; the first agent when left out."""
     policy: PolicyEntry = Field(default_factory=PolicyEntry)
-    model: ModelField | None = None
+    model: ModelEntry | None = None
     """The team's model, for agents without one of their own, unless ``--model`` is given."""
     agents: list[AgentEntry] = Field(min_length=1)

@@ -40,6 +40,13 @@ class AgentSpec:
     kind: AgentKind = "ai"
     agent_tools: Sequence[str] = ()
     examples: tuple[str, ...] = ()
+    display_name: str = ""
+    """What people read for this agent ("Maya from Billing"); its name when empty."""
+
+    @property
+    def label(self) -> str:
+        """The name people read."""
+        return self.display_name or self.name
 
 
 def human_agent(
@@ -62,6 +69,13 @@ class TeamSpec:
     policy: TeamPolicy = field(default_factory=TeamPolicy)
     user_topic: str = USER
     title: str = ""
+    """The team's name as people read it: the console banner, the web page's title and header."""
+    greeting: str = ""
+    """The first line a person reads, before they type anything."""
+    suggestions: tuple[str, ...] = ()
+    """First questions a web page offers."""
+    model: ChatCompletionClient | None = None
+    """The team's own model (a team file's ``model``), for agents without one, unless another is given."""
 
     def agent(self, name: str) -> AgentSpec:
         for spec in self.agents:
@@ -72,6 +86,15 @@ class TeamSpec:
     @property
     def names(self) -> list[str]:
         return [a.name for a in self.agents]
+
+    def label(self, name: str) -> str:
+        """The name people read for agent ``name`` (its display name), or ``name`` itself."""
+        return next((a.label for a in self.agents if a.name == name), name)
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """Every agent's display name, by agent name, for those that have one."""
+        return {a.name: a.display_name for a in self.agents if a.display_name}
 
     @property
     def human(self) -> str | None:
