@@ -85,7 +85,7 @@ def _colour(args: argparse.Namespace) -> bool | None:
 
 def _local(args: argparse.Namespace, team: TeamSpec) -> int:
     """The whole team in this process, on the model the options name."""
-    model = model_from_args(args)
+    model = model_from_args(args, team)
     label = model_label(model)
     model_line = OFFLINE_LINE if label == "offline" else f"model: {label}"
     stream = label != "offline" and not args.no_stream

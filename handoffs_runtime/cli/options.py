@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 from collections.abc import Callable
 from typing import Literal, TypeAlias
 
@@ -18,6 +19,7 @@ from handoffs_runtime.errors import TeamConfigError
 from handoffs_runtime.models.choice import model_from_options
 from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
 from handoffs_runtime.sessions.store import default_store_path
+from handoffs_runtime.team.files import FILE_SUFFIXES, load_team
 from handoffs_runtime.team.spec import TeamSpec
 from handoffs_runtime.teams.acme import acme_team
 from handoffs_runtime.teams.orchestrator import orchestrator_team
@@ -43,10 +45,15 @@ def add_team_option(parser: argparse.ArgumentParser, *, purpose: str = "which te
 def team_from_option(value: str) -> TeamSpec:
     """The team ``--team`` names; raises :class:`TeamConfigError` saying which teams there are."""
     build = BUILT_IN_TEAMS.get(value)
-    if build is None:
-        names = ", ".join(sorted(BUILT_IN_TEAMS))
-        raise TeamConfigError(f"--team: no team named {value!r}; the built-in teams are {names}")
-    return build()
+    if build is not None:
+        return build()
+    if value.endswith(FILE_SUFFIXES) or ":" in value or value.endswith(".py"):
+        return load_team(value)
+    names = ", ".join(sorted(BUILT_IN_TEAMS))
+    raise TeamConfigError(
+        f"--team: no team named {value!r}; the built-in teams are {names}, "
+        "or give a team file (FILE.yaml, FILE.json, FILE.py) or module:attribute"
+    )
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
@@ -59,8 +66,11 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
 
 
-def model_from_args(args: argparse.Namespace) -> ChatCompletionClient:
-    """The model :func:`add_model_options` asked for."""
+def model_from_args(args: argparse.Namespace, team: TeamSpec | None = None) -> ChatCompletionClient:
+    """The model :func:`add_model_options` asked for; without one, the team's own (a team file's
+    ``model``), else the built-in offline model."""
+    if args.model is None and not os.environ.get("HANDOFFS_MODEL") and team is not None and team.model:
+        return team.model
     return model_from_options(args.model, base_url=args.base_url)
 
 

@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     if args.host is None:
         if args.credentials is not None:
             raise HandoffsError("--credentials is for --host: the credentials of the gRPC host to join")
-        model = model_from_args(args)
+        model = model_from_args(args, team)
         label = f"model: {model_label(model)}"
         team = streaming_team(team, stream=not args.no_stream and model_label(model) != "offline")
         store = open_store(args.store)

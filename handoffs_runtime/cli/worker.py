@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     install_from_options(args, service_name="handoffs-worker")
     agents = [a.strip() for a in args.agents.split(",") if a.strip()] if args.agents else None
     shard = parse_shard_option(args.shard)
-    model = model_from_args(args)
+    model = model_from_args(args, team)
     team = streaming_team(team, stream=model_label(model) != "offline" and not args.no_stream)
     Address.parse(args.host)
     quiet_grpc(args)

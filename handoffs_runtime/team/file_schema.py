@@ -37,6 +37,8 @@ class ToolEntry(_Strict):
 
     ref: str
     """``module:function`` (a function with type hints and a docstring, or an autogen ``Tool``)."""
+    call: dict[str, Any] | None = None
+    """Keyword arguments to call ``ref`` with, for a function that makes tools (``worker_tools``)."""
     description: str | None = None
     irreversible: bool = False
     """The model must not call it on a guess; the offline model proposes it only on a present request."""

@@ -249,7 +249,7 @@ class _Resolver:
         at = ("agents", i)
         for j, name in enumerate(agent.agent_tools):
             self._agent_name((*at, "agent_tools", j), name)
-        tools = [t for j, e in enumerate(agent.tools) if (t := self._tool((*at, "tools", j), e)) is not None]
+        tools = [t for j, e in enumerate(agent.tools) for t in self._tools((*at, "tools", j), e)]
         handoffs = [
             h
             for j, e in enumerate(agent.handoffs)
@@ -274,21 +274,37 @@ class _Resolver:
         self.problems.add(loc, f"unknown agent {name!r}{_did_you_mean(name, self.names)}")
         return False
 
-    def _tool(self, loc: tuple[str | int, ...], entry: ToolEntry) -> Tool | None:
+    def _tools(self, loc: tuple[str | int, ...], entry: ToolEntry) -> list[Tool]:
         found = self._reference((*loc, "ref"), entry.ref)
         if found is None:
-            return None
+            return []
+        tools: list[Tool]
         try:
-            if isinstance(found, Tool):
-                tool = found
+            if entry.call is not None:
+                made = found(**entry.call) if callable(found) else None
+                tools = list(made) if isinstance(made, list | tuple) else [made]
+                if not all(isinstance(t, Tool) for t in tools):
+                    self.problems.add(
+                        (*loc, "call"), f"{entry.ref}(...) did not return a Tool or a list of Tools"
+                    )
+                    return []
+            elif isinstance(found, Tool):
+                tools = [found]
             elif callable(found):
-                tool = function_tool(found, owner=f"tool {entry.ref}", description=entry.description)
+                tools = [function_tool(found, owner=f"tool {entry.ref}", description=entry.description)]
             else:
                 self.problems.add((*loc, "ref"), f"{entry.ref} is neither a function nor a Tool")
-                return None
+                return []
         except TeamConfigError as exc:
             self.problems.add(loc, str(exc))
-            return None
+            return []
+        except TypeError as exc:
+            self.problems.add((*loc, "call"), f"cannot call {entry.ref}: {exc}")
+            return []
+        return [self._marked(tool, entry) for tool in tools]
+
+    @staticmethod
+    def _marked(tool: Tool, entry: ToolEntry) -> Tool:
         if entry.irreversible:
             tool = irreversible(tool)
         if entry.requires_approval:
