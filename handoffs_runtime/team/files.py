@@ -282,11 +282,10 @@ class _Resolver:
         try:
             if entry.call is not None:
                 made = found(**entry.call) if callable(found) else None
-                tools = list(made) if isinstance(made, list | tuple) else [made]
-                if not all(isinstance(t, Tool) for t in tools):
-                    self.problems.add(
-                        (*loc, "call"), f"{entry.ref}(...) did not return a Tool or a list of Tools"
-                    )
+                listed: list[object] = list(made) if isinstance(made, list | tuple) else [made]
+                tools = [t for t in listed if isinstance(t, Tool)]
+                if not tools or len(tools) != len(listed):
+                    self.problems.add((*loc, "call"), f"{entry.ref}(...) did not return Tools")
                     return []
             elif isinstance(found, Tool):
                 tools = [found]
