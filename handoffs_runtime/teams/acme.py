@@ -6,6 +6,8 @@ request; the specialists send the customer back to triage for anything outside t
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from autogen_core.tools import FunctionTool
 
 from handoffs_runtime.handoffs.handoff import handoff
@@ -139,17 +141,24 @@ def acme_team(*, policy: TeamPolicy | None = None) -> TeamSpec:
     return TeamSpec(
         name="acme",
         title="ACME Inc. customer service",
+        greeting=(
+            "Hello! I'm the ACME assistant. I can help you buy something, or sort out a problem with "
+            "something you bought."
+        ),
+        suggestions=("I want to buy an anvil", "My rocket skates broke", "Where is my order?"),
         entry=TRIAGE_AGENT,
         policy=policy or TeamPolicy(),
         agents=[
             AgentSpec(
                 TRIAGE_AGENT,
+                display_name="ACME assistant",
                 system_message=TRIAGE_PROMPT,
                 description="A triage agent.",
                 handoffs=[transfer_to_issues_and_repairs, transfer_to_sales_agent, escalate_to_human],
             ),
             AgentSpec(
                 SALES_AGENT,
+                display_name="ACME sales",
                 system_message=SALES_PROMPT,
                 description="A sales agent.",
                 tools=[execute_order_tool],
@@ -158,12 +167,16 @@ def acme_team(*, policy: TeamPolicy | None = None) -> TeamSpec:
             ),
             AgentSpec(
                 ISSUES_AND_REPAIRS_AGENT,
+                display_name="ACME repairs",
                 system_message=ISSUES_PROMPT,
                 description="An issues and repairs agent.",
                 tools=[execute_refund_tool, look_up_item_tool],
                 handoffs=[transfer_back_to_triage],
                 examples=ISSUES_EXAMPLES,
             ),
-            human_agent(HUMAN_AGENT, "A human agent.", examples=HUMAN_EXAMPLES),
+            replace(
+                human_agent(HUMAN_AGENT, "A human agent.", examples=HUMAN_EXAMPLES),
+                display_name="ACME operator",
+            ),
         ],
     )
