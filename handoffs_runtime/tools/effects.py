@@ -14,9 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from autogen_core.tools import FunctionTool, Tool
+from autogen_core.tools import Tool
 
 from handoffs_runtime.errors import TeamConfigError
+from handoffs_runtime.tools.functions import function_tool
 
 _MARK = "irreversible"
 
@@ -26,7 +27,7 @@ def irreversible(tool: Tool | Callable[..., Any]) -> Tool:
     if not isinstance(tool, Tool):
         if not callable(tool):
             raise TeamConfigError(f"irreversible needs a Tool or a function, got {tool!r}")
-        tool = FunctionTool(tool, description=(tool.__doc__ or "").strip())
+        tool = function_tool(tool, owner="irreversible")
     setattr(tool, _MARK, True)
     return tool
 
