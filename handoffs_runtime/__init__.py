@@ -5,6 +5,7 @@ republished there, keyed by the session. See README.md for the picture and the q
 """
 
 import logging
+from importlib.metadata import version
 
 from handoffs_runtime.agents import (
     AIAgent,
@@ -84,7 +85,7 @@ from handoffs_runtime.tools.workers import (
 )
 from handoffs_runtime.topics import session_topic
 
-__version__ = "0.1.0"
+__version__ = version("handoffs-runtime")
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 

@@ -1,4 +1,4 @@
-"""Topic-type names and helpers that build session-scoped topic ids.
+"""Every naming scheme: topics, session and shard agent types, worker keys, agents offered as tools.
 
 An agent type subscribes to the topic type of the same name (``TypeSubscription``); the topic source is
 the session id, so each session gets its own agent instance and sessions never see each other's messages.

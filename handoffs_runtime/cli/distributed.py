@@ -1,5 +1,4 @@
-"""The ``host``, ``worker`` and ``credentials`` subcommands and ``chat --host``: thin wrappers that run
-the library."""
+"""The ``host``, ``worker`` and ``credentials`` subcommands and ``chat --host``, thin over the library."""
 
 from __future__ import annotations
 

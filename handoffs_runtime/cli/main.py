@@ -1,4 +1,4 @@
-"""The ``handoffs`` command. Thin: it parses options and calls the library."""
+"""The ``handoffs`` command: it parses options and calls the library (thin on purpose)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import asyncio
 import logging
 import sys
 from collections.abc import Callable, Sequence
+from importlib.metadata import version
 from typing import Any
 
-from handoffs_runtime import __version__
 from handoffs_runtime.channels.console import ConsoleChannel
 from handoffs_runtime.channels.console_stream import StreamingConsoleChannel
 from handoffs_runtime.cli.serve import add_serve_parser, run_serve
@@ -28,6 +28,8 @@ from handoffs_runtime.teams.acme import acme_team
 from handoffs_runtime.teams.orchestrator import orchestrator_team
 from handoffs_runtime.telemetry.setup import add_trace_option, install_from_options
 from handoffs_runtime.text import PrintableFormatter, printable
+
+__version__ = version("handoffs-runtime")
 
 TEAMS: dict[str, Callable[[], TeamSpec]] = {"acme": acme_team, "orchestrator": orchestrator_team}
 

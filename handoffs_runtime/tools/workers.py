@@ -36,8 +36,7 @@ from autogen_core.tools import FunctionTool
 
 from handoffs_runtime.errors import HandoffsError, TeamConfigError
 from handoffs_runtime.messages import WorkerResult, WorkerTask
-from handoffs_runtime.telemetry.core import current_trace
-from handoffs_runtime.tools.context import ToolContext, current_tool_context
+from handoffs_runtime.tools.context import ToolContext, call_trace, current_tool_context
 from handoffs_runtime.usage import note_tool_usage
 
 TOOL_AGENT_SUFFIX = ".tool"
@@ -109,7 +108,7 @@ async def _run_one(
         caller=ctx.agent,
         depth=ctx.depth + 1,
         timeout=limits.timeout,
-        trace=current_trace(),
+        trace=call_trace(),
     )
     try:
         async with asyncio.timeout(limits.timeout):
