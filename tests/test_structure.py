@@ -39,6 +39,14 @@ A module may import from its own room or from a room of a lower layer, never sid
 NEVER: Mapping[str, tuple[str, ...]] = {"agents": ("cli", "web", "distributed", "teams")}
 """Rooms that must never reach certain others, whatever the layers become: agents serve any team anywhere."""
 
+ACME_NAMES = {
+    "TRIAGE_AGENT": "TriageAgent",
+    "SALES_AGENT": "SalesAgent",
+    "ISSUES_AND_REPAIRS_AGENT": "IssuesAndRepairsAgent",
+    "HUMAN_AGENT": "",  # "HumanAgent" is also the name of the agent class, so only the constant counts
+}
+"""The ACME team's agent names, by constant: only its own room, ``teams``, may use them in code."""
+
 MAX_TOP_LEVEL = 12
 MAX_LINES = 500
 MAX_SUMMARY_CHARS = 100
@@ -307,6 +315,42 @@ def test_no_module_imports_itself_through_others() -> None:
 def test_imports_run_down_the_layers() -> None:
     problems = layer_violations(read_imports(PACKAGE), PACKAGE)
     assert not problems, "imports against the layers:\n" + "\n".join(problems)
+
+
+def team_names_used(package: Path, names: Mapping[str, str]) -> list[str]:
+    """Where code outside ``teams/`` imports one of the constants ``names`` or spells its value."""
+    values = {value for value in names.values() if value}
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        relative = path.relative_to(package).as_posix()
+        if relative.startswith("teams/"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Constant) and node.value in values:
+                found.append(f"{relative}:{node.lineno} spells {node.value!r}")
+            elif isinstance(node, ast.ImportFrom):
+                found.extend(
+                    f"{relative}:{node.lineno} imports {alias.name}"
+                    for alias in node.names
+                    if alias.name in names
+                )
+    return found
+
+
+def test_only_the_acme_team_names_its_agents(tmp_path: Path) -> None:
+    """Generic code (the offline model, the CLI, the web chat) takes names from the team it is given."""
+    assert not team_names_used(PACKAGE, ACME_NAMES)
+    package = write_package(
+        tmp_path,
+        {
+            "teams/acme.py": 'SALES_AGENT = "SalesAgent"\n',
+            "web/hub.py": '"""SalesAgent."""\nfrom pkg.teams.acme import SALES_AGENT, acme\nx = "SalesAgent"',
+        },
+    )
+    assert team_names_used(package, ACME_NAMES) == [
+        "web/hub.py:2 imports SALES_AGENT",
+        "web/hub.py:3 spells 'SalesAgent'",
+    ]
 
 
 def test_every_room_has_a_layer() -> None:

@@ -37,10 +37,10 @@ from handoffs_runtime.tools.context import current_tool_context
 from handoffs_runtime.tools.workers import (
     WorkerError,
     WorkerLimits,
-    agent_tool_name,
     ask_worker,
     worker_tools,
 )
+from handoffs_runtime.topics import agent_tool_name
 
 from .support import run_sessions, texts
 

@@ -28,8 +28,7 @@ from handoffs_runtime.team.build import BuiltAgent, build_team, human_handoff_ta
 from handoffs_runtime.team.spec import TeamSpec
 from handoffs_runtime.telemetry import Telemetry, installed
 from handoffs_runtime.telemetry.instrument import register_traced_agent, traced_model, traced_tools
-from handoffs_runtime.tools.workers import tool_agent_type
-from handoffs_runtime.topics import HANDOFF_EVENTS, USER, session_topic
+from handoffs_runtime.topics import HANDOFF_EVENTS, USER, session_topic, tool_agent_type
 
 
 async def register_team(
