@@ -50,6 +50,8 @@ ACME_NAMES = {
 MAX_TOP_LEVEL = 12
 MAX_LINES = 500
 MAX_SUMMARY_CHARS = 100
+LAYER_ROW = re.compile(r"^\| (?P<layer>\d+) \| (?P<rooms>.+) \|$")
+"""One row of README's table of layers: ``| 1 | `handoffs/`, `models/`, `channels/` |``."""
 MAP_ENTRY = re.compile(r"^- `(?P<path>[^`]+\.py)`: (?P<text>.+)$")
 """One line of README's map: ``- `agents/ai.py`: <the first line of its docstring>``."""
 
@@ -187,6 +189,16 @@ def layout_section(readme: str) -> list[str]:
     start = lines.index("## Layout") + 1
     end = next((i for i in range(start, len(lines)) if lines[i].startswith("## ")), len(lines))
     return lines[start:end]
+
+
+def readme_layers(readme: str) -> tuple[tuple[str, ...], ...]:
+    """The layers README's Layout section states, as rooms (``handoffs/`` -> ``handoffs``), bottom to top."""
+    rows = [LAYER_ROW.match(line) for line in layout_section(readme)]
+    return tuple(
+        tuple(room.removesuffix("/").removesuffix(".py") for room in re.findall(r"`([^`]+)`", row["rooms"]))
+        for row in rows
+        if row is not None
+    )
 
 
 def map_problems(package: Path, readme: str) -> list[str]:
@@ -393,3 +405,7 @@ def test_every_module_says_its_one_job_in_its_first_line() -> None:
 def test_readme_maps_every_module_with_its_first_docstring_line() -> None:
     problems = map_problems(PACKAGE, README.read_text())
     assert not problems, "README.md's Layout section is out of date:\n" + "\n".join(problems)
+
+
+def test_readme_states_the_layers_this_test_keeps() -> None:
+    assert readme_layers(README.read_text()) == LAYERS
