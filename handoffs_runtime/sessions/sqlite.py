@@ -59,7 +59,7 @@ class SQLiteSessionStore:
     newer-schema file fails before a chat starts, untouched); create it with ``await
     asyncio.to_thread(SQLiteSessionStore, path)`` inside a running loop. ``timeout`` is how long to wait
     for another process's lock. ``synchronous="FULL"`` syncs every commit to disk, so a stored turn also
-    survives a power cut. ``read_only=True`` only reads (see the module docstring). ``lease_seconds`` is
+    survives a power cut. ``read_only=True`` only reads (see ``_connect_read_only``). ``lease_seconds`` is
     how long this store's claim on a session lasts without renewal; it renews every third of that.
 
     ``failure`` is the first error this store raised on a read or write (not counting unknown sessions),

@@ -2,8 +2,8 @@
 
 Off by default and free when off: with no ``Telemetry`` given to ``register_team`` and none installed
 (:func:`install`), nothing is wrapped. With one, the team's models, tools and agents are wrapped (see
-:mod:`.instrument`); :func:`telemetry_from_environment` builds one from the
-standard ``OTEL_*`` variables (needs the ``otel`` extra).
+:mod:`.instrument`); :func:`telemetry_from_environment` builds one from the standard ``OTEL_*``
+variables (needs the ``otel`` extra).
 
 Example::
 
