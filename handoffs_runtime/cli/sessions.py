@@ -1,4 +1,4 @@
-"""``handoffs sessions list | show ID | export ID --format md|json | delete ID``.
+"""``handoffs sessions list | show | export | delete``: reading and managing stored sessions.
 
 Reading commands never create a store: asking about a file that does not exist says so. They open it
 read-only (no write lock, no WAL switch), so they also work on a store they may not write.
