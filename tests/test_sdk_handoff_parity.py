@@ -37,7 +37,7 @@ from handoffs_runtime import (
     start_session,
     tool_call,
 )
-from handoffs_runtime.agents.toolloop import ToolCalls, read_reply
+from handoffs_runtime.agents.replies import ToolCalls, read_reply
 from handoffs_runtime.channels.base import AgentReply, Notice
 from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.handoffs.filters import HISTORY_END, HISTORY_START, NO_HISTORY, nest_history

@@ -18,11 +18,11 @@ session goes on.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, assert_never
 
-from autogen_core import CancellationToken, FunctionCall, MessageContext, message_handler
+from autogen_core import FunctionCall, MessageContext, message_handler
 from autogen_core.models import (
     AssistantMessage,
     ChatCompletionClient,
@@ -30,40 +30,40 @@ from autogen_core.models import (
     LLMMessage,
     SystemMessage,
 )
-from autogen_core.tools import Tool, ToolSchema
+from autogen_core.tools import Tool
 from pydantic import BaseModel, ValidationError
 
 from handoffs_runtime.agents.routing import SessionAgent
-from handoffs_runtime.agents.toolloop import (
-    Step,
-    ToolCalls,
-    ToolLoop,
-    describe_validation,
-    error_result,
-    parse_arguments,
+from handoffs_runtime.agents.toolcalls import describe_validation, error_result, parse_arguments
+from handoffs_runtime.agents.toolloop import ToolLoop
+from handoffs_runtime.agents.turn import (
+    GuardStop,
+    HandedOff,
+    HandoffCalls,
+    HandoffDecision,
+    LoopStopped,
+    ModelFailed,
+    OutOfRounds,
+    OverBudget,
+    Replied,
+    Transfer,
 )
 from handoffs_runtime.channels.base import Channel
 from handoffs_runtime.handoffs.filters import nesting_filter
-from handoffs_runtime.handoffs.handoff import (
-    Handoff,
-    HandoffContext,
-    HandoffInputData,
-    SessionContext,
-    call_maybe_async,
-)
+from handoffs_runtime.handoffs.handoff import Handoff, HandoffContext, HandoffInputData, call_maybe_async
 from handoffs_runtime.handoffs.policy import LOOP_MESSAGE, TeamPolicy, loop_reason
 from handoffs_runtime.messages import HandoffEvent, HandoffOutcome, UserTask, agent_response, user_task
 from handoffs_runtime.models.failures import ModelProblem, explain_model_error
 from handoffs_runtime.tools.context import ToolContext, set_tool_context
-from handoffs_runtime.tools.effects import irreversible_names
 from handoffs_runtime.topics import HANDOFF_EVENTS, USER, session_topic
-from handoffs_runtime.usage import BUDGET_REPLY, copy
+from handoffs_runtime.usage import BUDGET_REPLY, Usage
 
 logger = logging.getLogger("handoffs_runtime")
 
 MODEL_ERROR_REPLY = "Sorry, I'm having trouble answering right now. Please try again in a moment."
 EMPTY_REPLY = "Sorry, I don't have an answer to that. Could you put it another way?"
 TOO_MANY_ROUNDS_REPLY = "Sorry, I couldn't finish that. Could you tell me again what you need?"
+ONE_HANDOFF = "ignored: only one handoff per response is carried out"
 
 
 @dataclass(frozen=True)
@@ -80,51 +80,22 @@ class AIAgentConfig:
     human_agent: str | None = None
     user_topic: str = USER
     description: str = ""
-    tool_schemas: tuple[ToolSchema, ...] = field(init=False)
-    handoff_names: frozenset[str] = field(init=False)
     loop: ToolLoop = field(init=False)
-    """The model, its per-call timeout and the loop's rules (shared with ``WorkerAgent``)."""
-    static_schemas: tuple[ToolSchema, ...] | None = field(init=False)
-    """Every schema, when no handoff is enabled by a function: then nothing is computed per call."""
+    """The model, tools, handoffs and the loop's rules (the loop is shared with ``WorkerAgent``)."""
 
     def __post_init__(self) -> None:
-        set_field = object.__setattr__  # the documented way to derive fields of a frozen dataclass
-        tool_schemas = tuple(t.schema for t in self.tools.values())
-        set_field(self, "tool_schemas", tool_schemas)
-        set_field(self, "handoff_names", frozenset(self.handoffs))
         loop = ToolLoop(
             self.name,
             self.system_message,
             self.model,
+            self.tools,
+            self.handoffs,
             self.policy,
             self.description,
-            irreversible_names(self.tools.values()),  # the loop tells the model which ones they are
+            self.channel,
             shows_progress=True,
         )
-        set_field(self, "loop", loop)
-        static = all(h.always_enabled for h in self.handoffs.values())
-        handoff_schemas = tuple(h.schema for h in self.handoffs.values())
-        set_field(self, "static_schemas", tool_schemas + handoff_schemas if static else None)
-
-
-@dataclass(slots=True)
-class _Handoff:
-    """A response's one handoff that will be carried out."""
-
-    handoff: Handoff
-    call: FunctionCall
-    data: BaseModel | None
-    said: str | None
-    """What the model wrote next to the call: forwarded in the context and shown to the person."""
-
-
-@dataclass(slots=True)
-class _LoopStop:
-    """A response's handoff that the loop guard refused: the turn ends with the team's fallback."""
-
-    handoff: Handoff
-    call: FunctionCall
-    reason: str
+        object.__setattr__(self, "loop", loop)  # the documented way to derive a field of a frozen dataclass
 
 
 class AIAgent(SessionAgent):
@@ -134,69 +105,53 @@ class AIAgent(SessionAgent):
         super().__init__(config.description or config.name)
         self._config = config
         self._told: ModelProblem | None = None  # the model problem this session was last told about
-        self._usage: dict[str, list[int]] = {}  # the session's token usage, this turn's included
 
     @message_handler
     async def handle_task(self, message: UserTask, ctx: MessageContext) -> None:
         """One turn. The one guard of the turn: whatever fails in it is logged and apologised for."""
+        config = self._config
+        tool_context = ToolContext(
+            self.id.key, config.name, config.channel, runtime=self.runtime, agent_id=self.id
+        )
+        set_tool_context(tool_context)
         try:
-            await self._turn(message, ctx)
+            await self._turn(message, ctx, tool_context)
         except Exception:
-            logger.exception("turn of %s in session %s failed; apologising", self._config.name, self.id.key)
-            await self._reply(message.context, MODEL_ERROR_REPLY)
+            logger.exception("turn of %s in session %s failed; apologising", config.name, self.id.key)
+            spent = message.usage + tool_context.tally.usage  # what the turn spent before it failed
+            await self._reply(message.context, MODEL_ERROR_REPLY, spent)
 
-    async def _turn(self, message: UserTask, ctx: MessageContext) -> None:
+    async def _turn(self, message: UserTask, ctx: MessageContext, tool_context: ToolContext) -> None:
         config = self._config
         session = self.id.key
         history = message.context
         path = message.turn_path or [config.name]
-        set_tool_context(
-            ToolContext(session, config.name, config.channel, runtime=self.runtime, agent_id=self.id)
+        decider = _TurnDecider(self, path)
+        end = await config.loop.run(
+            history, tool_context, ctx.cancellation_token, usage=message.usage, decider=decider
         )
+        conversation = [*history, *end.new]
+        match end:
+            case Replied(text=text):
+                if not text:
+                    logger.warning("empty model reply from %s in session %s", config.name, session)
+                await self._reply(conversation, text or EMPTY_REPLY, end.usage)
+            case HandedOff(transfer=transfer):
+                await self._hand_off(message, path, end.new, transfer, end.usage)
+            case LoopStopped(stop=stop):
+                await self._stop_loop(path, conversation, stop, end.usage)
+            case OverBudget():
+                await self._reply(conversation, BUDGET_REPLY, end.usage)
+            case ModelFailed(exception=exception):
+                await self._reply(conversation, self._model_error_reply(exception), end.usage)
+            case OutOfRounds():
+                await self._reply(conversation, TOO_MANY_ROUNDS_REPLY, end.usage)
+            case unreachable:
+                assert_never(unreachable)
 
-        async def offer(conversation: list[LLMMessage]) -> tuple[Sequence[ToolSchema], frozenset[str]]:
-            return await self._offer(session, conversation)
-
-        async def run_calls(
-            calls: ToolCalls, conversation: list[LLMMessage], enabled: frozenset[str]
-        ) -> Step:
-            return await self._run_calls(calls, session, conversation, enabled, path, ctx.cancellation_token)
-
-        self._usage = copy(message.usage)
-        end = await config.loop.run(history, session, offer, run_calls, ctx.cancellation_token, self._usage)
-        new = end.new
-        if end.kind == "text":
-            if not end.text:
-                logger.warning("empty model reply from %s in session %s", config.name, session)
-            await self._reply(history + new, end.text or EMPTY_REPLY)
-        elif isinstance(end.outcome, _Handoff):
-            await self._hand_off(message, path, new, end.outcome)
-        elif isinstance(end.outcome, _LoopStop):
-            stop = end.outcome
-            await self._stop_loop(message, path, new, stop.handoff, stop.call, stop.reason)
-        elif end.kind == "over_budget":
-            await self._reply(history + new, BUDGET_REPLY)
-        elif end.kind == "model_failed":
-            await self._reply(history + new, self._model_error_reply(end.exception))
-        else:
-            await self._reply(history + new, TOO_MANY_ROUNDS_REPLY)
-
-    # --- the model ---------------------------------------------------------------------------------
-
-    async def _offer(
-        self, session: str, conversation: Sequence[LLMMessage]
-    ) -> tuple[Sequence[ToolSchema], frozenset[str]]:
-        """The tool schemas offered to the model now, and the names of the handoffs among them."""
-        config = self._config
-        if config.static_schemas is not None:
-            return config.static_schemas, config.handoff_names
-        ctx = SessionContext(session_id=session, agent=config.name, conversation=conversation)
-        enabled = [h for h in config.handoffs.values() if await _is_enabled(h, ctx)]
-        return config.tool_schemas + tuple(h.schema for h in enabled), frozenset(h.tool_name for h in enabled)
-
-    def _model_error_reply(self, exc: BaseException | None) -> str:
+    def _model_error_reply(self, exc: BaseException) -> str:
         """What is wrong with the model, said once in full; the generic apology for transient failures."""
-        problem = explain_model_error(exc) if exc is not None else None
+        problem = explain_model_error(exc)
         if problem is None:
             return MODEL_ERROR_REPLY
         if problem == self._told:
@@ -204,57 +159,39 @@ class AIAgent(SessionAgent):
         self._told = problem
         return problem.first
 
-    # --- tool calls --------------------------------------------------------------------------------
+    # --- the decision on handoff calls -------------------------------------------------------------
 
-    async def _run_calls(
-        self,
-        response: ToolCalls,
-        session: str,
-        conversation: list[LLMMessage],
-        enabled: frozenset[str],
-        path: list[str],
-        cancellation_token: CancellationToken,
-    ) -> Step:
-        """Run the regular tools first, then decide on at most one handoff; every call gets a result."""
+    async def _decide(self, request: HandoffCalls, path: list[str]) -> HandoffDecision:
+        """At most one handoff per response: the first call is checked and, unless refused, carried out
+        or stopped by the loop guard; any further one is refused. Every call gets a result."""
         config = self._config
-        calls = response.calls
-        results = await config.loop.run_tools(
-            calls,
-            config.tools,
-            cancellation_token,
-            handoffs=config.handoffs,
-            also_offered=enabled,
-        )
-        handoff_calls = [i for i, result in enumerate(results) if result is None]
-        step = Step(results=[])
-        for rank, i in enumerate(handoff_calls):
-            call = calls[i]
+        session = self.id.key
+        results: list[FunctionExecutionResult] = []
+        ends_turn: Transfer | GuardStop | None = None
+        for rank, call in enumerate(request.calls):
             if rank > 0:
-                ignored = "ignored: only one handoff per response is carried out"
-                await self._publish_event(session, config.handoffs[call.name], call, "refused", 0, ignored)
-                results[i] = error_result(call, ignored)
+                await self._publish_event(
+                    session, config.handoffs[call.name], call, "refused", 0, ONE_HANDOFF
+                )
+                results.append(error_result(call, ONE_HANDOFF))
                 continue
-            decision = await self._check_handoff(call, session, conversation, enabled)
-            if isinstance(decision, str):
-                results[i] = error_result(call, decision)
+            checked = await self._check_handoff(call, session, request.enabled)
+            if isinstance(checked, str):
+                results.append(error_result(call, checked))
                 continue
-            handoff, data = decision
+            handoff, data = checked
             reason = loop_reason(path, handoff.target, config.policy.handoff_budget)
             if reason is not None:
-                step.outcome = _LoopStop(handoff, call, reason)
-                results[i] = error_result(call, f"handoff refused: {reason}")
+                ends_turn = GuardStop(handoff, call, reason)
+                results.append(error_result(call, f"handoff refused: {reason}"))
                 continue
-            step.outcome = _Handoff(handoff, call, data, response.thought)
-            results[i] = FunctionExecutionResult(
-                call_id=call.id,
-                name=call.name,
-                content=f"Transferred to {handoff.target}. Adopt persona immediately.",
-            )
-        step.results = [r for r in results if r is not None]
-        return step
+            ends_turn = Transfer(handoff, call, data, request.said)
+            done = f"Transferred to {handoff.target}. Adopt persona immediately."
+            results.append(FunctionExecutionResult(call_id=call.id, name=call.name, content=done))
+        return HandoffDecision(results, ends_turn)
 
     async def _check_handoff(
-        self, call: FunctionCall, session: str, conversation: list[LLMMessage], enabled: frozenset[str]
+        self, call: FunctionCall, session: str, enabled: frozenset[str]
     ) -> tuple[Handoff, BaseModel | None] | str:
         """The handoff and its validated input, or the reason it is refused (sent back as a tool result)."""
         handoff = self._config.handoffs[call.name]
@@ -276,12 +213,16 @@ class AIAgent(SessionAgent):
     # --- outcomes ----------------------------------------------------------------------------------
 
     async def _hand_off(
-        self, message: UserTask, path: list[str], new: list[LLMMessage], decided: _Handoff
+        self,
+        message: UserTask,
+        path: list[str],
+        new: tuple[LLMMessage, ...],
+        transfer: Transfer,
+        usage: Usage,
     ) -> None:
         config = self._config
         session = self.id.key
-        handoff, call, data = decided.handoff, decided.call, decided.data
-        payload = _model_dump(data)
+        handoff, call, data = transfer.handoff, transfer.call, transfer.data
         stage = "on_handoff"  # the user code that runs before the conversation moves: it may fail
         try:
             if handoff.on_handoff is not None:
@@ -293,14 +234,15 @@ class AIAgent(SessionAgent):
             logger.exception("%s of %s failed", stage, handoff.tool_name)
             reason = f"{stage} failed: {type(exc).__name__}: {exc}"
             await self._publish_event(session, handoff, call, "refused", len(path), reason)
-            await self._reply([*message.context, *new], MODEL_ERROR_REPLY)
+            await self._reply([*message.context, *new], MODEL_ERROR_REPLY, usage)
             return
-        await self._publish_event(session, handoff, call, "handoff", len(path), "", payload, decided.said)
-        task = user_task(context, [*path, handoff.target], self._usage)
+        payload = data.model_dump(mode="json") if data is not None else None
+        await self._publish_event(session, handoff, call, "handoff", len(path), "", payload, transfer.said)
+        task = user_task(context, [*path, handoff.target], usage)
         await self.publish_message(task, topic_id=session_topic(handoff.target, session))
 
     async def _filtered(
-        self, history: list[LLMMessage], new: list[LLMMessage], handoff: Handoff, session: str
+        self, history: list[LLMMessage], new: tuple[LLMMessage, ...], handoff: Handoff, session: str
     ) -> list[LLMMessage]:
         """What the target receives: the handoff's filter (else the team's), then nesting if asked for.
 
@@ -315,8 +257,8 @@ class AIAgent(SessionAgent):
             else handoff.nest_handoff_history
         )
         if input_filter is None and not nest:
-            return history + new
-        data = HandoffInputData(tuple(history), tuple(new), self._config.name, handoff.target, session)
+            return [*history, *new]
+        data = HandoffInputData(tuple(history), new, self._config.name, handoff.target, session)
         if input_filter is not None:
             data = await call_maybe_async(input_filter, data)
             if not isinstance(data, HandoffInputData):
@@ -326,38 +268,26 @@ class AIAgent(SessionAgent):
         return data.all_items
 
     async def _stop_loop(
-        self,
-        message: UserTask,
-        path: list[str],
-        new: list[LLMMessage],
-        handoff: Handoff,
-        call: FunctionCall,
-        reason: str,
+        self, path: list[str], conversation: list[LLMMessage], stop: GuardStop, usage: Usage
     ) -> None:
+        """The loop guard refused a handoff: escalate to the human agent, or tell the person."""
         config = self._config
         session = self.id.key
-        hop = len(path)
-        logger.warning("loop guard in session %s: %s", session, reason)
+        logger.warning("loop guard in session %s: %s", session, stop.reason)
         human = config.human_agent
         escalate = config.policy.on_loop == "escalate" and human is not None and human != config.name
-        await self._publish_event(
-            session,
-            handoff,
-            call,
-            "loop_stopped",
-            hop,
-            reason if not escalate else f"{reason}; escalated to {human}",
-        )
+        reason = stop.reason if not escalate else f"{stop.reason}; escalated to {human}"
+        await self._publish_event(session, stop.handoff, stop.call, "loop_stopped", len(path), reason)
         if escalate and human is not None:
-            task = user_task([*message.context, *new], [*path, human], self._usage)
+            task = user_task(conversation, [*path, human], usage)
             await self.publish_message(task, topic_id=session_topic(human, session))
             return
-        await self._reply([*message.context, *new], LOOP_MESSAGE)
+        await self._reply(conversation, LOOP_MESSAGE, usage)
 
-    async def _reply(self, conversation: list[LLMMessage], text: str) -> None:
+    async def _reply(self, conversation: list[LLMMessage], text: str, usage: Usage) -> None:
         config = self._config
         context = [*conversation, AssistantMessage(content=text, source=config.name)]
-        response = agent_response(context, config.name, self._usage)
+        response = agent_response(context, config.name, usage)
         await self.publish_message(response, topic_id=session_topic(config.user_topic, self.id.key))
 
     async def _publish_event(
@@ -385,16 +315,13 @@ class AIAgent(SessionAgent):
         await self.publish_message(event, topic_id=session_topic(HANDOFF_EVENTS, session))
 
 
-async def _is_enabled(handoff: Handoff, ctx: SessionContext) -> bool:
-    """Whether ``handoff`` is offered now; a callable that fails counts as disabled (and is logged)."""
-    if handoff.is_enabled is True or handoff.is_enabled is False:
-        return handoff.is_enabled
-    try:
-        return bool(await call_maybe_async(handoff.is_enabled, ctx))
-    except Exception:
-        logger.exception("is_enabled of %s failed; not offering it", handoff.tool_name)
-        return False
+@dataclass(frozen=True, slots=True)
+class _TurnDecider:
+    """The agent's :class:`~handoffs_runtime.agents.turn.HandoffDecider` for one turn: the loop guard
+    reads the turn's path (who held the conversation since the person last spoke)."""
 
+    agent: AIAgent
+    path: list[str]
 
-def _model_dump(data: BaseModel | None) -> dict[str, Any] | None:
-    return data.model_dump(mode="json") if data is not None else None
+    async def decide(self, request: HandoffCalls) -> HandoffDecision:
+        return await self.agent._decide(request, self.path)

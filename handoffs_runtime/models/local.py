@@ -14,7 +14,7 @@ import json
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from autogen_core import CancellationToken, FunctionCall
 from autogen_core.models import (
@@ -48,6 +48,14 @@ _current_call: ContextVar[ModelCall | None] = ContextVar("handoffs_model_call", 
 def current_model_call() -> ModelCall | None:
     """The agent, session and handoff tool names of the model call in progress, if any."""
     return _current_call.get()
+
+
+@runtime_checkable
+class AnswersPromptly(Protocol):
+    """A model that says whether it answers promptly: ``True`` (an in-process one) lets agents skip the
+    policy's per-call timeout. Optional; a model without the attribute gets the timeout."""
+
+    answers_promptly: bool
 
 
 Reply = str | list[FunctionCall]

@@ -21,6 +21,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode, TracerProvid
 from handoffs_runtime.messages import HandoffEvent
 from handoffs_runtime.models.local import current_model_call
 from handoffs_runtime.telemetry import conventions as c
+from handoffs_runtime.usage import Usage
 
 SessionEndHook = Callable[[str], None]
 
@@ -118,13 +119,13 @@ class Telemetry:
         replied_by: str,
         error: str | None,
         started: float,
-        tokens: Mapping[str, list[int]] | None,
+        tokens: Usage | None,
     ) -> None:
         """End the turn's span with who replied, the tokens of the whole turn (all agents), or the error."""
         span.set_attribute(c.REPLIED_BY, replied_by)
         if tokens is not None:
-            span.set_attribute(c.INPUT_TOKENS, sum(counts[0] for counts in tokens.values()))
-            span.set_attribute(c.OUTPUT_TOKENS, sum(counts[1] for counts in tokens.values()))
+            span.set_attribute(c.INPUT_TOKENS, tokens.input)
+            span.set_attribute(c.OUTPUT_TOKENS, tokens.output)
         outcome = "ok"
         if error is not None:
             span.set_status(Status(StatusCode.ERROR, error))

@@ -37,7 +37,6 @@ from handoffs_runtime.errors import HandoffsError, TeamConfigError
 from handoffs_runtime.messages import WorkerResult, WorkerTask
 from handoffs_runtime.tools.context import ToolContext, call_trace, current_tool_context
 from handoffs_runtime.topics import agent_tool_name, tool_agent_type, worker_key
-from handoffs_runtime.usage import note_tool_usage
 
 
 class WorkerError(HandoffsError):
@@ -131,7 +130,7 @@ async def _run_one(
         raise WorkerError(f"worker {worker_type} failed: {type(exc).__name__}: {exc}{hint}") from exc
     if not isinstance(reply, WorkerResult):
         raise WorkerError(f"worker {worker_type} answered with {type(reply).__name__}, not WorkerResult")
-    note_tool_usage(ctx.turn, reply.usage)
+    ctx.tally.usage += reply.usage  # the worker's tokens count for the caller's turn
     if not reply.ok:
         raise WorkerError(reply.text)
     return reply.text
@@ -150,14 +149,14 @@ def _reserve(ctx: ToolContext, count: int, limits: WorkerLimits) -> int:
         raise WorkerError(
             f"nesting limit reached: workers may be {limits.max_depth} level(s) deep; do this step yourself"
         )
-    used = int(ctx.turn.get("workers", 0))
+    used = ctx.tally.workers
     if used + count > limits.max_workers_per_turn:
         left = limits.max_workers_per_turn - used
         raise WorkerError(
             f"worker limit reached: at most {limits.max_workers_per_turn} workers per turn, {left} left; "
             "combine tasks or answer with what you have"
         )
-    ctx.turn["workers"] = used + count
+    ctx.tally.workers = used + count
     return used + 1
 
 
