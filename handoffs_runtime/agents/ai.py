@@ -8,8 +8,9 @@ One turn, as an explicit loop::
                          one handoff call -> UserTask to the target's topic, same session; done
                          no handoff       -> ask the model again (at most ``max_tool_rounds`` times)
 
-The loop itself is :class:`~handoffs_runtime.agents.toolloop.ToolLoop`, shared with ``WorkerAgent``.
-Everything the model may get wrong (a malformed response, unknown tool, bad JSON, bad arguments, a tool
+The loop itself is :class:`~handoffs_runtime.agents.toolloop.ToolLoop`, shared with ``WorkerAgent``; the
+agent only decides on the handoff calls (:meth:`AIAgent._decide`, given to the loop as the turn's
+``HandoffDecider``) and reads how the turn ended with one ``match`` (:meth:`AIAgent._turn`). Everything the model may get wrong (a malformed response, unknown tool, bad JSON, bad arguments, a tool
 that raises, several handoffs, an empty reply, a model error or timeout) becomes a tool result or a clear
 message; anything else that fails in a turn is logged and apologised for in ``handle_task``, so the
 session goes on.
