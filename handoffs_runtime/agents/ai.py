@@ -8,9 +8,10 @@ One turn, as an explicit loop::
                          one handoff call -> UserTask to the target's topic, same session; done
                          no handoff       -> ask the model again (at most ``max_tool_rounds`` times)
 
-The loop itself is :class:`~handoffs_runtime.agents.toolloop.ToolLoop`, shared with ``WorkerAgent``; the
-agent only decides on the handoff calls (:meth:`AIAgent._decide`, given to the loop as the turn's
-``HandoffDecider``) and reads how the turn ended with one ``match`` (:meth:`AIAgent._turn`). Everything the model may get wrong (a malformed response, unknown tool, bad JSON, bad arguments, a tool
+The loop itself is :class:`~handoffs_runtime.agents.toolloop.ToolLoop`, shared with ``WorkerAgent``. The
+agent gives it a ``HandoffDecider`` for the turn (:class:`_TurnDecider`: one handoff per response, its
+input checked, the loop guard) and reads how the turn ended with one ``match`` (:meth:`AIAgent._turn`).
+Everything the model may get wrong (a malformed response, unknown tool, bad JSON, bad arguments, a tool
 that raises, several handoffs, an empty reply, a model error or timeout) becomes a tool result or a clear
 message; anything else that fails in a turn is logged and apologised for in ``handle_task``, so the
 session goes on.
@@ -19,7 +20,7 @@ session goes on.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
@@ -120,9 +121,10 @@ class AIAgent(SessionAgent):
         except Exception:
             logger.exception("turn of %s in session %s failed; apologising", config.name, self.id.key)
             spent = message.usage + tool_context.tally.usage  # what the turn spent before it failed
-            await self._reply(message.context, MODEL_ERROR_REPLY, spent)
+            await self._reply(message.context, (), MODEL_ERROR_REPLY, spent)
 
     async def _turn(self, message: UserTask, ctx: MessageContext, tool_context: ToolContext) -> None:
+        """Run the loop, then act on how it ended: every kind of end is handled here, and only here."""
         config = self._config
         session = self.id.key
         history = message.context
@@ -131,22 +133,21 @@ class AIAgent(SessionAgent):
         end = await config.loop.run(
             history, tool_context, ctx.cancellation_token, usage=message.usage, decider=decider
         )
-        conversation = [*history, *end.new]
         match end:
             case Replied(text=text):
                 if not text:
                     logger.warning("empty model reply from %s in session %s", config.name, session)
-                await self._reply(conversation, text or EMPTY_REPLY, end.usage)
+                await self._reply(history, end.new, text or EMPTY_REPLY, end.usage)
             case HandedOff(transfer=transfer):
                 await self._hand_off(message, path, end.new, transfer, end.usage)
             case LoopStopped(stop=stop):
-                await self._stop_loop(path, conversation, stop, end.usage)
+                await self._stop_loop(path, [*history, *end.new], stop, end.usage)
             case OverBudget():
-                await self._reply(conversation, BUDGET_REPLY, end.usage)
+                await self._reply(history, end.new, BUDGET_REPLY, end.usage)
             case ModelFailed(exception=exception):
-                await self._reply(conversation, self._model_error_reply(exception), end.usage)
+                await self._reply(history, end.new, self._model_error_reply(exception), end.usage)
             case OutOfRounds():
-                await self._reply(conversation, TOO_MANY_ROUNDS_REPLY, end.usage)
+                await self._reply(history, end.new, TOO_MANY_ROUNDS_REPLY, end.usage)
             case unreachable:
                 assert_never(unreachable)
 
@@ -160,64 +161,13 @@ class AIAgent(SessionAgent):
         self._told = problem
         return problem.first
 
-    # --- the decision on handoff calls -------------------------------------------------------------
-
-    async def _decide(self, request: HandoffCalls, path: list[str]) -> HandoffDecision:
-        """At most one handoff per response: the first call is checked and, unless refused, carried out
-        or stopped by the loop guard; any further one is refused. Every call gets a result."""
-        config = self._config
-        session = self.id.key
-        results: list[FunctionExecutionResult] = []
-        ends_turn: Transfer | GuardStop | None = None
-        for rank, call in enumerate(request.calls):
-            if rank > 0:
-                await self._publish_event(
-                    session, config.handoffs[call.name], call, "refused", 0, ONE_HANDOFF
-                )
-                results.append(error_result(call, ONE_HANDOFF))
-                continue
-            checked = await self._check_handoff(call, session, request.enabled)
-            if isinstance(checked, str):
-                results.append(error_result(call, checked))
-                continue
-            handoff, data = checked
-            reason = loop_reason(path, handoff.target, config.policy.handoff_budget)
-            if reason is not None:
-                ends_turn = GuardStop(handoff, call, reason)
-                results.append(error_result(call, f"handoff refused: {reason}"))
-                continue
-            ends_turn = Transfer(handoff, call, data, request.said)
-            done = f"Transferred to {handoff.target}. Adopt persona immediately."
-            results.append(FunctionExecutionResult(call_id=call.id, name=call.name, content=done))
-        return HandoffDecision(results, ends_turn)
-
-    async def _check_handoff(
-        self, call: FunctionCall, session: str, enabled: frozenset[str]
-    ) -> tuple[Handoff, BaseModel | None] | str:
-        """The handoff and its validated input, or the reason it is refused (sent back as a tool result)."""
-        handoff = self._config.handoffs[call.name]
-        if call.name not in enabled:
-            await self._publish_event(session, handoff, call, "refused", 0, "handoff is disabled")
-            return f"{call.name} is not available right now; do not call it"
-        args = parse_arguments(call)
-        if isinstance(args, str):
-            await self._publish_event(session, handoff, call, "refused", 0, args)
-            return args
-        try:
-            data = handoff.validate_input(call.arguments)
-        except ValidationError as exc:
-            reason = f"invalid arguments for {call.name}: {describe_validation(exc)}"
-            await self._publish_event(session, handoff, call, "refused", 0, reason)
-            return reason
-        return handoff, data
-
     # --- outcomes ----------------------------------------------------------------------------------
 
     async def _hand_off(
         self,
         message: UserTask,
         path: list[str],
-        new: tuple[LLMMessage, ...],
+        new: Sequence[LLMMessage],
         transfer: Transfer,
         usage: Usage,
     ) -> None:
@@ -234,16 +184,16 @@ class AIAgent(SessionAgent):
         except Exception as exc:
             logger.exception("%s of %s failed", stage, handoff.tool_name)
             reason = f"{stage} failed: {type(exc).__name__}: {exc}"
-            await self._publish_event(session, handoff, call, "refused", len(path), reason)
-            await self._reply([*message.context, *new], MODEL_ERROR_REPLY, usage)
+            await self._publish_event(handoff, call, "refused", len(path), reason)
+            await self._reply(message.context, new, MODEL_ERROR_REPLY, usage)
             return
         payload = data.model_dump(mode="json") if data is not None else None
-        await self._publish_event(session, handoff, call, "handoff", len(path), "", payload, transfer.said)
+        await self._publish_event(handoff, call, "handoff", len(path), "", payload, transfer.said)
         task = user_task(context, [*path, handoff.target], usage)
         await self.publish_message(task, topic_id=session_topic(handoff.target, session))
 
     async def _filtered(
-        self, history: list[LLMMessage], new: tuple[LLMMessage, ...], handoff: Handoff, session: str
+        self, history: list[LLMMessage], new: Sequence[LLMMessage], handoff: Handoff, session: str
     ) -> list[LLMMessage]:
         """What the target receives: the handoff's filter (else the team's), then nesting if asked for.
 
@@ -259,7 +209,7 @@ class AIAgent(SessionAgent):
         )
         if input_filter is None and not nest:
             return [*history, *new]
-        data = HandoffInputData(tuple(history), new, self._config.name, handoff.target, session)
+        data = HandoffInputData(tuple(history), tuple(new), self._config.name, handoff.target, session)
         if input_filter is not None:
             data = await call_maybe_async(input_filter, data)
             if not isinstance(data, HandoffInputData):
@@ -278,22 +228,24 @@ class AIAgent(SessionAgent):
         human = config.human_agent
         escalate = config.policy.on_loop == "escalate" and human is not None and human != config.name
         reason = stop.reason if not escalate else f"{stop.reason}; escalated to {human}"
-        await self._publish_event(session, stop.handoff, stop.call, "loop_stopped", len(path), reason)
+        await self._publish_event(stop.handoff, stop.call, "loop_stopped", len(path), reason)
         if escalate and human is not None:
             task = user_task(conversation, [*path, human], usage)
             await self.publish_message(task, topic_id=session_topic(human, session))
             return
-        await self._reply(conversation, LOOP_MESSAGE, usage)
+        await self._reply(conversation, (), LOOP_MESSAGE, usage)
 
-    async def _reply(self, conversation: list[LLMMessage], text: str, usage: Usage) -> None:
+    async def _reply(
+        self, history: list[LLMMessage], new: Sequence[LLMMessage], text: str, usage: Usage
+    ) -> None:
+        """Answer the person with ``text`` after the turn's ``new`` messages."""
         config = self._config
-        context = [*conversation, AssistantMessage(content=text, source=config.name)]
+        context = [*history, *new, AssistantMessage(content=text, source=config.name)]
         response = agent_response(context, config.name, usage)
         await self.publish_message(response, topic_id=session_topic(config.user_topic, self.id.key))
 
     async def _publish_event(
         self,
-        session: str,
         handoff: Handoff,
         call: FunctionCall,
         outcome: HandoffOutcome,
@@ -302,6 +254,7 @@ class AIAgent(SessionAgent):
         arguments: dict[str, Any] | None = None,
         said: str | None = None,
     ) -> None:
+        session = self.id.key
         event = HandoffEvent(
             session_id=session,
             source=self._config.name,
@@ -316,13 +269,61 @@ class AIAgent(SessionAgent):
         await self.publish_message(event, topic_id=session_topic(HANDOFF_EVENTS, session))
 
 
-@dataclass(frozen=True, slots=True)
 class _TurnDecider:
-    """The agent's :class:`~handoffs_runtime.agents.turn.HandoffDecider` for one turn: the loop guard
-    reads the turn's path (who held the conversation since the person last spoke)."""
+    """The agent's :class:`~handoffs_runtime.agents.turn.HandoffDecider` for one turn: at most one
+    handoff per response, its input checked, then the loop guard, which reads the turn's path (who held
+    the conversation since the person last spoke). Refusals are published as handoff events."""
 
-    agent: AIAgent
-    path: list[str]
+    __slots__ = ("_agent", "_path")  # built on every turn: a plain class is the cheapest
+
+    def __init__(self, agent: AIAgent, path: list[str]) -> None:
+        self._agent = agent
+        self._path = path
 
     async def decide(self, request: HandoffCalls) -> HandoffDecision:
-        return await self.agent._decide(request, self.path)
+        """The first call is checked and, unless refused, carried out or stopped by the loop guard; any
+        further one is refused. Every call gets a result."""
+        agent = self._agent
+        config = agent._config
+        results: list[FunctionExecutionResult] = []
+        ends_turn: Transfer | GuardStop | None = None
+        for rank, call in enumerate(request.calls):
+            if rank > 0:
+                await agent._publish_event(config.handoffs[call.name], call, "refused", 0, ONE_HANDOFF)
+                results.append(error_result(call, ONE_HANDOFF))
+                continue
+            checked = await self._check(call, request.enabled)
+            if isinstance(checked, str):
+                results.append(error_result(call, checked))
+                continue
+            handoff, data = checked
+            reason = loop_reason(self._path, handoff.target, config.policy.handoff_budget)
+            if reason is not None:
+                ends_turn = GuardStop(handoff, call, reason)
+                results.append(error_result(call, f"handoff refused: {reason}"))
+                continue
+            ends_turn = Transfer(handoff, call, data, request.said)
+            done = f"Transferred to {handoff.target}. Adopt persona immediately."
+            results.append(FunctionExecutionResult(call_id=call.id, name=call.name, content=done))
+        return HandoffDecision(results, ends_turn)
+
+    async def _check(
+        self, call: FunctionCall, enabled: frozenset[str]
+    ) -> tuple[Handoff, BaseModel | None] | str:
+        """The handoff and its validated input, or the reason it is refused (sent back as a tool result)."""
+        agent = self._agent
+        handoff = agent._config.handoffs[call.name]
+        if call.name not in enabled:
+            await agent._publish_event(handoff, call, "refused", 0, "handoff is disabled")
+            return f"{call.name} is not available right now; do not call it"
+        args = parse_arguments(call)
+        if isinstance(args, str):
+            await agent._publish_event(handoff, call, "refused", 0, args)
+            return args
+        try:
+            data = handoff.validate_input(call.arguments)
+        except ValidationError as exc:
+            reason = f"invalid arguments for {call.name}: {describe_validation(exc)}"
+            await agent._publish_event(handoff, call, "refused", 0, reason)
+            return reason
+        return handoff, data

@@ -13,6 +13,7 @@ import json
 import logging
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from autogen_core import FunctionCall
 from autogen_core.tools import Tool
@@ -139,8 +140,7 @@ def cut_text(text: str, max_chars: int, what: str) -> str:
     return f"{text[:head]}\n\n{note}\n\n{text[len(text) - tail :]}"
 
 
-@dataclass(frozen=True, slots=True)
-class SortedCalls:
+class SortedCalls(NamedTuple):
     """A response's calls by kind, each with its position in the response (results keep call order;
     positions, not call ids, because some servers repeat ids)."""
 

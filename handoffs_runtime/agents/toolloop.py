@@ -124,41 +124,40 @@ class ToolLoop:
         ``token_budget`` the loop ends (``OverBudget``) instead of calling the model again. Without a
         ``decider`` (a worker), calls to handoffs are calls to unknown tools.
         """
-        new: list[LLMMessage] = []
+        new: list[LLMMessage] = []  # handed to the end as it is: nothing changes it after
         tally = context.tally
-        max_chars = self.policy.max_reply_chars
-        for _ in range(self.policy.max_tool_rounds):
+        policy = self.policy
+        for _ in range(policy.max_tool_rounds):
             conversation = history + new
-            if (usage + tally.usage).over(self.policy.token_budget):
-                return OverBudget(tuple(new), usage + tally.usage)
-            schemas, enabled = await self._offer(context.session_id, conversation)
+            if policy.token_budget is not None and (usage + tally.usage).over(policy.token_budget):
+                return OverBudget(new, usage + tally.usage)
+            offer = self._static or await self._enabled_now(context.session_id, conversation)
             try:
-                result = await self._call_model(context, conversation, schemas, enabled, cancellation_token)
+                result = await self._call_model(context, conversation, offer, cancellation_token)
             except Exception as exc:
                 logger.exception("model call failed for %s in session %s", self.name, context.session_id)
-                return ModelFailed(tuple(new), usage + tally.usage, self._describe_failure(exc), exc)
+                return ModelFailed(new, usage + tally.usage, self._describe_failure(exc), exc)
             reported = getattr(result, "usage", None)  # the result is untrusted: it may be anything
-            if isinstance(reported, RequestUsage):
+            if isinstance(reported, RequestUsage) and (reported.prompt_tokens or reported.completion_tokens):
                 tally.usage += Usage.reported(self.name, reported)
-            reply = read_reply(result, max_chars)
+            reply = read_reply(result, policy.max_reply_chars)
             if isinstance(reply, str):
-                return Replied(tuple(new), usage + tally.usage, reply)
-            results, ending = await self._act(reply, enabled, context, decider, cancellation_token)
+                return Replied(new, usage + tally.usage, reply)
+            results, ending = await self._act(reply, offer[1], context, decider, cancellation_token)
             new.append(AssistantMessage(content=reply.calls, thought=reply.thought, source=self.name))
-            new.append(FunctionExecutionResultMessage(content=[capped(r, max_chars) for r in results]))
+            new.append(FunctionExecutionResultMessage(content=results))
             match ending:
                 case Transfer():
-                    return HandedOff(tuple(new), usage + tally.usage, ending)
+                    return HandedOff(new, usage + tally.usage, ending)
                 case GuardStop():
-                    return LoopStopped(tuple(new), usage + tally.usage, ending)
-        return OutOfRounds(tuple(new), usage + tally.usage)
+                    return LoopStopped(new, usage + tally.usage, ending)
+        return OutOfRounds(new, usage + tally.usage)
 
-    async def _offer(
+    async def _enabled_now(
         self, session: str, conversation: Sequence[LLMMessage]
     ) -> tuple[tuple[ToolSchema, ...], frozenset[str]]:
-        """The tool schemas offered to the model now, and the names of the handoffs among them."""
-        if self._static is not None:
-            return self._static
+        """The tool schemas offered to the model now, and the names of the handoffs among them, when
+        some handoff is enabled by a function of the conversation."""
         ctx = SessionContext(session_id=session, agent=self.name, conversation=conversation)
         enabled = [h for h in self.handoffs.values() if await _is_enabled(h, ctx)]
         return self._schemas + tuple(h.schema for h in enabled), frozenset(h.tool_name for h in enabled)
@@ -171,22 +170,27 @@ class ToolLoop:
         decider: HandoffDecider | None,
         cancellation_token: CancellationToken,
     ) -> tuple[list[FunctionExecutionResult], Transfer | GuardStop | None]:
-        """A result per call, in call order, and the decision's end of the turn, if any.
-
-        The regular calls run first; the decider sees the handoff calls after them, as the person does.
-        """
-        calls = sort_calls(reply.calls, self.tools, self.handoffs if decider is not None else _NO_HANDOFFS)
+        """A result per call, in call order and cut to the size cap, and the decision's end of the turn,
+        if any. The regular calls run first; the decider sees the handoff calls after them, as the person
+        does."""
+        regular, handoffs, unknown = sort_calls(
+            reply.calls, self.tools, self.handoffs if decider is not None else _NO_HANDOFFS
+        )
         results: list[FunctionExecutionResult | None] = [None] * len(reply.calls)
-        for i, call in calls.unknown:
+        for i, call in unknown:
             results[i] = unknown_tool_result(call, [*self.tools, *enabled])
-        await self._run_regular(calls.regular, results, context, cancellation_token)
-        if not calls.handoffs or decider is None:
-            return [r for r in results if r is not None], None
-        request = HandoffCalls([call for _, call in calls.handoffs], enabled, reply.thought)
-        decision = await decider.decide(request)
-        for (i, _), result in zip(calls.handoffs, decision.results, strict=True):
-            results[i] = result
-        return [r for r in results if r is not None], decision.ends_turn
+        if regular:
+            await self._run_regular(regular, results, context, cancellation_token)
+        ending: Transfer | GuardStop | None = None
+        if handoffs and decider is not None:
+            decision = await decider.decide(
+                HandoffCalls([call for _, call in handoffs], enabled, reply.thought)
+            )
+            for (i, _), result in zip(handoffs, decision.results, strict=True):
+                results[i] = result
+            ending = decision.ends_turn
+        max_chars = self.policy.max_reply_chars
+        return [capped(r, max_chars) for r in results if r is not None], ending
 
     async def _run_regular(
         self,
@@ -243,10 +247,11 @@ class ToolLoop:
         self,
         context: ToolContext,
         conversation: list[LLMMessage],
-        tools: Sequence[ToolSchema],
-        handoffs: frozenset[str],
+        offer: tuple[tuple[ToolSchema, ...], frozenset[str]],
         cancellation_token: CancellationToken,
     ) -> object:
+        """The model's answer to ``conversation`` with the ``offer``'s tools (and handoffs among them)."""
+        tools, handoffs = offer
         messages = [self.system_message, *conversation]
         call = ModelCall(self.name, context.session_id, handoffs, self.description, self.irreversible)
         with model_call_scope(call):

@@ -85,8 +85,8 @@ class HandoffDecider(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class _Ended:
-    new: tuple[LLMMessage, ...]
-    """What the turn added to the conversation: each round's calls and their results."""
+    new: Sequence[LLMMessage]
+    """What the turn added to the conversation: each round's calls and their results (read only)."""
     usage: Usage
     """The session's tokens, this turn's (and its workers') included."""
 
