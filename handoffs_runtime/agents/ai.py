@@ -106,6 +106,7 @@ class AIAgent(SessionAgent):
     def __init__(self, config: AIAgentConfig) -> None:
         super().__init__(config.description or config.name)
         self._config = config
+        self._session = self.id.key
         self._told: ModelProblem | None = None  # the model problem this session was last told about
 
     @message_handler
@@ -113,20 +114,20 @@ class AIAgent(SessionAgent):
         """One turn. The one guard of the turn: whatever fails in it is logged and apologised for."""
         config = self._config
         tool_context = ToolContext(
-            self.id.key, config.name, config.channel, runtime=self.runtime, agent_id=self.id
+            self._session, config.name, config.channel, runtime=self.runtime, agent_id=self.id
         )
         set_tool_context(tool_context)
         try:
             await self._turn(message, ctx, tool_context)
         except Exception:
-            logger.exception("turn of %s in session %s failed; apologising", config.name, self.id.key)
+            logger.exception("turn of %s in session %s failed; apologising", config.name, self._session)
             spent = message.usage + tool_context.tally.usage  # what the turn spent before it failed
             await self._reply(message.context, (), MODEL_ERROR_REPLY, spent)
 
     async def _turn(self, message: UserTask, ctx: MessageContext, tool_context: ToolContext) -> None:
         """Run the loop, then act on how it ended: every kind of end is handled here, and only here."""
         config = self._config
-        session = self.id.key
+        session = self._session
         history = message.context
         path = message.turn_path or [config.name]
         decider = _TurnDecider(self, path)
@@ -172,7 +173,7 @@ class AIAgent(SessionAgent):
         usage: Usage,
     ) -> None:
         config = self._config
-        session = self.id.key
+        session = self._session
         handoff, call, data = transfer.handoff, transfer.call, transfer.data
         stage = "on_handoff"  # the user code that runs before the conversation moves: it may fail
         try:
@@ -223,7 +224,7 @@ class AIAgent(SessionAgent):
     ) -> None:
         """The loop guard refused a handoff: escalate to the human agent, or tell the person."""
         config = self._config
-        session = self.id.key
+        session = self._session
         logger.warning("loop guard in session %s: %s", session, stop.reason)
         human = config.human_agent
         escalate = config.policy.on_loop == "escalate" and human is not None and human != config.name
@@ -242,7 +243,7 @@ class AIAgent(SessionAgent):
         config = self._config
         context = [*history, *new, AssistantMessage(content=text, source=config.name)]
         response = agent_response(context, config.name, usage)
-        await self.publish_message(response, topic_id=session_topic(config.user_topic, self.id.key))
+        await self.publish_message(response, topic_id=session_topic(config.user_topic, self._session))
 
     async def _publish_event(
         self,
@@ -254,7 +255,7 @@ class AIAgent(SessionAgent):
         arguments: dict[str, Any] | None = None,
         said: str | None = None,
     ) -> None:
-        session = self.id.key
+        session = self._session
         event = HandoffEvent(
             session_id=session,
             source=self._config.name,

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from autogen_core import FunctionCall
 from autogen_core.models import FunctionExecutionResult, LLMMessage
@@ -32,9 +32,11 @@ from handoffs_runtime.usage import Usage
 # --- the decision on a response's handoff calls ------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class HandoffCalls:
-    """A response's calls to handoff tools (enabled or not), in response order, for the agent to decide."""
+class HandoffCalls(NamedTuple):
+    """A response's calls to handoff tools (enabled or not), in response order, for the agent to decide.
+
+    This and :class:`HandoffDecision` are built on every response with handoff calls: named tuples,
+    immutable and typed, are the cheapest values Python has."""
 
     calls: Sequence[FunctionCall]
     enabled: frozenset[str]
@@ -63,8 +65,7 @@ class GuardStop:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class HandoffDecision:
+class HandoffDecision(NamedTuple):
     """A result for each handoff call (same order), and how the turn ends, if it ends here."""
 
     results: Sequence[FunctionExecutionResult]
