@@ -16,7 +16,7 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
 
@@ -158,9 +158,6 @@ class Usage:
 
     def __bool__(self) -> bool:
         return bool(self.by_agent)
-
-    def __iter__(self) -> Iterator[tuple[str, Tokens]]:
-        return iter(self.by_agent.items())
 
     def __hash__(self) -> int:
         return hash(frozenset(self.by_agent.items()))
