@@ -8,7 +8,6 @@ from autogen_core.models import SystemMessage, UserMessage
 from autogen_core.tools import FunctionTool
 
 from handoffs_runtime import (
-    ScriptedModel,
     TeamPolicy,
     irreversible,
     requires_approval,
@@ -18,6 +17,7 @@ from handoffs_runtime import (
 from handoffs_runtime.agents.toolloop import ToolLoop
 from handoffs_runtime.agents.turn import Replied
 from handoffs_runtime.channels.base import Output, Person, Progress, ToolActivity
+from handoffs_runtime.models.scripted import ScriptedModel
 from handoffs_runtime.tools.capabilities import delegate_of
 from handoffs_runtime.tools.context import ToolContext
 from handoffs_runtime.tools.effects import is_irreversible

@@ -7,10 +7,11 @@ from autogen_core import MessageContext, message_handler
 from autogen_core.models import AssistantMessage, CreateResult, LLMMessage, RequestUsage, UserMessage
 from pydantic import ValidationError
 
-from handoffs_runtime import AgentResponse, FunctionModel, HandoffEvent, UserLogin, UserTask, tool_call
+from handoffs_runtime import AgentResponse, HandoffEvent, UserLogin, UserTask, tool_call
 from handoffs_runtime.agents import AIAgent, UserAgent
 from handoffs_runtime.agents.routing import SessionAgent
 from handoffs_runtime.messages import agent_response, user_task
+from handoffs_runtime.models.scripted import FunctionModel
 from handoffs_runtime.usage import Usage
 
 CONTEXT: list[LLMMessage] = [

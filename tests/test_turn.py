@@ -19,7 +19,7 @@ from autogen_core.models import (
 )
 from autogen_core.tools import FunctionTool
 
-from handoffs_runtime import ScriptedModel, handoff, tool_call
+from handoffs_runtime import handoff, tool_call
 from handoffs_runtime.agents import turn
 from handoffs_runtime.agents.ai import AIAgent
 from handoffs_runtime.agents.toolloop import ToolLoop
@@ -34,6 +34,7 @@ from handoffs_runtime.agents.turn import (
     TurnEnd,
 )
 from handoffs_runtime.agents.worker import WorkerAgent
+from handoffs_runtime.models.scripted import ScriptedModel
 from handoffs_runtime.tools.context import ToolContext
 
 SALES = handoff("Sales").resolved("Sells shoes.")

@@ -1,4 +1,4 @@
-"""Reading a stored transcript: what is new in a reply, the last exchanges, usage, Markdown and JSON exports.
+"""Reading a stored transcript: what is new in a reply, the last exchanges, usage, exports.
 
 Pure functions over :mod:`handoffs_runtime.sessions.store` values; no I/O.
 """

@@ -1,4 +1,4 @@
-"""What a tool may optionally be, as Protocols: code asks ``isinstance``, never ``getattr`` with a name.
+"""What a tool may optionally be, as Protocols: code asks ``isinstance``, not ``getattr`` by name.
 
 - :class:`DelegatesTasks`: it sends tasks to a worker type of the team (``create_worker``, an agent
   offered as a tool); the team checks when it is built that the worker type exists.
