@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from handoffs_runtime import AgentSpec, HandoffContext, OfflineModel, ScriptedChannel, TeamSpec, handoff
+from handoffs_runtime import AgentSpec, HandoffContext, OfflineModel, TeamSpec, handoff
 from handoffs_runtime.agents.human import OPERATOR_AWAY_REPLY
+from handoffs_runtime.channels.memory import ScriptedChannel
 
 from .support import run_sessions, texts
 

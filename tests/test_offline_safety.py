@@ -8,7 +8,6 @@ import pytest
 from handoffs_runtime import (
     AgentSpec,
     OfflineModel,
-    ScriptedChannel,
     TeamConfigError,
     TeamSpec,
     handoff,
@@ -16,6 +15,7 @@ from handoffs_runtime import (
     is_irreversible,
     requires_approval,
 )
+from handoffs_runtime.channels.memory import ScriptedChannel
 
 from .support import run_sessions, texts
 

@@ -65,6 +65,13 @@ Progress = TextDelta | ToolActivity
 """What a channel sees while a turn is under way, if it has a ``progress`` method (see below)."""
 
 
+@runtime_checkable
+class ShowsProgress(Protocol):
+    """A channel that shows a turn as it happens: the optional part of a channel (see below)."""
+
+    async def progress(self, session_id: str, item: Progress) -> None: ...
+
+
 async def report_progress(channel: Channel | None, session_id: str, item: Progress) -> None:
     """Give ``item`` to channels that show progress (``async def progress(session_id, item)``).
 

@@ -10,11 +10,13 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from importlib.metadata import version
 
-from handoffs_runtime import __version__
 from handoffs_runtime.cli import chat, credentials, graph, host, serve, sessions, worker
 from handoffs_runtime.errors import HandoffsError
 from handoffs_runtime.text import PrintableFormatter, printable
+
+__version__ = version("handoffs-runtime")
 
 
 def parser() -> argparse.ArgumentParser:

@@ -1,4 +1,6 @@
-"""What the long-running commands (``host``, ``worker``, ``chat --host``) share as processes: they end
+"""What the long-running commands (``host``, ``worker``, ``chat --host``) share as processes.
+
+They end
 cleanly on a signal, and gRPC's own log lines stay out of the way."""
 
 from __future__ import annotations

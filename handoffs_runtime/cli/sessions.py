@@ -1,4 +1,4 @@
-"""``handoffs sessions list | show ID | export ID --format md|json | delete ID``.
+"""``handoffs sessions list | show | export | delete``: reading and managing stored sessions.
 
 Reading commands never create a store: asking about a file that does not exist says so. They open it
 read-only (no write lock, no WAL switch), so they also work on a store they may not write.
@@ -18,9 +18,8 @@ from handoffs_runtime.cli.options import Subcommands, add_store_option, open_sto
 from handoffs_runtime.cli.output_file import write_output
 from handoffs_runtime.errors import StoreError, UnknownSessionError
 from handoffs_runtime.sessions.store import MEMORY, SessionStore
-from handoffs_runtime.sessions.transcript import EXPORT_FORMATS, describe_entry, export
+from handoffs_runtime.sessions.transcript import EXPORT_FORMATS, describe_entry, export, stored_usage
 from handoffs_runtime.text import printable
-from handoffs_runtime.usage import describe, summed, total
 
 T = TypeVar("T")
 
@@ -95,7 +94,7 @@ async def _tokens(store: SessionStore, sessions: list[str]) -> dict[str, str]:
     counts: dict[str, str] = {}
     for session in sessions:
         try:
-            counts[session] = f"{total(summed(e.body.get('usage') for e in await store.entries(session))):,}"
+            counts[session] = f"{stored_usage(await store.entries(session)).total:,}"
         except StoreError:
             counts[session] = "?"
     return counts
@@ -108,7 +107,7 @@ def _show(store: SessionStore, args: argparse.Namespace) -> int:
     print(printable(f"{header} · team {state.team or '-'}", multiline=False))
     for entry in entries:
         print(f"{entry.seq:>4} {_stamp(entry.created_at)}  {printable(describe_entry(entry))}")
-    print(f"usage: {describe(summed(e.body.get('usage') for e in entries))}")
+    print(f"usage: {stored_usage(entries).describe()}")
     return 0
 
 

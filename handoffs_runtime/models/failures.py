@@ -1,7 +1,9 @@
-"""Model failures a person can act on, said in one line: an endpoint that cannot be reached, a key that
-is refused, a model or URL that does not exist. Retrying does not fix these, so the person is told what
-to check instead of getting the same apology on every line. Transient failures (timeouts, server
-errors) are not explained here: the usual apology fits them, and the next line may well work.
+"""Model failures a person can act on, each said in one line that tells them what to check.
+
+An endpoint that cannot be reached, a key that is refused, a model or URL that does not exist. Retrying
+does not fix these, so the person is told what to check instead of getting the same apology on every
+line. Transient failures (timeouts, server errors) are not explained here: the usual apology fits them,
+and the next line may well work.
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ from pydantic import BaseModel
 from handoffs_runtime.channels.base import Person
 from handoffs_runtime.errors import TeamConfigError
 from handoffs_runtime.text import printable
+from handoffs_runtime.tools.capabilities import delegate_of
 from handoffs_runtime.tools.context import ask_person, current_tool_context
 from handoffs_runtime.tools.functions import function_tool
 
@@ -125,7 +126,7 @@ class ApprovalTool:
         self._tool = tool
         self._prompt = prompt or default_prompt
         self._person: Person = person
-        self.delegates_to: str | None = getattr(tool, "delegates_to", None)
+        self.delegates_to = delegate_of(tool)
 
     @property
     def inner(self) -> Tool:
