@@ -91,7 +91,8 @@ def test_an_unknown_team_is_one_line_and_status_2(command: list[str]) -> None:
     assert result.returncode == 2
     assert result.stdout == ""
     assert result.stderr.splitlines() == [
-        "handoffs: --team: no team named 'nope'; the built-in teams are acme, orchestrator"
+        "handoffs: --team: no team named 'nope'; the built-in teams are acme, orchestrator, "
+        "or give a team file (FILE.yaml, FILE.json, FILE.py) or module:attribute"
     ]
 
 

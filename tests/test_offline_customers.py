@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from handoffs_runtime import OfflineModel, ScriptedChannel, TeamSpec, acme_team
+from handoffs_runtime import OfflineModel, TeamSpec
+from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.models.offline_intents import FOREIGN_REPLY
+from handoffs_runtime.teams.acme import acme_team
 
 from .parcel_team import CLAIMS, CLERK_REPLY, COUNTER, PERSON, SHIPPING, TRACKING, parcel_team
 from .support import run_sessions, texts

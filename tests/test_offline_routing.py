@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from autogen_core.models import LLMMessage
 from autogen_core.tools import ToolSchema
 
-from handoffs_runtime import LocalModel, ModelCall, OfflineModel, ScriptedChannel, current_model_call
+from handoffs_runtime import LocalModel, ModelCall, OfflineModel, current_model_call
+from handoffs_runtime.channels.memory import ScriptedChannel
 
 from .parcel_team import CLAIMS, PERSON, SHIPPING, TRACKING, TRACKING_EXAMPLES, parcel_team
 from .support import run_sessions

@@ -6,7 +6,8 @@ from autogen_core import CancellationToken
 from autogen_core.tools import BaseTool
 from pydantic import BaseModel, Field
 
-from handoffs_runtime import AgentSpec, OfflineModel, ScriptedChannel, TeamSpec, irreversible
+from handoffs_runtime import AgentSpec, OfflineModel, TeamSpec, irreversible
+from handoffs_runtime.channels.memory import ScriptedChannel
 
 from .support import run_sessions, texts
 

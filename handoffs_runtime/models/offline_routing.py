@@ -1,5 +1,6 @@
-"""Which tool or handoff the offline model picks: by the words of its name and description, and for a
-handoff also by its target's example requests (``AgentSpec.examples``).
+"""Which tool or handoff the offline model picks, by the words of its name, description and examples.
+
+A handoff is also matched by its target's example requests (``AgentSpec.examples``).
 
 An example counts as a description written in the customers' own words: ``where is my order?`` listed
 for issues and repairs sends ``where is my parcel?`` there too, as both ask about a status. A team with

@@ -1,4 +1,4 @@
-"""Your own team from a file or a module: ``--team FILE.yaml | FILE.json | FILE.py | module:attribute``.
+"""Your own team from a file or a module: ``--team FILE.yaml|FILE.json|FILE.py|module:attribute``.
 
 A YAML or JSON file is checked against :mod:`.file_schema`, then every reference is resolved (tools and
 input types as ``module:name``, handoff targets, models as autogen component configurations) and the team
