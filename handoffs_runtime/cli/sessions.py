@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
-from handoffs_runtime.cli.output_file import write_output
+from handoffs_runtime.cli.output_file import database_files, write_output
 from handoffs_runtime.errors import StoreError, UnknownSessionError
 from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
 from handoffs_runtime.sessions.store import MEMORY, SessionStore, default_store_path
@@ -158,7 +158,7 @@ def _store_files(option: str | None) -> list[Path]:
     path = store_path(option)
     if path == MEMORY:
         return []
-    return [Path(path + suffix) for suffix in ("", "-wal", "-shm", "-journal")]
+    return database_files(path)
 
 
 def _delete(store: SessionStore, args: argparse.Namespace) -> int:
