@@ -15,7 +15,12 @@ from typing import Any
 
 from handoffs_runtime.channels.console import ConsoleChannel
 from handoffs_runtime.cli.sessions import open_store
-from handoffs_runtime.distributed.credentials import ROLES, create_credentials, rotate_token
+from handoffs_runtime.distributed.credentials import (
+    ROLES,
+    create_credentials,
+    renew_host_certificate,
+    rotate_token,
+)
 from handoffs_runtime.distributed.frontend import chat_remote
 from handoffs_runtime.distributed.host import Host, serve
 from handoffs_runtime.distributed.options import Address
@@ -64,7 +69,10 @@ def add_security_options(
     rotate = actions.add_parser("rotate", help="replace one role's token in DIR (then restart who uses it)")
     rotate.add_argument("directory", metavar="DIR")
     rotate.add_argument("--role", choices=ROLES, required=True)
-    for parser in (credentials, create, rotate):
+    renew = actions.add_parser("renew", help="a new host certificate from the same CA in DIR (tokens kept)")
+    renew.add_argument("directory", metavar="DIR")
+    renew.add_argument("--host-name", action="append", default=[], metavar="NAME", help="a name to add")
+    for parser in (credentials, create, rotate, renew):
         parser.set_defaults(verbose=0)
 
 
@@ -74,8 +82,13 @@ def run_credentials(args: argparse.Namespace) -> int:
         print(f"wrote {', '.join(p.name for p in written)} to {args.directory} (readable by you only)")
         print(
             "the host needs host.pem, host.key, worker.token and frontend.token; each worker ca.pem and "
-            "worker.token; each chat front end ca.pem and frontend.token"
+            "worker.token; each chat front end ca.pem and frontend.token; keep ca.key safe (no process "
+            "needs it) for `handoffs credentials renew`"
         )
+        return 0
+    if args.credentials_command == "renew":
+        renew_host_certificate(args.directory, args.host_name)
+        print(f"wrote a new host.pem and host.key to {args.directory}: restart the host (nothing else)")
         return 0
     path = rotate_token(args.directory, args.role)
     print(f"wrote a new {path.name}: restart the host and every {args.role} with it")
