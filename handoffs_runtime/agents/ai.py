@@ -231,7 +231,8 @@ class AIAgent(SessionAgent):
             call = calls[i]
             if rank > 0:
                 ignored = "ignored: only one handoff per response is carried out"
-                await self._publish_event(session, config.handoffs[call.name], call, "refused", 0, ignored)
+                handoff = config.handoffs[call.name]
+                await self._publish_event(session, handoff, call, "refused", 0, ignored, kind=ignored)
                 results[i] = error_result(call, ignored)
                 continue
             decision = await self._check_handoff(call, session, conversation, enabled)
@@ -259,17 +260,20 @@ class AIAgent(SessionAgent):
         """The handoff and its validated input, or the reason it is refused (sent back as a tool result)."""
         handoff = self._config.handoffs[call.name]
         if call.name not in enabled:
-            await self._publish_event(session, handoff, call, "refused", 0, "handoff is disabled")
+            disabled = "handoff is disabled"
+            await self._publish_event(session, handoff, call, "refused", 0, disabled, kind=disabled)
             return f"{call.name} is not available right now; do not call it"
         args = parse_arguments(call)
         if isinstance(args, str):
-            await self._publish_event(session, handoff, call, "refused", 0, args)
+            kind = "arguments are not valid JSON" if "not valid JSON" in args else "arguments not an object"
+            await self._publish_event(session, handoff, call, "refused", 0, args, kind=kind)
             return args
         try:
             data = handoff.validate_input(call.arguments)
         except ValidationError as exc:
             reason = f"invalid arguments for {call.name}: {describe_validation(exc)}"
-            await self._publish_event(session, handoff, call, "refused", 0, reason)
+            kind = f"validation failed: {_fields(exc, handoff)}"
+            await self._publish_event(session, handoff, call, "refused", 0, reason, kind=kind)
             return reason
         return handoff, data
 
@@ -292,7 +296,8 @@ class AIAgent(SessionAgent):
         except Exception as exc:
             logger.exception("%s of %s failed", stage, handoff.tool_name)
             reason = f"{stage} failed: {type(exc).__name__}: {exc}"
-            await self._publish_event(session, handoff, call, "refused", len(path), reason)
+            kind = f"{stage} failed: {type(exc).__name__}"
+            await self._publish_event(session, handoff, call, "refused", len(path), reason, kind=kind)
             await self._reply([*message.context, *new], MODEL_ERROR_REPLY)
             return
         await self._publish_event(session, handoff, call, "handoff", len(path), "", payload, decided.said)
@@ -340,14 +345,8 @@ class AIAgent(SessionAgent):
         logger.warning("loop guard in session %s: %s", session, reason)
         human = config.human_agent
         escalate = config.policy.on_loop == "escalate" and human is not None and human != config.name
-        await self._publish_event(
-            session,
-            handoff,
-            call,
-            "loop_stopped",
-            hop,
-            reason if not escalate else f"{reason}; escalated to {human}",
-        )
+        said = reason if not escalate else f"{reason}; escalated to {human}"  # agent names and numbers only
+        await self._publish_event(session, handoff, call, "loop_stopped", hop, said, kind=said)
         if escalate and human is not None:
             task = user_task([*message.context, *new], [*path, human], self._usage)
             await self.publish_message(task, topic_id=session_topic(human, session))
@@ -370,6 +369,8 @@ class AIAgent(SessionAgent):
         reason: str,
         arguments: dict[str, Any] | None = None,
         said: str | None = None,
+        *,
+        kind: str = "",
     ) -> None:
         event = HandoffEvent(
             session_id=session,
@@ -380,6 +381,7 @@ class AIAgent(SessionAgent):
             arguments=arguments,
             hop=hop,
             reason=reason,
+            kind=kind,
             said=said or "",
         )
         await self.publish_message(event, topic_id=session_topic(HANDOFF_EVENTS, session))
@@ -394,6 +396,13 @@ async def _is_enabled(handoff: Handoff, ctx: SessionContext) -> bool:
     except Exception:
         logger.exception("is_enabled of %s failed; not offering it", handoff.tool_name)
         return False
+
+
+def _fields(exc: ValidationError, handoff: Handoff) -> str:
+    """The input type's fields that failed, without the values (another key the model sent is not named)."""
+    declared = handoff.input_type.model_fields if handoff.input_type is not None else {}
+    names = [str(e["loc"][0]) if e["loc"] and e["loc"][0] in declared else "other" for e in exc.errors()]
+    return ", ".join(dict.fromkeys(names)) or "input"
 
 
 def _model_dump(data: BaseModel | None) -> dict[str, Any] | None:
