@@ -21,6 +21,7 @@ from handoffs_runtime.cli.sessions import (
 )
 from handoffs_runtime.errors import HandoffsError
 from handoffs_runtime.models.choice import model_from_options, model_label
+from handoffs_runtime.models.redaction import install_redaction
 from handoffs_runtime.team.chat import run_chat
 from handoffs_runtime.team.graph import team_mermaid
 from handoffs_runtime.team.spec import TeamSpec, streaming_team
@@ -147,6 +148,7 @@ def _add_distributed_commands(
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     _configure_logging(getattr(args, "verbose", 0))
+    install_redaction()  # the API key and tokens never reach the log, whatever echoes them
     try:
         if args.command in ("chat", "worker"):
             install_from_options(args, service_name=f"handoffs-{args.command}")

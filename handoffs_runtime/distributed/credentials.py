@@ -33,6 +33,7 @@ from handoffs_runtime.distributed.certificates import (
 )
 from handoffs_runtime.distributed.options import logger
 from handoffs_runtime.errors import DistributedError
+from handoffs_runtime.models.redaction import add_secret
 
 Role: TypeAlias = Literal["worker", "frontend"]
 ROLES: tuple[Role, ...] = ("worker", "frontend")
@@ -269,7 +270,9 @@ def _read(folder: Path, name: str, who: str, *, missing: str = "") -> bytes:
 
 
 def _read_token(folder: Path, role: Role, who: str) -> bytes:
-    return _read(folder, token_file(role), who).strip()
+    token = _read(folder, token_file(role), who).strip()
+    add_secret(token)  # masked in every log record (see models/redaction.py)
+    return token
 
 
 """What autogen's gRPC runtime writes as the sender of a message published outside any agent."""
