@@ -69,6 +69,9 @@ class HandoffEvent(BaseModel):
     arguments: dict[str, Any] | None = None
     hop: int = 0
     reason: str = ""
+    kind: str = ""
+    """``reason`` with nothing quoted from the conversation or the model (``validation failed: account``):
+    what telemetry records unless content capture is on."""
     said: str = ""
 
 

@@ -40,7 +40,7 @@ from .test_distributed import DONE, PROPOSAL, REFUND, notice, reply
 
 FAST = Backoff(initial=0.01, maximum=0.05)
 TEAM = acme_team()
-FILES = ["ca.pem", "host.pem", "host.key", "worker.token", "frontend.token"]
+FILES = ["ca.pem", "ca.key", "host.pem", "host.key", "worker.token", "frontend.token"]
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +122,7 @@ async def denied(call: asyncio.Future[None] | object, code: grpc.StatusCode) -> 
 # --- credentials -------------------------------------------------------------------------------------------
 
 
-def test_credentials_are_five_owner_only_files_naming_the_hosts(tmp_path: Path) -> None:
+def test_credentials_are_six_owner_only_files_naming_the_hosts(tmp_path: Path) -> None:
     written = create_credentials(tmp_path / "creds", ["gateway.example", "10.1.2.3"])
     assert sorted(p.name for p in written) == sorted(FILES)
     for path in written:
@@ -460,6 +460,8 @@ async def test_a_pinned_front_end_uses_the_frontend_token_and_an_unpinned_one_th
     (mixed / "ca.pem").write_bytes((credentials / "ca.pem").read_bytes())
     (mixed / "frontend.token").write_bytes((credentials / "frontend.token").read_bytes())
     (mixed / "worker.token").write_bytes((other_credentials / "worker.token").read_bytes())
+    for token in ("frontend.token", "worker.token"):
+        (mixed / token).chmod(0o600)  # a token others may read is refused
     async with FrontEnd(TEAM, secure_host, QueueChannel(), credentials=mixed, backoff=FAST):
         pass  # the frontend token is right
     unpinned = FrontEnd(TEAM, secure_host, QueueChannel(), credentials=mixed, pinned=False, backoff=FAST)

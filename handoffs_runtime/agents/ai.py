@@ -188,7 +188,8 @@ class AIAgent(SessionAgent):
         except Exception as exc:
             logger.exception("%s of %s failed", stage, handoff.tool_name)
             reason = f"{stage} failed: {type(exc).__name__}: {exc}"
-            await self._publish_event(handoff, call, "refused", len(path), reason)
+            kind = f"{stage} failed: {type(exc).__name__}"
+            await self._publish_event(handoff, call, "refused", len(path), reason, kind=kind)
             await self._reply(message.context, new, MODEL_ERROR_REPLY, usage)
             return
         payload = data.model_dump(mode="json") if data is not None else None
@@ -232,7 +233,7 @@ class AIAgent(SessionAgent):
         human = config.human_agent
         escalate = config.policy.on_loop == "escalate" and human is not None and human != config.name
         reason = stop.reason if not escalate else f"{stop.reason}; escalated to {human}"
-        await self._publish_event(stop.handoff, stop.call, "loop_stopped", len(path), reason)
+        await self._publish_event(stop.handoff, stop.call, "loop_stopped", len(path), reason, kind=reason)
         if escalate and human is not None:
             task = user_task(conversation, [*path, human], usage)
             await self.publish_message(task, topic_id=session_topic(human, session))
@@ -257,7 +258,9 @@ class AIAgent(SessionAgent):
         reason: str,
         arguments: dict[str, Any] | None = None,
         said: str | None = None,
+        kind: str = "",
     ) -> None:
+        """``kind`` is ``reason`` with nothing quoted from the conversation: what telemetry records."""
         session = self._session
         event = HandoffEvent(
             session_id=session,
@@ -269,6 +272,7 @@ class AIAgent(SessionAgent):
             hop=hop,
             reason=reason,
             said=said or "",
+            kind=kind,
         )
         await self.publish_message(event, topic_id=session_topic(HANDOFF_EVENTS, session))
 
@@ -293,7 +297,8 @@ class _TurnDecider:
         ends_turn: Transfer | GuardStop | None = None
         for rank, call in enumerate(request.calls):
             if rank > 0:
-                await agent._publish_event(config.handoffs[call.name], call, "refused", 0, ONE_HANDOFF)
+                handoff = config.handoffs[call.name]
+                await agent._publish_event(handoff, call, "refused", 0, ONE_HANDOFF, kind=ONE_HANDOFF)
                 results.append(error_result(call, ONE_HANDOFF))
                 continue
             checked = await self._check(call, request.enabled)
@@ -318,16 +323,26 @@ class _TurnDecider:
         agent = self._agent
         handoff = agent._config.handoffs[call.name]
         if call.name not in enabled:
-            await agent._publish_event(handoff, call, "refused", 0, "handoff is disabled")
+            disabled = "handoff is disabled"
+            await agent._publish_event(handoff, call, "refused", 0, disabled, kind=disabled)
             return f"{call.name} is not available right now; do not call it"
         args = parse_arguments(call)
         if isinstance(args, str):
-            await agent._publish_event(handoff, call, "refused", 0, args)
+            kind = "arguments are not valid JSON" if "not valid JSON" in args else "arguments not an object"
+            await agent._publish_event(handoff, call, "refused", 0, args, kind=kind)
             return args
         try:
             data = handoff.validate_input(call.arguments)
         except ValidationError as exc:
             reason = f"invalid arguments for {call.name}: {describe_validation(exc)}"
-            await agent._publish_event(handoff, call, "refused", 0, reason)
+            kind = f"validation failed: {_fields(exc, handoff)}"
+            await agent._publish_event(handoff, call, "refused", 0, reason, kind=kind)
             return reason
         return handoff, data
+
+
+def _fields(exc: ValidationError, handoff: Handoff) -> str:
+    """The input type's fields that failed, without the values (another key the model sent is not named)."""
+    declared = handoff.input_type.model_fields if handoff.input_type is not None else {}
+    names = [str(e["loc"][0]) if e["loc"] and e["loc"][0] in declared else "other" for e in exc.errors()]
+    return ", ".join(dict.fromkeys(names)) or "input"

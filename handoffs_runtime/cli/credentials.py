@@ -1,4 +1,4 @@
-"""``handoffs credentials create|rotate``: the TLS files and tokens of a distributed deployment.
+"""``handoffs credentials create|rotate|renew``: the TLS files and tokens of a distributed deployment.
 
 Each action is a pair: ``_add_<action>`` declares it (through :func:`_action`, which gives it the
 directory argument and its runner) and ``_<action>`` runs it; a new action adds one pair and one line
@@ -11,7 +11,12 @@ import argparse
 from collections.abc import Callable
 
 from handoffs_runtime.cli.options import Subcommands
-from handoffs_runtime.distributed.credentials import ROLES, create_credentials, rotate_token
+from handoffs_runtime.distributed.credentials import (
+    ROLES,
+    create_credentials,
+    renew_host_certificate,
+    rotate_token,
+)
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -19,6 +24,7 @@ def add_parser(sub: Subcommands) -> None:
     actions = credentials.add_subparsers(dest="credentials_command", required=True)
     _add_create(actions)
     _add_rotate(actions)
+    _add_renew(actions)
 
 
 def _action(
@@ -52,7 +58,8 @@ def _create(args: argparse.Namespace) -> int:
     print(f"wrote {', '.join(p.name for p in written)} to {args.directory} (readable by you only)")
     print(
         "the host needs host.pem, host.key, worker.token and frontend.token; each worker ca.pem and "
-        "worker.token; each chat front end ca.pem and frontend.token"
+        "worker.token; each chat front end ca.pem and frontend.token; keep ca.key safe (no process "
+        "needs it) for `handoffs credentials renew`"
     )
     return 0
 
@@ -70,4 +77,20 @@ def _add_rotate(actions: Subcommands) -> None:
 def _rotate(args: argparse.Namespace) -> int:
     path = rotate_token(args.directory, args.role)
     print(f"wrote a new {path.name}: restart the host and every {args.role} with it")
+    return 0
+
+
+def _add_renew(actions: Subcommands) -> None:
+    renew = _action(
+        actions,
+        "renew",
+        help_text="a new host certificate from the same CA in DIR (tokens kept)",
+        run=_renew,
+    )
+    renew.add_argument("--host-name", action="append", default=[], metavar="NAME", help="a name to add")
+
+
+def _renew(args: argparse.Namespace) -> int:
+    renew_host_certificate(args.directory, args.host_name)
+    print(f"wrote a new host.pem and host.key to {args.directory}: restart the host (nothing else)")
     return 0

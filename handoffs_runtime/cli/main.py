@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from importlib.metadata import version
 
 from handoffs_runtime.cli import chat, credentials, graph, host, serve, sessions, worker
+from handoffs_runtime.models.redaction import install_redaction
 from handoffs_runtime.errors import HandoffsError
 from handoffs_runtime.text import PrintableFormatter, printable
 
@@ -47,6 +48,7 @@ def _configure_logging(verbose: int) -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(PrintableFormatter("%(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=level, handlers=[handler])
+    install_redaction()  # the API key and tokens never reach the log, whatever echoes them
     if verbose < 2:
         logging.getLogger("autogen_core").setLevel(logging.ERROR if verbose else logging.CRITICAL)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from handoffs_runtime.cli.options import Subcommands, add_store_option, open_store, store_path
-from handoffs_runtime.cli.output_file import write_output
+from handoffs_runtime.cli.output_file import database_files, write_output
 from handoffs_runtime.errors import StoreError, UnknownSessionError
 from handoffs_runtime.sessions.store import MEMORY, SessionStore
 from handoffs_runtime.sessions.transcript import EXPORT_FORMATS, describe_entry, export, stored_usage
@@ -127,7 +127,7 @@ def _store_files(option: str | None) -> list[Path]:
     path = store_path(option)
     if path == MEMORY:
         return []
-    return [Path(path + suffix) for suffix in ("", "-wal", "-shm", "-journal")]
+    return database_files(path)
 
 
 def _delete(store: SessionStore, args: argparse.Namespace) -> int:

@@ -13,6 +13,7 @@ from autogen_core.models import (
 )
 
 from handoffs_runtime.errors import ModelConfigError
+from handoffs_runtime.models.redaction import add_secret
 
 # --- OpenAI-compatible endpoints ---------------------------------------------------------------------
 
@@ -57,6 +58,8 @@ def openai_model(
                 "server that needs none"
             )
         key = "not-needed"  # local servers (Ollama, llama.cpp) accept any key
+    else:
+        add_secret(key)  # an endpoint may echo it in an error, which may be logged
     if not (isinstance(timeout, int | float) and 0 < timeout < math.inf):
         raise ModelConfigError(f"timeout must be a positive number of seconds, got {timeout!r}")
     kwargs: dict[str, Any] = {"model": model, "api_key": key, "timeout": timeout, "max_retries": max_retries}

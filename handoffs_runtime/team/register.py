@@ -22,6 +22,7 @@ from handoffs_runtime.agents.worker import WorkerAgent, WorkerAgentConfig
 from handoffs_runtime.channels.base import Channel
 from handoffs_runtime.errors import TeamConfigError
 from handoffs_runtime.messages import UserLogin
+from handoffs_runtime.models.redaction import install_redaction
 from handoffs_runtime.runtime.release import release_on_end
 from handoffs_runtime.sessions.store import SessionStore
 from handoffs_runtime.team.build import BuiltAgent, build_team, human_handoff_targets, tool_served_agents
@@ -58,6 +59,7 @@ async def register_team(
     ``telemetry`` (default: the one ``telemetry.install`` set, else none) traces and measures the team's
     turns, agents, models, tools and handoffs; without it nothing is wrapped.
     """
+    install_redaction()  # the API key and tokens never reach the log, whatever echoes them
     type_of = agent_type or (lambda name: name)
     built = build_team(team)
     telemetry = telemetry or installed()

@@ -147,13 +147,14 @@ class Telemetry:
             c.HANDOFF_OUTCOME: event.outcome,
             c.HOP: event.hop,
         }
-        if event.reason:
-            attributes[c.HANDOFF_REASON] = event.reason
+        reason = event.reason if self.capture_content else event.kind  # a reason may quote the input
+        if reason:
+            attributes[c.HANDOFF_REASON] = reason
         if event.arguments is not None and self.capture_content:
             attributes[c.HANDOFF_INPUT] = c.as_content(event.arguments)
         span = self.tracer.start_span(f"handoff {event.source} -> {event.target}", attributes=attributes)
         if event.outcome != "handoff":
-            span.set_status(Status(StatusCode.ERROR, event.reason or event.outcome))
+            span.set_status(Status(StatusCode.ERROR, reason or event.outcome))
             span.set_attribute(c.ERROR_TYPE, event.outcome)
         span.end()
         labels = {
