@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from importlib.metadata import version
 
 from handoffs_runtime.cli import chat, credentials, graph, host, serve, sessions, worker
-from handoffs_runtime.models.redaction import install_redaction
 from handoffs_runtime.errors import HandoffsError
+from handoffs_runtime.models.redaction import install_redaction
 from handoffs_runtime.text import PrintableFormatter, printable
 
 __version__ = version("handoffs-runtime")
