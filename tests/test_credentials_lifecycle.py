@@ -12,12 +12,13 @@ from pathlib import Path
 import grpc  # type: ignore[import-untyped]
 import pytest
 
-from handoffs_runtime import QueueChannel, acme_team
+from handoffs_runtime import QueueChannel
 from handoffs_runtime.distributed import FrontEnd, Host, start_worker
 from handoffs_runtime.distributed.certificates import day, expires
 from handoffs_runtime.distributed.credentials import ClientCredentials, HostCredentials, create_credentials
 from handoffs_runtime.errors import DistributedError
 from handoffs_runtime.models.offline import OfflineModel
+from handoffs_runtime.teams.acme import acme_team
 
 from .test_distributed_cli import run
 from .test_security_cli import one_line

@@ -17,8 +17,11 @@ from typing import Any
 
 import pytest
 
-from handoffs_runtime import HandoffsRuntime, ScriptedChannel, ScriptedModel, acme_team, register_team
+from handoffs_runtime import HandoffsRuntime, register_team
+from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.distributed.credentials import ClientCredentials, create_credentials
+from handoffs_runtime.models.scripted import ScriptedModel
+from handoffs_runtime.teams.acme import acme_team
 
 
 @contextmanager

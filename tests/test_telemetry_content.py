@@ -12,14 +12,14 @@ from handoffs_runtime import (
     AgentSpec,
     HandoffContext,
     HandoffsRuntime,
-    ScriptedChannel,
-    ScriptedModel,
     TeamSpec,
     handoff,
     register_team,
     start_session,
     tool_call,
 )
+from handoffs_runtime.channels.memory import ScriptedChannel
+from handoffs_runtime.models.scripted import ScriptedModel
 
 from .test_telemetry import Recorder
 
