@@ -1,4 +1,4 @@
-"""Walking a run's working directory, however deep or wide the code made it, with two descriptors at most.
+"""Walking a run's working directory, however deep or wide, with two descriptors at most.
 
 A walk that keeps a descriptor per pending directory (as ``os.fwalk`` and ``shutil.rmtree`` do, one per
 level) lets the code exhaust the host process's descriptors with a few thousand directories: the host
