@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import pytest
 from autogen_core import MessageContext, message_handler
-from autogen_core.models import AssistantMessage, CreateResult, LLMMessage, RequestUsage, UserMessage
+from autogen_core.models import AssistantMessage, LLMMessage, UserMessage
 from pydantic import ValidationError
 
-from handoffs_runtime import AgentResponse, HandoffEvent, UserLogin, UserTask, tool_call
+from handoffs_runtime import AgentResponse, HandoffEvent, UserLogin, UserTask
 from handoffs_runtime.agents import AIAgent, UserAgent
 from handoffs_runtime.agents.routing import SessionAgent
 from handoffs_runtime.messages import agent_response, user_task
-from handoffs_runtime.models.scripted import FunctionModel
 from handoffs_runtime.usage import Usage
 
 CONTEXT: list[LLMMessage] = [
@@ -50,15 +49,6 @@ def test_the_shortcuts_know_every_required_field() -> None:
     assert set(AgentResponse.model_fields) == {"context", "reply_to_topic_type", *optional}
     for built in (user_task(list(CONTEXT), ["Triage"]), agent_response(list(CONTEXT), "Triage")):
         assert (built.trace, built.usage) == (None, Usage.EMPTY)
-
-
-async def test_a_local_models_result_equals_the_validated_one_and_anything_else_is_validated() -> None:
-    zero = RequestUsage(prompt_tokens=0, completion_tokens=0)
-    for reply, reason in (("hello", "stop"), ([tool_call("look_up", {"q": "shoes"})], "function_calls")):
-        fast = await FunctionModel(lambda messages, tools, r=reply: r).create(list(CONTEXT))  # type: ignore[misc]
-        assert fast == CreateResult(finish_reason=reason, content=reply, usage=zero, cached=False)  # type: ignore[arg-type]
-    with pytest.raises(ValidationError):
-        await FunctionModel(lambda messages, tools: [{"not": "a call"}]).create(list(CONTEXT))  # type: ignore[list-item, return-value]
 
 
 def test_session_agents_share_one_routing_table_per_class() -> None:

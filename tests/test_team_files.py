@@ -143,6 +143,27 @@ def test_a_mistake_is_one_line_with_its_place_and_a_suggestion(
     assert "Traceback" not in done.stderr
 
 
+def test_a_misspelt_entry_agent_is_one_line_with_a_suggestion(tmp_path: Path) -> None:
+    (tmp_path / "shoptools.py").write_text(TOOLS_MODULE)
+    path = write(tmp_path, GOOD + "    entry: Frnt\n")
+    with pytest.raises(TeamFileError) as caught:
+        load_team_file(path)
+    assert caught.value.problems == [f"{path}:7: entry: unknown agent 'Frnt'; did you mean 'Front'?"]
+
+
+def test_the_acme_example_file_chats() -> None:
+    done = run_handoffs(
+        "chat",
+        "--team",
+        str(EXAMPLES / "acme.yaml"),
+        "--no-colour",
+        stdin="I want a refund for my skates\nyes\n",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "ACME Inc. customer service" in done.stdout.splitlines()[0]
+    assert "execute refund" in done.stdout
+
+
 def test_every_mistake_is_reported_once(tmp_path: Path) -> None:
     (tmp_path / "shoptools.py").write_text(TOOLS_MODULE)
     path = write(tmp_path, GOOD.replace("[Billing]", "[Biling, Biling]").replace("refund]", "refnd]"))
