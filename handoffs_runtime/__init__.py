@@ -22,6 +22,7 @@ from handoffs_runtime.channels.memory import QueueChannel, ScriptedChannel
 from handoffs_runtime.errors import (
     HandoffsError,
     ModelConfigError,
+    ModelProtocolError,
     ScriptError,
     SessionBusyError,
     SessionTakenOverError,
@@ -111,6 +112,7 @@ __all__ = [
     "LocalModel",
     "ModelCall",
     "ModelConfigError",
+    "ModelProtocolError",
     "Notice",
     "OfflineModel",
     "Output",
