@@ -34,8 +34,10 @@ def fix_completion(data: object) -> bool:
     changed = False
     for choice in _choices(data):
         message = choice.get("message")
-        if isinstance(message, dict):
-            changed |= _fix_legacy_call(message)
+        if isinstance(message, dict) and _fix_legacy_call(message):
+            changed = True
+            if message.get("tool_calls"):
+                choice["finish_reason"] = "tool_calls"
         if choice.get("finish_reason") == "function_call":
             choice["finish_reason"] = "tool_calls"
             changed = True
@@ -70,8 +72,14 @@ def _fix_legacy_call(message: dict[str, Any]) -> bool:
         return False
     legacy = message.pop("function_call")
     if not message.get("tool_calls") and isinstance(legacy, dict) and legacy.get("name"):
-        call = {"id": f"call_legacy_{next(_legacy_ids)}", "type": "function", "function": legacy}
-        message["tool_calls"] = [call]
+        args = legacy.get("arguments")
+        function = {
+            "name": legacy["name"],
+            "arguments": args if isinstance(args, str) else json.dumps(args or {}),
+        }
+        message["tool_calls"] = [
+            {"id": f"call_legacy_{next(_legacy_ids)}", "type": "function", "function": function}
+        ]
     return True
 
 
