@@ -23,7 +23,7 @@ from handoffs_runtime.errors import HandoffsError
 from handoffs_runtime.models.choice import model_from_options, model_label
 from handoffs_runtime.team.chat import run_chat
 from handoffs_runtime.team.graph import team_mermaid
-from handoffs_runtime.team.spec import TeamSpec, streaming_team
+from handoffs_runtime.team.spec import TeamSpec, model_timeout_team, streaming_team
 from handoffs_runtime.teams.acme import acme_team
 from handoffs_runtime.teams.orchestrator import orchestrator_team
 from handoffs_runtime.telemetry.setup import add_trace_option, install_from_options
@@ -44,6 +44,13 @@ def _parser() -> argparse.ArgumentParser:
     chat.add_argument(
         "--model",
         help="model name on an OpenAI-compatible endpoint (default: $HANDOFFS_MODEL, else the offline model)",
+    )
+    chat.add_argument(
+        "--model-timeout",
+        type=float,
+        metavar="S",
+        help="seconds one model call may take, the whole reply included (default: 30); a streamed reply "
+        "cut there is kept, marked as cut",
     )
     chat.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
     chat.add_argument("--session", help="start or resume the session with this id (default: a new random id)")
@@ -182,7 +189,9 @@ def _chat(args: argparse.Namespace) -> int:
 
         console = ConsoleChannel if args.no_stream else StreamingConsoleChannel  # the workers decide
         return run_remote_chat(args, team, console(colour=False if args.no_colour else None))
-    model = model_from_options(args.model, base_url=args.base_url)
+    model = model_from_options(args.model, base_url=args.base_url, timeout=args.model_timeout)
+    if args.model_timeout is not None:
+        team = model_timeout_team(team, args.model_timeout)
     label = model_label(model)
     if label == "offline":
         model_line = (
