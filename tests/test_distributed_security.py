@@ -15,7 +15,7 @@ from autogen_core.models import AssistantMessage
 from autogen_ext.runtimes.grpc.protos import agent_worker_pb2
 from cryptography import x509
 
-from handoffs_runtime import AgentReply, QueueChannel, TeamSpec, acme_team
+from handoffs_runtime import AgentReply, QueueChannel, TeamSpec
 from handoffs_runtime.channels.base import TextDelta, ToolActivity
 from handoffs_runtime.distributed import Backoff, FrontEnd, Host, WorkerRuntime, start_worker
 from handoffs_runtime.distributed.auth import TokenCheck
@@ -32,6 +32,7 @@ from handoffs_runtime.messages import (
 )
 from handoffs_runtime.models.offline import OfflineModel
 from handoffs_runtime.team.spec import streaming_team
+from handoffs_runtime.teams.acme import acme_team
 
 from .distributed_support import TIMEOUT, Process
 from .intruder import Intruder

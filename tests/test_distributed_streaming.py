@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from handoffs_runtime import AgentReply, QueueChannel, SQLiteSessionStore, acme_team
+from handoffs_runtime import AgentReply, QueueChannel, SQLiteSessionStore
 from handoffs_runtime.channels.base import Progress, TextDelta, ToolActivity, progress_item, progress_message
 from handoffs_runtime.distributed import FrontEnd, launch_host, launch_worker
+from handoffs_runtime.teams.acme import acme_team
 
 from .chat_process import Chat
 from .distributed_support import TIMEOUT, Process

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from handoffs_runtime import OfflineModel, QueueChannel, acme_team, register_team, start_session
+from handoffs_runtime import OfflineModel, QueueChannel, register_team, start_session
 from handoffs_runtime.channels.base import AgentReply, ToolActivity
 from handoffs_runtime.channels.events import (
     HandedOff,
@@ -16,6 +16,7 @@ from handoffs_runtime.channels.events import (
     to_json,
 )
 from handoffs_runtime.runtime.single_threaded import HandoffsRuntime
+from handoffs_runtime.teams.acme import acme_team
 
 from .event_support import run_events
 

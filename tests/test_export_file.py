@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from handoffs_runtime import OfflineModel, ScriptedChannel, SQLiteSessionStore, run_chat
+from handoffs_runtime import OfflineModel, SQLiteSessionStore, run_chat
+from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.teams.acme import acme_team
 
 from .cli_support import run_handoffs

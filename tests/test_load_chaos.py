@@ -17,8 +17,9 @@ from typing import Any
 from autogen_core.models import LLMMessage
 from autogen_core.tools import ToolSchema
 
-from handoffs_runtime import HandoffsRuntime, ScriptedChannel, TeamPolicy, register_team, start_session
+from handoffs_runtime import HandoffsRuntime, TeamPolicy, register_team, start_session
 from handoffs_runtime.channels.base import Notice
+from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.models.local import LocalModel, current_model_call
 
 from .test_malformed_responses import MALFORMED, raw, team

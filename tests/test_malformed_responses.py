@@ -21,7 +21,6 @@ from autogen_core.tools import FunctionTool, ToolSchema
 from handoffs_runtime import (
     AgentSpec,
     HandoffsRuntime,
-    ScriptedChannel,
     TeamPolicy,
     TeamSpec,
     register_team,
@@ -31,6 +30,7 @@ from handoffs_runtime.agents.ai import MODEL_ERROR_REPLY, AIAgent
 from handoffs_runtime.agents.toolloop import ToolLoop
 from handoffs_runtime.agents.worker import WorkerAgent, WorkerAgentConfig
 from handoffs_runtime.channels.base import Notice
+from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.messages import WorkerResult, WorkerTask
 from handoffs_runtime.models.local import LocalModel
 

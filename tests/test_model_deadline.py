@@ -19,21 +19,16 @@ import pytest
 from autogen_core import AgentId
 from autogen_core.models import SystemMessage
 
-from handoffs_runtime import (
-    HandoffsRuntime,
-    ModelConfigError,
-    ScriptedChannel,
-    ScriptedModel,
-    TeamPolicy,
-    acme_team,
-    openai_model,
-)
+from handoffs_runtime import HandoffsRuntime, ModelConfigError, TeamPolicy, openai_model
 from handoffs_runtime.agents.ai import MODEL_ERROR_REPLY
 from handoffs_runtime.agents.worker import WorkerAgent, WorkerAgentConfig
+from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.errors import TeamConfigError
 from handoffs_runtime.messages import WorkerResult, WorkerTask
 from handoffs_runtime.models.deadline import cut_note
+from handoffs_runtime.models.scripted import ScriptedModel
 from handoffs_runtime.team.spec import model_timeout_team
+from handoffs_runtime.teams.acme import acme_team
 
 from .cli_support import run_handoffs
 from .support import run_sessions, texts

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from handoffs_runtime import AgentSpec, OfflineModel, ScriptedChannel, TeamSpec, handoff
+from handoffs_runtime import AgentSpec, OfflineModel, TeamSpec, handoff
 from handoffs_runtime.agents.human import OPERATOR_AWAY_REPLY
+from handoffs_runtime.channels.memory import ScriptedChannel
 
 from .support import run_sessions, texts
 

@@ -11,15 +11,15 @@ import pytest
 from handoffs_runtime import (
     AgentSpec,
     OfflineModel,
-    ScriptedChannel,
     TeamConfigError,
     TeamSpec,
-    acme_team,
     handoff,
     irreversible,
     is_irreversible,
     requires_approval,
 )
+from handoffs_runtime.channels.memory import ScriptedChannel
+from handoffs_runtime.teams.acme import acme_team
 
 from .support import run_sessions, texts
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from handoffs_runtime import ModelConfigError, ScriptedChannel, TeamPolicy, acme_team, openai_model
+from handoffs_runtime import ModelConfigError, TeamPolicy, openai_model
 from handoffs_runtime.agents.ai import MODEL_ERROR_REPLY
+from handoffs_runtime.channels.memory import ScriptedChannel
+from handoffs_runtime.teams.acme import acme_team
 
 from .fake_openai import fake_openai
 from .support import run_sessions, texts

@@ -10,18 +10,18 @@ import pytest
 
 from handoffs_runtime import (
     HandoffsRuntime,
-    ModelProtocolError,
-    ScriptedChannel,
     SQLiteSessionStore,
     TeamPolicy,
-    acme_team,
     openai_model,
     register_team,
     start_session,
 )
 from handoffs_runtime.agents.ai import EMPTY_REPLY, MODEL_ERROR_REPLY
+from handoffs_runtime.channels.memory import ScriptedChannel
+from handoffs_runtime.errors import ModelProtocolError
 from handoffs_runtime.models.failures import explain_model_error
 from handoffs_runtime.models.responses import TRUNCATED_STREAM
+from handoffs_runtime.teams.acme import acme_team
 
 from .fake_openai import fake_openai
 from .support import run_sessions, texts

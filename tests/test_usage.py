@@ -14,18 +14,17 @@ from autogen_core.models import ChatCompletionClient
 from handoffs_runtime import (
     AgentSpec,
     HandoffsRuntime,
-    ScriptedChannel,
     SQLiteSessionStore,
     TeamPolicy,
     TeamSpec,
-    acme_team,
     register_team,
     start_session,
     tool_call,
     worker_tools,
 )
+from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.errors import TeamConfigError
-from handoffs_runtime.teams.acme import ITEM_ID
+from handoffs_runtime.teams.acme import ITEM_ID, acme_team
 from handoffs_runtime.usage import BUDGET_REPLY
 
 from .support import ReportingModel

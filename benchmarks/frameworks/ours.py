@@ -13,7 +13,6 @@ from autogen_core.tools import ToolSchema
 from handoffs_runtime import (
     AgentReply,
     AgentSpec,
-    FunctionModel,
     HandoffsRuntime,
     Output,
     TeamSpec,
@@ -23,6 +22,7 @@ from handoffs_runtime import (
     tool_call,
 )
 from handoffs_runtime.channels.base import Person
+from handoffs_runtime.models.scripted import FunctionModel
 
 from ..scenario import (
     HANDOFF_TOOL,

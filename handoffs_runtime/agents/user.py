@@ -1,4 +1,4 @@
-"""``UserAgent``: the customer's side of a session. Shows replies, asks for the next message, routes it.
+"""``UserAgent``: the customer's side: it shows replies, asks for the next message and routes it.
 
 The person's next message goes to whichever agent answered last (``reply_to_topic_type``): the active
 agent is state, carried by the messages themselves. With a ``store``, everything is written there before

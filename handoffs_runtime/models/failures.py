@@ -1,9 +1,11 @@
-"""Model failures said as what they are, in one line: an endpoint that cannot be reached, a key that
-is refused, a model or URL that does not exist, a conversation longer than the model's context, a
-server that fails on the request every time, an answer that breaks the protocol. Trying again in a
-moment does not fix these, so the person is told what is wrong instead of getting the same apology on
-every line. Transient failures (timeouts, rate limits, an overloaded server, a connection cut mid-answer)
-are not explained here: the usual apology ("try again in a moment") fits them, and it is true.
+"""Model failures said as what they are, each in one line that tells the person what is wrong.
+
+An endpoint that cannot be reached, a key that is refused, a model or URL that does not exist, a
+conversation longer than the model's context, a server that fails on the request every time, an answer
+that breaks the protocol. Trying again in a moment does not fix these, so the person is told what is
+wrong instead of getting the same apology on every line. Transient failures (timeouts, rate limits, an
+overloaded server, a connection cut mid-answer) are not explained here: the usual apology ("try again
+in a moment") fits them, and it is true.
 """
 
 from __future__ import annotations

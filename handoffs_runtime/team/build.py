@@ -10,8 +10,8 @@ from autogen_core.tools import FunctionTool, Tool
 from handoffs_runtime.errors import TeamConfigError
 from handoffs_runtime.handoffs.handoff import Handoff, handoff
 from handoffs_runtime.team.spec import AgentSpec, TeamSpec
-from handoffs_runtime.tools.workers import TOOL_AGENT_SUFFIX, agent_tool, tool_agent_type
-from handoffs_runtime.topics import HANDOFF_EVENTS
+from handoffs_runtime.tools.workers import agent_tool
+from handoffs_runtime.topics import HANDOFF_EVENTS, TOOL_AGENT_SUFFIX, tool_agent_type
 
 
 @dataclass(frozen=True)

@@ -27,8 +27,8 @@ from handoffs_runtime.sessions.store import SessionStore
 from handoffs_runtime.team.build import BuiltAgent, build_team, human_handoff_targets, tool_served_agents
 from handoffs_runtime.team.spec import TeamSpec
 from handoffs_runtime.telemetry import Telemetry, installed
-from handoffs_runtime.tools.workers import tool_agent_type
-from handoffs_runtime.topics import HANDOFF_EVENTS, USER, session_topic
+from handoffs_runtime.telemetry.instrument import register_traced_agent, traced_model, traced_tools
+from handoffs_runtime.topics import HANDOFF_EVENTS, USER, session_topic, tool_agent_type
 
 
 async def register_team(
@@ -80,7 +80,7 @@ async def register_team(
         spec = agent.spec
         agent_model = overrides.get(name) or spec.model or model
         if telemetry is not None:
-            agent_model = telemetry.wrap_model(agent_model)
+            agent_model = traced_model(telemetry, agent_model)
         if spec.kind == "worker" or name in as_tools:
             worker_type = name if spec.kind == "worker" else tool_agent_type(name)
             worker_config = _worker_config(agent, agent_model, channel, team)
@@ -153,14 +153,14 @@ async def _register(
 ) -> None:
     """Register ``cls`` built from ``config`` as ``agent_type``; its traced variant when telemetry is on."""
     if telemetry is not None:
-        await telemetry.register_agent(runtime, cls, agent_type, config, team)
+        await register_traced_agent(telemetry, runtime, cls, agent_type, config, team)
     else:
         await cls.register(runtime, agent_type, lambda: cls(config))
 
 
 def _traced(agent: BuiltAgent, telemetry: Telemetry) -> BuiltAgent:
     """``agent`` with every tool traced (handoffs are not tools that run: their events are traced)."""
-    return BuiltAgent(agent.spec, telemetry.wrap_tools(agent.tools), agent.handoffs)
+    return BuiltAgent(agent.spec, traced_tools(telemetry, agent.tools), agent.handoffs)
 
 
 async def start_session(runtime: AgentRuntime, session_id: str, *, user_topic: str = USER) -> None:

@@ -13,7 +13,12 @@ from handoffs_runtime.handoffs.policy import TeamPolicy
 from handoffs_runtime.team.spec import AgentSpec, TeamSpec, human_agent
 from handoffs_runtime.tools.context import ask_person
 from handoffs_runtime.tools.effects import irreversible
-from handoffs_runtime.topics import HUMAN_AGENT, ISSUES_AND_REPAIRS_AGENT, SALES_AGENT, TRIAGE_AGENT
+
+TRIAGE_AGENT = "TriageAgent"
+SALES_AGENT = "SalesAgent"
+ISSUES_AND_REPAIRS_AGENT = "IssuesAndRepairsAgent"
+HUMAN_AGENT = "HumanAgent"
+"""The team's agent names: each is an agent type and the topic type it subscribes to."""
 
 ITEM_ID = "item_132612938"
 

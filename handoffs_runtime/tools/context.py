@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,6 +54,27 @@ def current_tool_context() -> ToolContext | None:
 def set_tool_context(ctx: ToolContext) -> None:
     """Set for the current task (each message handler runs in its own task)."""
     _current.set(ctx)
+
+
+_call_trace: ContextVar[dict[str, str] | None] = ContextVar("handoffs_call_trace", default=None)
+
+
+def call_trace() -> dict[str, str] | None:
+    """The W3C trace context of the running tool call, for a message the tool sends (``WorkerTask``).
+
+    A traced tool sets it (telemetry is on); otherwise it is ``None`` and costs one context read.
+    """
+    return _call_trace.get()
+
+
+@contextmanager
+def tracing_call(carrier: dict[str, str] | None) -> Iterator[None]:
+    """Make ``carrier`` the :func:`call_trace` of the tool call running inside the ``with`` block."""
+    token = _call_trace.set(carrier)
+    try:
+        yield
+    finally:
+        _call_trace.reset(token)
 
 
 _asking: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()

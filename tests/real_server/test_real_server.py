@@ -26,7 +26,6 @@ from autogen_core.models import (
 from handoffs_runtime import (
     AgentSpec,
     HandoffsRuntime,
-    ScriptedChannel,
     SQLiteSessionStore,
     TeamPolicy,
     TeamSpec,
@@ -36,6 +35,7 @@ from handoffs_runtime import (
     start_session,
 )
 from handoffs_runtime.agents.ai import EMPTY_REPLY, MODEL_ERROR_REPLY
+from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.models.failures import explain_model_error
 
 from ..cli_support import run_handoffs

@@ -1,4 +1,4 @@
-"""What a sandboxed run uses right now: how many processes, their resident memory, its directory's size.
+"""What a sandboxed run uses right now: its processes, their resident memory, its directory's size.
 
 Read from ``/proc`` (Linux) and the file system, by the parent, so the code cannot tamper with the
 figures. Resident memory is summed over the processes, so pages they share (a fork's copy-on-write

@@ -1,4 +1,4 @@
-"""``execute_python_code``: run a model's Python in a separate, limited process and report what happened.
+"""``execute_python_code``: run a model's Python in a separate, limited process; report what happened.
 
 The code runs in a fresh ``python -I`` process under a supervisor (``supervisor.py``) that contains
 every process it starts (a new PID namespace on Linux where allowed, else a child subreaper; the process
