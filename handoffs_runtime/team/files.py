@@ -71,9 +71,7 @@ class TeamFileError(TeamConfigError):
 
 def load_team(reference: str) -> TeamSpec:
     """The team that ``reference`` names: a YAML/JSON team file, a ``.py`` file, or ``module:attribute``."""
-    path_part, _, attribute = (
-        reference.partition(":") if not _is_windows_drive(reference) else (reference, "", "")
-    )
+    path_part, _, attribute = reference.partition(":")
     if reference.endswith(FILE_SUFFIXES):
         return load_team_file(Path(reference))
     if path_part.endswith(".py"):
@@ -478,7 +476,3 @@ _team_folders: list[Path] = []
 def _did_you_mean(word: str, options: list[str] | tuple[str, ...]) -> str:
     close = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
     return f"; did you mean {close[0]!r}?" if close else ""
-
-
-def _is_windows_drive(reference: str) -> bool:
-    return len(reference) > 2 and reference[1] == ":" and reference[2] in "\\/"
