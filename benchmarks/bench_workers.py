@@ -16,8 +16,6 @@ from autogen_core.tools import ToolSchema
 
 from handoffs_runtime import (
     AgentSpec,
-    FunctionModel,
-    ScriptedChannel,
     TeamSpec,
     WorkerLimits,
     register_team,
@@ -26,7 +24,9 @@ from handoffs_runtime import (
     tool_call,
     worker_tools,
 )
+from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.models.local import Reply
+from handoffs_runtime.models.scripted import FunctionModel
 
 
 async def sandbox_runs(n: int = 20) -> list[float]:

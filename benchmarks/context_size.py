@@ -18,8 +18,6 @@ from autogen_core.tools import ToolSchema
 
 from handoffs_runtime import (
     AgentSpec,
-    FunctionModel,
-    ScriptedChannel,
     TeamPolicy,
     TeamSpec,
     current_model_call,
@@ -28,7 +26,9 @@ from handoffs_runtime import (
     start_session,
     tool_call,
 )
+from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.models.local import Reply
+from handoffs_runtime.models.scripted import FunctionModel
 
 from .scenario import BenchmarkError
 

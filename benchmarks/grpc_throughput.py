@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from handoffs_runtime import ScriptedChannel, acme_team
+from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.distributed import (
     ChildProcess,
     FrontEnd,
@@ -30,6 +30,7 @@ from handoffs_runtime.distributed import (
     launch_host,
     launch_worker,
 )
+from handoffs_runtime.teams.acme import acme_team
 
 SCRIPT = ("I want a refund for my shoes", "yes")
 """Two turns and one handoff per session; the session ends when the script runs out."""

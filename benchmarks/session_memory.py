@@ -22,9 +22,11 @@ from autogen_core import SingleThreadedAgentRuntime
 from autogen_core.models import LLMMessage
 from autogen_core.tools import ToolSchema
 
-from handoffs_runtime import FunctionModel, acme_team, register_team, start_session
+from handoffs_runtime import register_team, start_session
 from handoffs_runtime.messages import Event, Person
+from handoffs_runtime.models.scripted import FunctionModel
 from handoffs_runtime.runtime.release import live_sessions
+from handoffs_runtime.teams.acme import acme_team
 
 
 class OneLineChannel:

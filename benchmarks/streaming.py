@@ -21,8 +21,9 @@ from autogen_core import CancellationToken
 from autogen_core.models import CreateResult, LLMMessage
 from autogen_core.tools import Tool, ToolSchema
 
-from handoffs_runtime import FunctionModel, HandoffsRuntime, LocalModel, TeamPolicy, register_team
+from handoffs_runtime import HandoffsRuntime, LocalModel, TeamPolicy, register_team
 from handoffs_runtime.messages import PROGRESS, Event
+from handoffs_runtime.models.scripted import FunctionModel
 
 from .frameworks import ours
 from .scenario import CallCounter, check

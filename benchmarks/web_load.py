@@ -26,8 +26,9 @@ REFUND = ("I want a refund for my shoes", "yes")
 
 def serve(latency: float) -> None:
     """The server side: runs until killed, after printing its URL."""
-    from handoffs_runtime import SQLiteSessionStore, TeamPolicy, acme_team
+    from handoffs_runtime import SQLiteSessionStore, TeamPolicy
     from handoffs_runtime.models.offline import OfflineModel
+    from handoffs_runtime.teams.acme import acme_team
     from handoffs_runtime.web.app import create_app
     from handoffs_runtime.web.hub import SessionHub
     from handoffs_runtime.web.server import running

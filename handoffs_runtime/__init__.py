@@ -1,10 +1,18 @@
-"""handoffs-runtime: an event-driven publish/subscribe multi-agent runtime for the handoffs pattern.
+"""The public face of handoffs-runtime: specs, ``handoff()``, channels, models, runtimes, stores.
 
+handoffs-runtime is an event-driven publish/subscribe multi-agent runtime for the handoffs pattern.
 Specialist agents subscribe to topic types; a handoff tool names the target; the conversation is
 republished there, keyed by the session. See README.md for the picture and the quick start.
+
+The built-in teams and the test doubles are imported from their modules, not from here::
+
+    from handoffs_runtime.teams.acme import acme_team
+    from handoffs_runtime.models.scripted import FunctionModel, ScriptedModel
+    from handoffs_runtime.channels.memory import ScriptedChannel
 """
 
 import logging
+from importlib.metadata import version as _distribution_version
 
 from handoffs_runtime.agents import (
     AIAgent,
@@ -18,7 +26,7 @@ from handoffs_runtime.agents.worker import WorkerAgent, WorkerAgentConfig
 from handoffs_runtime.channels.base import Channel
 from handoffs_runtime.channels.console import ConsoleChannel
 from handoffs_runtime.channels.events import EventChannel
-from handoffs_runtime.channels.memory import QueueChannel, ScriptedChannel
+from handoffs_runtime.channels.memory import QueueChannel
 from handoffs_runtime.errors import (
     HandoffsError,
     ModelConfigError,
@@ -62,7 +70,6 @@ from handoffs_runtime.models.choice import model_from_options
 from handoffs_runtime.models.local import LocalModel, ModelCall, current_model_call, tool_call
 from handoffs_runtime.models.offline import OfflineModel
 from handoffs_runtime.models.openai_compatible import openai_model
-from handoffs_runtime.models.scripted import FunctionModel, ScriptedModel
 from handoffs_runtime.runtime.release import SessionActivity, release_idle, release_session
 from handoffs_runtime.runtime.single_threaded import HandoffsRuntime
 from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
@@ -72,8 +79,6 @@ from handoffs_runtime.team.chat import run_chat
 from handoffs_runtime.team.graph import team_mermaid
 from handoffs_runtime.team.register import register_team, start_session
 from handoffs_runtime.team.spec import AgentSpec, TeamSpec, human_agent
-from handoffs_runtime.teams.acme import acme_team
-from handoffs_runtime.teams.orchestrator import orchestrator_team
 from handoffs_runtime.tools.approval import requires_approval
 from handoffs_runtime.tools.context import ToolContext, ask_person, current_tool_context
 from handoffs_runtime.tools.effects import irreversible, is_irreversible
@@ -94,7 +99,7 @@ from handoffs_runtime.tools.workers import (
 )
 from handoffs_runtime.topics import session_topic
 
-__version__ = "0.1.0"
+__version__ = _distribution_version("handoffs-runtime")
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 
@@ -110,7 +115,6 @@ __all__ = [
     "Delta",
     "Event",
     "EventChannel",
-    "FunctionModel",
     "Handoff",
     "HandoffContext",
     "HandoffEvent",
@@ -132,8 +136,6 @@ __all__ = [
     "Said",
     "SandboxLimits",
     "ScriptError",
-    "ScriptedChannel",
-    "ScriptedModel",
     "SessionActivity",
     "SessionBusyError",
     "SessionContext",
@@ -159,7 +161,6 @@ __all__ = [
     "WorkerLimits",
     "WorkerResult",
     "WorkerTask",
-    "acme_team",
     "agent_tool",
     "ask_person",
     "ask_worker",
@@ -176,7 +177,6 @@ __all__ = [
     "model_from_options",
     "nest_history",
     "openai_model",
-    "orchestrator_team",
     "prompt_with_handoff_instructions",
     "python_code_tool",
     "register_team",

@@ -21,6 +21,8 @@ from autogen_core.models import (
 )
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from handoffs_runtime.usage import Usage
+
 
 class UserLogin(BaseModel):
     """Starts a session: published to the ``User`` topic with the session id as the topic source."""
@@ -37,8 +39,8 @@ class UserTask(BaseModel):
     turn_path: list[str] = Field(default_factory=list)
     trace: dict[str, str] | None = None
     """W3C trace context of the turn (``traceparent``, ``tracestate``), set only when telemetry is on."""
-    usage: dict[str, list[int]] | None = None
-    """Tokens the session has used so far, by agent: ``[input, output]`` (see :mod:`.usage`)."""
+    usage: Usage = Usage.EMPTY
+    """Tokens the session has used so far, by agent (see :mod:`.usage`)."""
 
 
 class AgentResponse(BaseModel):
@@ -48,7 +50,7 @@ class AgentResponse(BaseModel):
     context: list[LLMMessage]
     trace: dict[str, str] | None = None
     """W3C trace context of the turn, set only when telemetry is on."""
-    usage: dict[str, list[int]] | None = None
+    usage: Usage = Usage.EMPTY
     """Tokens the session has used, by agent, including this turn's (see :mod:`.usage`)."""
 
 
@@ -71,6 +73,9 @@ class HandoffEvent(BaseModel):
     arguments: dict[str, Any] | None = None
     hop: int = 0
     reason: str = ""
+    kind: str = ""
+    """``reason`` with nothing quoted from the conversation or the model (``validation failed: account``):
+    what telemetry records unless content capture is on."""
     said: str = ""
 
     def line(self) -> HandoffLine:
@@ -106,7 +111,7 @@ class WorkerResult(BaseModel):
 
     text: str
     ok: bool = True
-    usage: dict[str, list[int]] | None = None
+    usage: Usage = Usage.EMPTY
     """Tokens the worker (and the workers it created) used for this task, by agent."""
 
 
@@ -339,22 +344,20 @@ def _validated_already(context: object, *names: object) -> bool:
     )
 
 
-def user_task(
-    context: list[LLMMessage], turn_path: list[str], usage: dict[str, list[int]] | None = None
-) -> UserTask:
+def user_task(context: list[LLMMessage], turn_path: list[str], usage: Usage = Usage.EMPTY) -> UserTask:
     """``UserTask(context=..., turn_path=..., usage=...)``, without re-validating items that are
-    LLMMessages already (``usage`` is the agent's own count: valid by construction)."""
+    LLMMessages already (``usage`` is a ``Usage``: valid by construction)."""
     if type(turn_path) is list and _validated_already(context, *turn_path):
-        return UserTask.model_construct(context=context, turn_path=turn_path, trace=None, usage=usage or None)
-    return UserTask(context=context, turn_path=turn_path, usage=usage or None)
+        return UserTask.model_construct(context=context, turn_path=turn_path, trace=None, usage=usage)
+    return UserTask(context=context, turn_path=turn_path, usage=usage)
 
 
 def agent_response(
-    context: list[LLMMessage], reply_to_topic_type: str, usage: dict[str, list[int]] | None = None
+    context: list[LLMMessage], reply_to_topic_type: str, usage: Usage = Usage.EMPTY
 ) -> AgentResponse:
     """``AgentResponse(...)``, without re-validating items that are LLMMessages already."""
     if _validated_already(context, reply_to_topic_type):
         return AgentResponse.model_construct(
-            context=context, reply_to_topic_type=reply_to_topic_type, trace=None, usage=usage or None
+            context=context, reply_to_topic_type=reply_to_topic_type, trace=None, usage=usage
         )
-    return AgentResponse(context=context, reply_to_topic_type=reply_to_topic_type, usage=usage or None)
+    return AgentResponse(context=context, reply_to_topic_type=reply_to_topic_type, usage=usage)

@@ -1,4 +1,4 @@
-"""Text that reaches a terminal is inert: :func:`printable` shows control characters instead of obeying them.
+"""Text that reaches a terminal is inert: control characters are shown, never obeyed.
 
 A model, a stored transcript, another process or a file can hold escape sequences (``ESC]0;title BEL``
 renames the window, ``ESC[2J`` clears the screen, cursor moves draw fake prompts) and bidirectional

@@ -1,7 +1,9 @@
-"""Topic-type names and helpers that build session-scoped topic ids.
+"""Every naming scheme: topics, session and shard agent types, worker keys, agents offered as tools.
 
-An agent type subscribes to the topic type of the same name (``TypeSubscription``); the topic source is
-the session id, so each session gets its own agent instance and sessions never see each other's messages.
+Names are how agents find each other, in one process or across a gRPC host, so each scheme is written
+once, here. An agent type subscribes to the topic type of the same name (``TypeSubscription``); the
+topic source is the session id, so each session gets its own agent instance and sessions never see each
+other's messages. A team's own agent names belong to the team (``teams/``), not here.
 """
 
 from __future__ import annotations
@@ -11,10 +13,6 @@ import re
 
 from autogen_core import TopicId
 
-TRIAGE_AGENT = "TriageAgent"
-SALES_AGENT = "SalesAgent"
-ISSUES_AND_REPAIRS_AGENT = "IssuesAndRepairsAgent"
-HUMAN_AGENT = "HumanAgent"
 USER = "User"
 HANDOFF_EVENTS = "HandoffEvents"
 """Observers subscribe to this topic type to receive every ``HandoffEvent``."""
@@ -105,3 +103,45 @@ def accepts(agent_type: str, session_id: str) -> bool:
     if session is not None:
         return session["session"] == session_id
     return True
+
+
+# --- workers: agents reached by a direct message, not by a topic -------------------------------------
+#
+# A worker is addressed as ``AgentId(<worker type>, <worker key>)``; an AI agent offered to another as a
+# tool is served by a worker type of its own, ``<agent>.tool``, under the tool name ``ask_<agent>``.
+
+TOOL_AGENT_SUFFIX = ".tool"
+"""An AI agent offered as a tool is served by a worker type named ``<agent>.tool``."""
+
+
+def worker_key(session_id: str, depth: int, slot: int) -> str:
+    """The ``AgentId`` key of a worker: its session, nesting level and slot in the caller's turn.
+
+    Workers keep no state between tasks, so a slot is reused turn after turn: a long-running runtime
+    then holds at most ``max_depth * max_workers_per_turn`` worker instances per session and type,
+    instead of one more for every task ever delegated.
+    """
+    return f"{session_id}.{depth}.{slot}"
+
+
+def session_of_key(key: str) -> str:
+    """The session an ``AgentId`` key belongs to: itself, or the session of a worker key.
+
+    A session id that happens to end in ``.<n>.<n>`` is read as a worker key; that only makes its stateless
+    instances count with the shorter id, which is harmless.
+    """
+    head, _, tail = key.rpartition(".")
+    session, _, depth = head.rpartition(".")
+    return session if session and depth.isdigit() and tail.isdigit() else key
+
+
+def tool_agent_type(agent: str) -> str:
+    """The worker type that serves ``agent`` when it is offered as a tool."""
+    return agent + TOOL_AGENT_SUFFIX
+
+
+def agent_tool_name(agent: str) -> str:
+    """``ask_<snake_case agent>``: the tool name under which ``agent`` is offered to another agent."""
+    snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", agent).lower()
+    snake = re.sub(r"[^a-z0-9_]+", "_", snake).strip("_")
+    return f"ask_{snake}"

@@ -1,19 +1,28 @@
-"""Token usage per session: what every model reply reported, by agent, and the team's token budget.
+"""Token usage per session as a value: what every model reply reported, by agent, and the token budget.
 
 The count travels with the conversation: the ``UserAgent`` puts the session's usage so far into each
 ``UserTask``, each agent adds what its model calls report, and the reply brings the total back. The
-``UserAgent`` stores the turn's share with the reply entry (``body["usage"]``), so a session's usage is
-the sum over its entries, and a resumed session starts from it.
+``UserAgent`` stores the turn's share (``reply.usage - before``) with the reply entry
+(``body["usage"]``), so a session's usage is the sum over its entries, and a resumed session starts
+from it.
+
+Example::
+
+    spent = Usage.of("Triage", 50, 5) + Usage.of("Sales", 100, 10)
+    spent.total                        # 165
+    spent.to_json()                    # {"Triage": [50, 5], "Sales": [100, 10]}: stored, sent
+    Usage.from_json(spent.to_json()) == spent
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, NamedTuple
 
 from autogen_core.models import RequestUsage
-
-UsageByAgent = dict[str, list[int]]
-"""``{agent: [input tokens, output tokens]}``."""
+from pydantic import GetCoreSchemaHandler
+from pydantic_core import core_schema
 
 BUDGET_REPLY = (
     "Sorry, this conversation has used up its token budget, so I cannot answer any more here. "
@@ -21,85 +30,172 @@ BUDGET_REPLY = (
 )
 
 
-def add(usage: UsageByAgent, agent: str, reported: RequestUsage) -> None:
-    """Count one model reply's ``reported`` usage for ``agent`` (nothing for a reply that reports none)."""
-    if not (reported.prompt_tokens or reported.completion_tokens):
-        return
-    counts = usage.setdefault(agent, [0, 0])
-    counts[0] += max(int(reported.prompt_tokens), 0)
-    counts[1] += max(int(reported.completion_tokens), 0)
+class Tokens(NamedTuple):
+    """One agent's tokens: sent to its model (``input``) and written by it (``output``)."""
+
+    input: int
+    output: int
 
 
-def copy(usage: Mapping[str, list[int]] | None) -> UsageByAgent:
-    """A copy to count on; it may come from another process, so only pairs of counts, none below 0."""
-    if not usage:
-        return {}
-    return {
-        agent: [max(counts[0], 0), max(counts[1], 0)] for agent, counts in usage.items() if len(counts) == 2
-    }
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Tokens by agent; immutable, so a count can be shared by messages and agents without copies.
+
+    Agents that used no tokens are left out, so equal counts are equal values. ``a + b`` adds two
+    counts (a turn and its workers'); ``after - before`` is what ``after`` counts beyond ``before``
+    (one turn's share), never below zero.
+    """
+
+    by_agent: Mapping[str, Tokens] = field(default_factory=dict)
+    """Read only; every count is at least 1 token in all."""
+
+    EMPTY: ClassVar[Usage]
+    """No tokens: the start of every count."""
+
+    def __post_init__(self) -> None:
+        checked: dict[str, Tokens] = {}
+        for agent, counts in self.by_agent.items():
+            tokens = Tokens(*counts)
+            if not isinstance(agent, str) or not all(type(n) is int and n >= 0 for n in tokens):
+                raise ValueError(
+                    f"token counts must be whole numbers of at least 0, got {agent!r}: {counts!r}"
+                )
+            if tokens.input or tokens.output:
+                checked[agent] = tokens
+        object.__setattr__(self, "by_agent", checked)  # a private copy: nobody else holds it
+
+    @classmethod
+    def of(cls, agent: str, input: int, output: int) -> Usage:
+        """One agent's count: ``Usage.of("Sales", 100, 10)``."""
+        return cls({agent: Tokens(input, output)})
+
+    @classmethod
+    def reported(cls, agent: str, reported: RequestUsage) -> Usage:
+        """What a model reply reports for ``agent`` (a client's negative counts read as 0)."""
+        prompt, completion = int(reported.prompt_tokens), int(reported.completion_tokens)
+        if prompt <= 0 and completion <= 0:
+            return _EMPTY  # local models report nothing: no allocation on the hot path
+        return _unchecked({agent: Tokens(max(prompt, 0), max(completion, 0))})
+
+    @classmethod
+    def from_json(cls, value: object) -> Usage:
+        """A count read from a store or another process: ``{agent: [input, output]}``.
+
+        Untrusted, so forgiving: anything that is not such a pair is left out, negatives read as 0."""
+        if not isinstance(value, Mapping):
+            return _EMPTY
+        counts: dict[str, Tokens] = {}
+        for agent, pair in value.items():
+            if (
+                isinstance(agent, str)
+                and isinstance(pair, list | tuple)
+                and len(pair) == 2
+                and all(type(n) is int for n in pair)
+                and (pair[0] > 0 or pair[1] > 0)
+            ):
+                counts[agent] = Tokens(max(pair[0], 0), max(pair[1], 0))
+        return _unchecked(counts) if counts else _EMPTY
+
+    @classmethod
+    def sum(cls, counts: Iterable[Usage]) -> Usage:
+        """All of ``counts`` added up (e.g. the usage stored with each entry of a session)."""
+        result = _EMPTY
+        for usage in counts:
+            result = result + usage
+        return result
+
+    def to_json(self) -> dict[str, list[int]]:
+        """``{agent: [input, output]}``: the shape stored with entries and sent between processes."""
+        return {agent: [tokens.input, tokens.output] for agent, tokens in self.by_agent.items()}
+
+    @property
+    def input(self) -> int:
+        """Input tokens of all agents together."""
+        return sum(tokens.input for tokens in self.by_agent.values())
+
+    @property
+    def output(self) -> int:
+        """Output tokens of all agents together."""
+        return sum(tokens.output for tokens in self.by_agent.values())
+
+    @property
+    def total(self) -> int:
+        """Input and output tokens of all agents together: what a budget counts."""
+        return sum(tokens.input + tokens.output for tokens in self.by_agent.values())
+
+    def over(self, budget: int | None) -> bool:
+        """Whether a session that used this much may not call a model again under ``budget``."""
+        return budget is not None and self.total >= budget
+
+    def describe(self) -> str:
+        """``TriageAgent 50 in + 5 out · ... · total 55 tokens`` (``no tokens reported`` when empty)."""
+        if not self.by_agent:
+            return "no tokens reported"
+        parts = [f"{agent} {t.input:,} in + {t.output:,} out" for agent, t in sorted(self.by_agent.items())]
+        return " · ".join([*parts, f"total {self.total:,} tokens"])
+
+    def __add__(self, other: Usage) -> Usage:
+        if not other.by_agent:
+            return self
+        if not self.by_agent:
+            return other
+        counts = dict(self.by_agent)
+        for agent, (more_in, more_out) in other.by_agent.items():
+            had_in, had_out = counts.get(agent, _NONE)
+            counts[agent] = Tokens(had_in + more_in, had_out + more_out)
+        return _unchecked(counts)
+
+    def __sub__(self, other: Usage) -> Usage:
+        if not other.by_agent:
+            return self
+        counts: dict[str, Tokens] = {}
+        for agent, (now_in, now_out) in self.by_agent.items():
+            was_in, was_out = other.by_agent.get(agent, _NONE)
+            delta = Tokens(max(now_in - was_in, 0), max(now_out - was_out, 0))
+            if delta.input or delta.output:
+                counts[agent] = delta
+        return _unchecked(counts) if counts else _EMPTY
+
+    def __bool__(self) -> bool:
+        return bool(self.by_agent)
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self.by_agent.items()))
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        """In a pydantic message: ``{agent: [input, output]}`` on the wire, a ``Usage`` in Python; a null
+        (or a missing field) is no usage."""
+        wire = core_schema.dict_schema(
+            core_schema.str_schema(), core_schema.list_schema(core_schema.int_schema())
+        )
+        return core_schema.no_info_plain_validator_function(
+            _validated,
+            json_schema_input_schema=core_schema.nullable_schema(wire),
+            serialization=core_schema.plain_serializer_function_ser_schema(cls.to_json),
+        )
 
 
-def total(usage: Mapping[str, list[int]] | None) -> int:
-    return sum(counts[0] + counts[1] for counts in (usage or {}).values())
+_NONE = Tokens(0, 0)
 
 
-def over_budget(budget: int | None, usage: Mapping[str, list[int]] | None) -> bool:
-    """Whether a session that has used ``usage`` may not call a model again under ``budget``."""
-    return budget is not None and total(usage) >= budget
+def _validated(value: object) -> Usage:
+    """A message's ``usage`` field: a ``Usage``, or its JSON from another process (``None``: no usage)."""
+    if isinstance(value, Usage):
+        return value
+    if value is None or isinstance(value, Mapping):
+        return Usage.from_json(value)
+    raise ValueError(f"usage must be {{agent: [input tokens, output tokens]}}, got {type(value).__name__}")
 
 
-def difference(after: Mapping[str, list[int]] | None, before: Mapping[str, list[int]]) -> UsageByAgent:
-    """What ``after`` counts beyond ``before`` (the usage of one turn); never negative."""
-    turn: UsageByAgent = {}
-    for agent, counts in copy(after).items():
-        base = before.get(agent, [0, 0])
-        delta = [max(counts[0] - base[0], 0), max(counts[1] - base[1], 0)]
-        if delta != [0, 0]:
-            turn[agent] = delta
-    return turn
+def _unchecked(counts: dict[str, Tokens]) -> Usage:
+    """A ``Usage`` of counts that are valid by construction (sums and differences of valid ones)."""
+    usage = object.__new__(Usage)
+    object.__setattr__(usage, "by_agent", counts)
+    return usage
 
 
-def summed(turns: Iterable[Mapping[str, list[int]] | None]) -> UsageByAgent:
-    """The usage of several turns together (e.g. every stored entry's ``body.get("usage")``)."""
-    result: UsageByAgent = {}
-    for turn in turns:
-        if not isinstance(turn, Mapping):
-            continue
-        for agent, counts in turn.items():
-            if isinstance(counts, list) and len(counts) == 2 and all(isinstance(n, int) for n in counts):
-                into = result.setdefault(str(agent), [0, 0])
-                into[0] += counts[0]
-                into[1] += counts[1]
-    return result
-
-
-def merge(into: UsageByAgent, more: Mapping[str, list[int]] | None) -> None:
-    """Add ``more`` (another agent's count, e.g. a worker's) to ``into``."""
-    for agent, counts in summed([more]).items():
-        mine = into.setdefault(agent, [0, 0])
-        mine[0] += counts[0]
-        mine[1] += counts[1]
-
-
-_TOOL_USAGE = "usage"
-
-
-def note_tool_usage(turn: dict[str, object], usage: Mapping[str, list[int]] | None) -> None:
-    """Count the tokens a tool spent (through workers) in ``ToolContext.turn``, for its agent to take."""
-    if usage:
-        spent = turn.setdefault(_TOOL_USAGE, {})
-        merge(spent, usage)  # type: ignore[arg-type]
-
-
-def take_tool_usage(turn: dict[str, object]) -> UsageByAgent:
-    """What the tools of this turn spent since the last call, counted once."""
-    spent = turn.pop(_TOOL_USAGE, None)
-    return spent if isinstance(spent, dict) else {}
-
-
-def describe(usage: Mapping[str, list[int]]) -> str:
-    """``TriageAgent 50 in + 5 out · ... · total 55 tokens`` (``no tokens reported`` when empty)."""
-    if not usage:
-        return "no tokens reported"
-    parts = [f"{agent} {counts[0]:,} in + {counts[1]:,} out" for agent, counts in sorted(usage.items())]
-    return " · ".join([*parts, f"total {total(usage):,} tokens"])
+_EMPTY = Usage()
+Usage.EMPTY = _EMPTY

@@ -17,8 +17,10 @@ from typing import Any
 from autogen_core.models import CreateResult, LLMMessage
 from autogen_core.tools import ToolSchema
 
-from handoffs_runtime import FunctionModel, QueueChannel, acme_team, current_model_call
+from handoffs_runtime import QueueChannel, current_model_call
 from handoffs_runtime.distributed import parse_shard_option, start_worker
+from handoffs_runtime.models.scripted import FunctionModel
+from handoffs_runtime.teams.acme import acme_team
 
 
 class AnnouncingModel(FunctionModel):

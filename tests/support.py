@@ -12,15 +12,8 @@ from typing import Any
 from autogen_core import SingleThreadedAgentRuntime
 from autogen_core.models import ChatCompletionClient, CreateResult, RequestUsage
 
-from handoffs_runtime import (
-    Channel,
-    HandoffsRuntime,
-    ScriptedModel,
-    SessionStore,
-    TeamSpec,
-    register_team,
-    start_session,
-)
+from handoffs_runtime import Channel, HandoffsRuntime, SessionStore, TeamSpec, register_team, start_session
+from handoffs_runtime.models.scripted import ScriptedModel
 
 
 async def run_sessions(

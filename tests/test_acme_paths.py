@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from autogen_core.models import FunctionExecutionResultMessage, UserMessage
 
-from handoffs_runtime import OfflineModel, ScriptedChannel, ScriptedModel, acme_team, tool_call
-from handoffs_runtime.teams.acme import ITEM_ID
+from handoffs_runtime import OfflineModel, tool_call
+from handoffs_runtime.channels.memory import ScriptedChannel
+from handoffs_runtime.models.scripted import ScriptedModel
+from handoffs_runtime.teams.acme import ITEM_ID, acme_team
 
 from .support import run_sessions, texts
 

@@ -12,19 +12,12 @@ import pytest
 from autogen_core.models import FunctionExecutionResultMessage, LLMMessage
 from autogen_core.tools import ToolSchema
 
-from handoffs_runtime import (
-    AgentSpec,
-    FunctionModel,
-    OfflineModel,
-    ScriptedChannel,
-    ScriptedModel,
-    TeamSpec,
-    tool_call,
-    worker_tools,
-)
+from handoffs_runtime import AgentSpec, OfflineModel, TeamSpec, tool_call, worker_tools
+from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.errors import TeamConfigError
 from handoffs_runtime.messages import Person
 from handoffs_runtime.models.local import Reply
+from handoffs_runtime.models.scripted import FunctionModel, ScriptedModel
 from handoffs_runtime.teams.orchestrator import orchestrator_team
 from handoffs_runtime.tools.approval import ApprovalTool, PromptBuilder, default_prompt, requires_approval
 from handoffs_runtime.tools.sandbox.tool import SandboxLimits

@@ -8,8 +8,10 @@ from typing import Any
 
 from autogen_core.models import FunctionExecutionResult, FunctionExecutionResultMessage, LLMMessage
 
-from handoffs_runtime import AgentSpec, ScriptedChannel, ScriptedModel, TeamPolicy, TeamSpec, tool_call
+from handoffs_runtime import AgentSpec, TeamPolicy, TeamSpec, tool_call
 from handoffs_runtime.agents.ai import EMPTY_REPLY, MODEL_ERROR_REPLY, TOO_MANY_ROUNDS_REPLY
+from handoffs_runtime.channels.memory import ScriptedChannel
+from handoffs_runtime.models.scripted import ScriptedModel
 
 from .support import run_sessions, texts
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from handoffs_runtime import TeamPolicy, acme_team, openai_model
+from handoffs_runtime import TeamPolicy, openai_model
+from handoffs_runtime.teams.acme import acme_team
 
 from .fake_openai import fake_openai
 from .web_support import TOKEN, served

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import socket
 
-from handoffs_runtime import ScriptedChannel, acme_team, openai_model
+from handoffs_runtime import openai_model
+from handoffs_runtime.channels.memory import ScriptedChannel
+from handoffs_runtime.teams.acme import acme_team
 
 from .fake_openai import fake_openai
 from .support import run_sessions, texts

@@ -240,7 +240,7 @@ async def test_the_run_dies_with_the_program_that_started_it(
 ) -> None:
     program = (
         "import asyncio, pathlib, sys\n"
-        "from handoffs_runtime.tools import code\n"
+        "from handoffs_runtime.tools.sandbox import tool as code\n"
         "code._STRONGEST_CONTAINMENT = sys.argv[2]\n"
         "source = pathlib.Path(sys.argv[1]).read_text()\n"  # not in argv: the token would be in ours
         "asyncio.run(code.run_python(source, limits=code.SandboxLimits(timeout=60)))\n"

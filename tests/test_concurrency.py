@@ -9,16 +9,16 @@ from autogen_core.models import LLMMessage, UserMessage
 from autogen_core.tools import ToolSchema
 
 from handoffs_runtime import (
-    FunctionModel,
     QueueChannel,
-    ScriptedChannel,
-    acme_team,
     current_model_call,
     register_team,
     start_session,
     tool_call,
 )
+from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.models.local import Reply
+from handoffs_runtime.models.scripted import FunctionModel
+from handoffs_runtime.teams.acme import acme_team
 
 from .support import run_sessions
 

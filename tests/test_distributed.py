@@ -12,10 +12,12 @@ from autogen_core import AgentId
 from autogen_core.models import UserMessage
 from autogen_ext.runtimes.grpc.protos import agent_worker_pb2
 
-from handoffs_runtime import HandoffLine, Notice, Question, QueueChannel, ScriptedChannel, UserTask, acme_team
+from handoffs_runtime import HandoffLine, Notice, Question, QueueChannel, UserTask
 from handoffs_runtime.channels.base import describe
+from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.distributed import Backoff, FrontEnd, Host, RelayChannel, WorkerRuntime
 from handoffs_runtime.errors import DistributedError
+from handoffs_runtime.teams.acme import acme_team
 from handoffs_runtime.topics import shard_of
 
 from .distributed_support import TIMEOUT, Process, free_port, start_host, start_worker

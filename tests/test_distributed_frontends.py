@@ -7,9 +7,10 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from handoffs_runtime import QueueChannel, acme_team
+from handoffs_runtime import QueueChannel
 from handoffs_runtime.distributed import Backoff, FrontEnd, Host
 from handoffs_runtime.errors import DistributedError
+from handoffs_runtime.teams.acme import acme_team
 
 from .distributed_support import TIMEOUT, free_port
 

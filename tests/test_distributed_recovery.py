@@ -9,8 +9,9 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from handoffs_runtime import Event, Notice, Question, QueueChannel, Reply, acme_team
+from handoffs_runtime import Event, Notice, Question, QueueChannel, Reply
 from handoffs_runtime.distributed import Backoff, FrontEnd
+from handoffs_runtime.teams.acme import acme_team
 
 from .distributed_support import TIMEOUT, Process, free_port, start_host, start_worker
 from .test_distributed import PROPOSAL, REFUND, notice, reply

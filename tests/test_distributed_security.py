@@ -15,7 +15,7 @@ from autogen_core.models import AssistantMessage
 from autogen_ext.runtimes.grpc.protos import agent_worker_pb2
 from cryptography import x509
 
-from handoffs_runtime import QueueChannel, Reply, TeamSpec, acme_team
+from handoffs_runtime import QueueChannel, Reply, TeamSpec
 from handoffs_runtime.distributed import Backoff, FrontEnd, Host, WorkerRuntime, start_worker
 from handoffs_runtime.distributed.auth import TokenCheck
 from handoffs_runtime.distributed.credentials import ClientCredentials, create_credentials, rotate_token
@@ -34,6 +34,7 @@ from handoffs_runtime.messages import (
 )
 from handoffs_runtime.models.offline import OfflineModel
 from handoffs_runtime.team.spec import streaming_team
+from handoffs_runtime.teams.acme import acme_team
 
 from .distributed_support import TIMEOUT, Process
 from .intruder import Intruder
@@ -41,7 +42,7 @@ from .test_distributed import DONE, PROPOSAL, REFUND, notice, reply
 
 FAST = Backoff(initial=0.01, maximum=0.05)
 TEAM = acme_team()
-FILES = ["ca.pem", "host.pem", "host.key", "worker.token", "frontend.token"]
+FILES = ["ca.pem", "ca.key", "host.pem", "host.key", "worker.token", "frontend.token"]
 
 
 @pytest.fixture(scope="module")
@@ -123,7 +124,7 @@ async def denied(call: asyncio.Future[None] | object, code: grpc.StatusCode) -> 
 # --- credentials -------------------------------------------------------------------------------------------
 
 
-def test_credentials_are_five_owner_only_files_naming_the_hosts(tmp_path: Path) -> None:
+def test_credentials_are_six_owner_only_files_naming_the_hosts(tmp_path: Path) -> None:
     written = create_credentials(tmp_path / "creds", ["gateway.example", "10.1.2.3"])
     assert sorted(p.name for p in written) == sorted(FILES)
     for path in written:
@@ -467,6 +468,8 @@ async def test_a_pinned_front_end_uses_the_frontend_token_and_an_unpinned_one_th
     (mixed / "ca.pem").write_bytes((credentials / "ca.pem").read_bytes())
     (mixed / "frontend.token").write_bytes((credentials / "frontend.token").read_bytes())
     (mixed / "worker.token").write_bytes((other_credentials / "worker.token").read_bytes())
+    for token in ("frontend.token", "worker.token"):
+        (mixed / token).chmod(0o600)  # a token others may read is refused
     async with FrontEnd(TEAM, secure_host, QueueChannel(), credentials=mixed, backoff=FAST):
         pass  # the frontend token is right
     unpinned = FrontEnd(TEAM, secure_host, QueueChannel(), credentials=mixed, pinned=False, backoff=FAST)

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from handoffs_runtime import QueueChannel, Reply, SQLiteSessionStore, acme_team
+from handoffs_runtime import QueueChannel, Reply, SQLiteSessionStore
 from handoffs_runtime.distributed import FrontEnd, launch_host, launch_worker
 from handoffs_runtime.distributed.serializers import protocol_serializers, type_name
 from handoffs_runtime.messages import Delta, Event, PersonEvent, ToolFinished, ToolStarted
+from handoffs_runtime.teams.acme import acme_team
 
 from .chat_process import Chat
 from .distributed_support import TIMEOUT, Process

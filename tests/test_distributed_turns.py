@@ -9,10 +9,11 @@ import pytest
 from autogen_core import AgentId, MessageContext, RoutedAgent, TypeSubscription, message_handler
 from autogen_core.models import AssistantMessage
 
-from handoffs_runtime import HandoffLine, Notice, QueueChannel, acme_team
+from handoffs_runtime import HandoffLine, Notice, QueueChannel
 from handoffs_runtime.distributed import Backoff, FrontEnd, Host, WorkerRuntime
 from handoffs_runtime.messages import AgentResponse, UserTask
-from handoffs_runtime.topics import TRIAGE_AGENT, USER, session_topic
+from handoffs_runtime.teams.acme import TRIAGE_AGENT, acme_team
+from handoffs_runtime.topics import USER, session_topic
 
 from .distributed_support import TIMEOUT
 

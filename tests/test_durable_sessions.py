@@ -10,23 +10,16 @@ from autogen_core import SingleThreadedAgentRuntime
 from autogen_core.models import AssistantMessage, LLMMessage, UserMessage
 from autogen_core.tools import ToolSchema
 
-from handoffs_runtime import (
-    FunctionModel,
-    Notice,
-    QueueChannel,
-    ScriptedChannel,
-    ScriptedModel,
-    acme_team,
-    register_team,
-    start_session,
-    tool_call,
-)
+from handoffs_runtime import Notice, QueueChannel, register_team, start_session, tool_call
+from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.messages import Person
 from handoffs_runtime.models.local import Reply
+from handoffs_runtime.models.scripted import FunctionModel, ScriptedModel
 from handoffs_runtime.runtime.release import SessionActivity, live_sessions, release_idle, release_session
 from handoffs_runtime.sessions.recording import UNANSWERED
 from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
 from handoffs_runtime.sessions.store import entry_for_message
+from handoffs_runtime.teams.acme import acme_team
 
 from .support import texts
 

@@ -6,16 +6,9 @@ from typing import Any
 
 import pytest
 
-from handoffs_runtime import (
-    OfflineModel,
-    QueueChannel,
-    ScriptedChannel,
-    TeamPolicy,
-    acme_team,
-    register_team,
-    start_session,
-)
+from handoffs_runtime import OfflineModel, QueueChannel, TeamPolicy, register_team, start_session
 from handoffs_runtime.agents import toolloop
+from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.messages import (
     PROGRESS,
     HandoffLine,
@@ -29,6 +22,7 @@ from handoffs_runtime.messages import (
     event_json,
 )
 from handoffs_runtime.runtime.single_threaded import HandoffsRuntime
+from handoffs_runtime.teams.acme import acme_team
 
 from .event_support import run_events
 

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from pathlib import Path
 
 import pytest
 
-from handoffs_runtime import OfflineModel, ScriptedChannel, SQLiteSessionStore, run_chat
+from handoffs_runtime import OfflineModel, SQLiteSessionStore, run_chat
+from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.teams.acme import acme_team
 
 from .cli_support import run_handoffs
@@ -132,3 +134,26 @@ def test_a_file_name_with_escape_sequences_is_shown_inert(folder: Path) -> None:
         2,
         "handoffs: cannot write missing\\x1b[2J/out.md: there is no directory missing\\x1b[2J\n",
     )
+
+
+@pytest.mark.parametrize("target", ["s2.db-wal", "s2.db-shm", "s2.db"])
+def test_a_store_named_through_a_link_keeps_its_real_files_and_live_journal(
+    folder: Path, target: str
+) -> None:
+    (folder / "link.db").symlink_to(folder / "s2.db")
+    live = sqlite3.connect(folder / "s2.db")  # a chat in progress: its journal is on disk beside s2.db
+    try:
+        live.execute("PRAGMA journal_mode=WAL")
+        live.execute("CREATE TABLE IF NOT EXISTS busy (x)")
+        live.execute("INSERT INTO busy VALUES (1)")
+        live.commit()
+        journal = (folder / "s2.db-wal").read_bytes()
+        result = run_handoffs(
+            "sessions", "export", "victim", "--store", "link.db", "-o", target, "--force", cwd=folder
+        )
+        assert result.returncode == 2, result.stderr
+        assert result.stderr == f"handoffs: {target} is a file of the session store; choose another file\n"
+        assert (folder / "s2.db-wal").read_bytes() == journal
+    finally:
+        live.close()
+    assert _sessions(folder) == ["bystander", "victim"]

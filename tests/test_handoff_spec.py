@@ -27,14 +27,11 @@ from handoffs_runtime import (
     HandoffContext,
     HandoffEvent,
     HandoffInputData,
-    ScriptedChannel,
-    ScriptedModel,
     SessionContext,
     SQLiteSessionStore,
     TeamConfigError,
     TeamPolicy,
     TeamSpec,
-    acme_team,
     build_team,
     handoff,
     human_agent,
@@ -44,10 +41,13 @@ from handoffs_runtime import (
     start_session,
     tool_call,
 )
+from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.handoffs.filters import HISTORY_END, HISTORY_START, nest_history
 from handoffs_runtime.handoffs.policy import LOOP_MESSAGE
 from handoffs_runtime.messages import event_json
+from handoffs_runtime.models.scripted import ScriptedModel
 from handoffs_runtime.team.graph import team_mermaid
+from handoffs_runtime.teams.acme import acme_team
 from handoffs_runtime.topics import HANDOFF_EVENTS
 
 from .support import run_sessions, texts

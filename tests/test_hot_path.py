@@ -11,6 +11,7 @@ from handoffs_runtime import AgentResponse, HandoffEvent, UserLogin, UserTask
 from handoffs_runtime.agents import AIAgent, UserAgent
 from handoffs_runtime.agents.routing import SessionAgent
 from handoffs_runtime.messages import agent_response, user_task
+from handoffs_runtime.usage import Usage
 
 CONTEXT: list[LLMMessage] = [
     UserMessage(content="hi", source="User"),
@@ -43,11 +44,11 @@ def test_anything_else_is_validated_as_before() -> None:
 def test_the_shortcuts_know_every_required_field() -> None:
     """If this fails, a field was added: pass it in user_task()/agent_response() too."""
     required = {name for name, f in UserTask.model_fields.items() if f.is_required()}
-    optional = {"trace", "usage"}  # set after construction; None in the shortcuts as in the constructors
+    optional = {"trace", "usage"}  # set after construction; defaults in the shortcuts as in the constructors
     assert required == {"context"} and set(UserTask.model_fields) == {"context", "turn_path", *optional}
     assert set(AgentResponse.model_fields) == {"context", "reply_to_topic_type", *optional}
     for built in (user_task(list(CONTEXT), ["Triage"]), agent_response(list(CONTEXT), "Triage")):
-        assert (built.trace, built.usage) == (None, None)
+        assert (built.trace, built.usage) == (None, Usage.EMPTY)
 
 
 def test_session_agents_share_one_routing_table_per_class() -> None:

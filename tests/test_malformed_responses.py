@@ -21,15 +21,15 @@ from autogen_core.tools import FunctionTool, ToolSchema
 from handoffs_runtime import (
     AgentSpec,
     HandoffsRuntime,
-    ScriptedChannel,
     TeamPolicy,
     TeamSpec,
     register_team,
     start_session,
 )
-from handoffs_runtime.agents.ai import MODEL_ERROR_REPLY, AIAgent
+from handoffs_runtime.agents.ai import MODEL_ERROR_REPLY
 from handoffs_runtime.agents.toolloop import ToolLoop
 from handoffs_runtime.agents.worker import WorkerAgent, WorkerAgentConfig
+from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.messages import Notice, WorkerResult, WorkerTask
 from handoffs_runtime.models.local import LocalModel
 
@@ -190,17 +190,17 @@ def test_chat_goes_on_after_a_malformed_tool_call_from_a_real_server(bad: dict[s
 async def test_a_bug_inside_a_turn_is_logged_and_apologised_for(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    run_calls = AIAgent._run_calls
+    act = ToolLoop._act
     seen = 0
 
-    async def buggy(self: AIAgent, *args: Any, **kwargs: Any) -> Any:
+    async def buggy(self: ToolLoop, *args: Any, **kwargs: Any) -> Any:
         nonlocal seen
         seen += 1
         if seen == 1:  # the first turn's tool calls hit the bug; later turns work
             raise KeyError("a bug in a branch")
-        return await run_calls(self, *args, **kwargs)
+        return await act(self, *args, **kwargs)
 
-    monkeypatch.setattr(AIAgent, "_run_calls", buggy)
+    monkeypatch.setattr(ToolLoop, "_act", buggy)
     model = RawModel(raw([FunctionCall(id="c1", name="add", arguments='{"a": 1, "b": 2}')]))
     channel = ScriptedChannel.for_sessions({"s1": ["first", "first", "second"]})
     runtime = HandoffsRuntime()

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from handoffs_runtime import AgentSpec, OfflineModel, ScriptedChannel, TeamSpec, handoff
+from pydantic import BaseModel
+
+from handoffs_runtime import AgentSpec, HandoffContext, OfflineModel, TeamSpec, handoff
 from handoffs_runtime.agents.human import OPERATOR_AWAY_REPLY
+from handoffs_runtime.channels.memory import ScriptedChannel
 
 from .support import run_sessions, texts
 
@@ -49,7 +52,8 @@ async def test_routes_proposes_and_runs_a_chain_of_tools_on_yes() -> None:
     )
     await run_sessions(library(), channel, model=OfflineModel())
     replies = texts(channel)
-    assert replies[0][0] == "Desk" and "transfer to loans" in replies[0][1]
+    # The desk says what it can do in words, not tool names.
+    assert replies[0] == ("Desk", "Hello, this is Desk. I can help with: loans. What do you need?")
     assert replies[1][0] == "Loans" and replies[1][1].startswith("I can renew book for “")
     assert replies[2] == ("Loans", "Done: find book → book-42; renew book → book-42 renewed for 3 weeks.")
     assert renewed == [("book-42", "3")]
@@ -83,3 +87,19 @@ async def test_an_operator_who_is_away_gets_a_clear_reply() -> None:
     channel = ScriptedChannel.for_sessions({"s1": ["can I talk to a human"]}, operator=[])
     await run_sessions(team, channel, model=OfflineModel())
     assert texts(channel) == [("Person", OPERATOR_AWAY_REPLY)]
+
+
+async def test_a_handoff_with_an_input_type_gets_its_reason_from_the_words() -> None:
+    reasons: list[str] = []
+
+    class Why(BaseModel):
+        reason: str
+
+    async def note(ctx: HandoffContext, data: Why) -> None:
+        reasons.append(data.reason)
+
+    to_math = handoff("Math", tool_description_override="Algebra.", input_type=Why, on_handoff=note)
+    team = TeamSpec(name="t", entry="Desk", agents=[AgentSpec("Desk", handoffs=[to_math]), AgentSpec("Math")])
+    channel = ScriptedChannel.for_sessions({"s1": ["help me with algebra, 2x + 3 = 7"]})
+    await run_sessions(team, channel, model=OfflineModel())
+    assert reasons == ["help me with algebra, 2x + 3 = 7"]

@@ -1,8 +1,5 @@
-"""The offline demo never acts on a guess: a table of customer utterances with their route and action.
-
-Every row is followed by ``yes`` and ``y``: only the rows that propose an irreversible tool for a clear
-object may then run it; every other row must end without an order placed or a refund made.
-"""
+"""The offline demo never acts on a guess: missing arguments are asked for, irreversible tools need a
+clear object. (The table of customer utterances is in ``test_offline_customers``.)"""
 
 from __future__ import annotations
 
@@ -11,15 +8,14 @@ import pytest
 from handoffs_runtime import (
     AgentSpec,
     OfflineModel,
-    ScriptedChannel,
     TeamConfigError,
     TeamSpec,
-    acme_team,
     handoff,
     irreversible,
     is_irreversible,
     requires_approval,
 )
+from handoffs_runtime.channels.memory import ScriptedChannel
 
 from .support import run_sessions, texts
 
@@ -36,86 +32,7 @@ def ask(tool: str, what: str) -> str:
 
 
 OFFLINE = "offline demo model"  # the honest "a real answer needs a language model" reply
-UNSURE = "I'm not sure I follow."
-HELLO = "Hello, this is TriageAgent."
 DECLINED = "All right, I won't. Is there anything else I can help with?"
-
-# (what the customer says, the agents it is handed to, the first reply: exact text, or a part of it)
-TABLE: list[tuple[str, list[str], str]] = [
-    # cancelling, complaints and negations: never an order or a refund
-    ("can I cancel my order?", [ISSUES], OFFLINE),
-    ("my order never arrived", [ISSUES], OFFLINE),
-    ("I need help with my order", [ISSUES], OFFLINE),
-    ("cancel my subscription", [ISSUES], OFFLINE),
-    ("stop my order", [ISSUES], OFFLINE),
-    ("I never ordered this", [ISSUES], OFFLINE),
-    ("I have a problem with my order", [ISSUES], OFFLINE),
-    ("my anvil is broken", [ISSUES], OFFLINE),
-    ("my rocket skates are damaged", [ISSUES], OFFLINE),
-    ("the anvil I bought is faulty", [ISSUES], OFFLINE),
-    ("the package is missing", [ISSUES], OFFLINE),
-    ("my delivery was late", [ISSUES], OFFLINE),
-    ("my shoes never arrived and I want a refund", [ISSUES], OFFLINE),
-    ("I don't want to buy anything", [SALES], OFFLINE),
-    ("please don't refund my anvil", [ISSUES], DECLINED),
-    # refunds: a clear item is proposed, no item is asked for
-    ("I want to return my shoes and buy new ones", [ISSUES], propose("execute refund", "shoes")),
-    ("I want a refund for my shoes", [ISSUES], propose("execute refund", "shoes")),
-    ("I'd like to return my anvil", [ISSUES], propose("execute refund", "anvil")),
-    ("refund my broken anvil", [ISSUES], propose("execute refund", "broken anvil")),
-    ("I want my money back for the skates", [ISSUES], propose("execute refund", "skates")),
-    ("I want refunds for my rocket skates", [ISSUES], propose("execute refund", "rocket skates")),
-    ("I want a refund", [ISSUES], ask("execute refund", "item")),
-    ("I want a refund for my order", [ISSUES], ask("execute refund", "item")),
-    ("refund it", [ISSUES], ask("execute refund", "item")),
-    # purchases: a clear product is proposed, a vague one is asked for
-    ("I'd like to buy rocket skates", [SALES], propose("execute order", "rocket skates")),
-    ("I want to purchase an anvil", [SALES], propose("execute order", "anvil")),
-    ("I want to order giant magnets", [SALES], propose("execute order", "giant magnets")),
-    ("I'd like to shop for roadrunner traps", [SALES], propose("execute order", "roadrunner traps")),
-    ("buying a jet-propelled unicycle", [SALES], propose("execute order", "jet-propelled unicycle")),
-    ("I want to buy skates and return my anvil", [SALES], propose("execute order", "skates")),
-    ("I want to buy something", [SALES], ask("execute order", "product")),
-    ("buy new ones", [SALES], ask("execute order", "product")),
-    ("I want to order", [SALES], ask("execute order", "product")),
-    ("can you help me buy it", [SALES], ask("execute order", "product")),
-    # a person
-    ("I want to speak to a person", [HUMAN], OPERATOR),
-    ("let me talk to a human", [HUMAN], OPERATOR),
-    ("can I talk to a real person please", [HUMAN], OPERATOR),
-    ("get me a manager", [HUMAN], OPERATOR),
-    ("I'd like a representative", [HUMAN], OPERATOR),
-    # nothing to act on
-    ("hello", [], HELLO),
-    ("hi there", [], HELLO),
-    ("thanks", [], HELLO),
-    ("what time do you open", [], UNSURE),
-    ("where is my order", [], UNSURE),
-]
-
-
-def _matches(reply: str, expected: str) -> bool:
-    return reply == expected or (expected in (OFFLINE, UNSURE, HELLO) and expected in reply)
-
-
-async def test_acme_utterances_route_and_act_only_on_clear_requests() -> None:
-    assert len(TABLE) >= 40
-    sessions = {f"s{i}": [said, "yes", "y"] for i, (said, _, _) in enumerate(TABLE)}
-    channel = ScriptedChannel.for_sessions(sessions, operator=[OPERATOR, OPERATOR, OPERATOR])
-    await run_sessions(acme_team(), channel, model=OfflineModel(), sessions=sessions)
-    wrong = []
-    for i, (said, route, first) in enumerate(TABLE):
-        session = f"s{i}"
-        routes = [e.target for e in channel.handoffs(session)][: len(route)]
-        replies = texts(channel, session)
-        if routes != route or not replies or not _matches(replies[0][1], first):
-            wrong.append((said, routes, replies[:1]))
-            continue
-        acted = any(text.startswith("Done:") for _, text in replies)
-        ordered = any("Confirm order?" in prompt for _, prompt in channel.asked[session])
-        if (acted or ordered) != first.startswith("I can "):
-            wrong.append((said, "acted" if acted or ordered else "did not act", replies))
-    assert wrong == []
 
 
 def get_weather(city: str) -> str:
@@ -207,7 +124,7 @@ async def test_irreversible_tools_of_any_team_need_a_clear_object() -> None:
     await run_sessions(team, channel, model=OfflineModel(), sessions=["s1", "s2", "s3"])
     assert sent == []
     assert texts(channel, "s1")[0] == ("Gifts", ask("send gift", "recipient"))
-    assert OFFLINE in texts(channel, "s2")[0][1]  # its own area, with nothing to do
+    assert texts(channel, "s2")[0] == ("Gifts", DECLINED)
     # Spelled out, but irreversible: proposed first, with the text as written, and run only after a yes.
     assert texts(channel, "s3") == [
         ("Gifts", propose("run command", "rm -rf build")),

@@ -17,12 +17,12 @@ from handoffs_runtime import (
     HandoffLine,
     OfflineModel,
     QueueChannel,
-    acme_team,
     register_team,
     start_session,
 )
 from handoffs_runtime.distributed import FrontEnd
 from handoffs_runtime.runtime.single_threaded import HandoffsRuntime
+from handoffs_runtime.teams.acme import acme_team
 
 from .distributed_support import TIMEOUT, Process, start_host, start_worker
 from .web_support import customer, served

@@ -15,7 +15,6 @@ import pytest
 from handoffs_runtime import (
     AgentSpec,
     HandoffsRuntime,
-    ScriptedChannel,
     SQLiteSessionStore,
     TeamPolicy,
     TeamSpec,
@@ -23,6 +22,7 @@ from handoffs_runtime import (
     register_team,
     start_session,
 )
+from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.errors import TeamConfigError
 
 from .fake_openai import fake_openai

@@ -24,17 +24,11 @@ from autogen_core._runtime_impl_helpers import SubscriptionManager
 from autogen_core.logging import MessageEvent
 from opentelemetry.trace import INVALID_SPAN, NoOpTracer, Span, TracerProvider
 
-from handoffs_runtime import (
-    HandoffEvent,
-    HandoffsRuntime,
-    ScriptedChannel,
-    ScriptedModel,
-    acme_team,
-    register_team,
-    start_session,
-    tool_call,
-)
+from handoffs_runtime import HandoffEvent, HandoffsRuntime, register_team, start_session, tool_call
+from handoffs_runtime.channels.memory import ScriptedChannel
+from handoffs_runtime.models.scripted import ScriptedModel
 from handoffs_runtime.runtime.subscriptions import TypeIndexedSubscriptions
+from handoffs_runtime.teams.acme import acme_team
 
 PURCHASE = ["I want to buy something", "yes", "y"]
 

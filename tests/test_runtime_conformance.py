@@ -19,9 +19,11 @@ from autogen_core import (
     message_handler,
 )
 
-from handoffs_runtime import HandoffsRuntime, ScriptedChannel, acme_team, register_team, start_session
+from handoffs_runtime import HandoffsRuntime, register_team, start_session
+from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.models.local import tool_call
 from handoffs_runtime.models.scripted import ScriptedModel
+from handoffs_runtime.teams.acme import acme_team
 
 RUNTIMES = [SingleThreadedAgentRuntime, HandoffsRuntime]
 

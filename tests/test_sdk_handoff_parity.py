@@ -25,8 +25,6 @@ from handoffs_runtime import (
     AgentSpec,
     HandoffInputData,
     HandoffsRuntime,
-    ScriptedChannel,
-    ScriptedModel,
     SQLiteSessionStore,
     TeamConfigError,
     TeamPolicy,
@@ -40,9 +38,11 @@ from handoffs_runtime import (
     tool_call,
 )
 from handoffs_runtime.agents.toolloop import ToolCalls, read_reply
+from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.handoffs.filters import HISTORY_END, HISTORY_START, NO_HISTORY, nest_history
 from handoffs_runtime.handoffs.strict_schema import to_strict_json_schema
 from handoffs_runtime.messages import HandoffLine, Reply
+from handoffs_runtime.models.scripted import ScriptedModel
 
 from .fake_openai import fake_openai
 from .support import run_sessions, texts

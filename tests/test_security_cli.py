@@ -48,7 +48,7 @@ def one_line(err: str) -> str:
 
 async def test_credentials_create_says_which_file_goes_where(tmp_path: Path) -> None:
     out = await create(tmp_path / "creds", "gateway.example")
-    assert "wrote ca.pem, host.pem, host.key, worker.token, frontend.token" in out
+    assert "wrote ca.pem, ca.key, host.pem, host.key, worker.token, frontend.token" in out
     assert "each worker ca.pem and worker.token" in out
     code, _, err = await run("credentials", "create", str(tmp_path / "creds"))
     assert code == 2 and "already holds" in one_line(err)

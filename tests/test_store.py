@@ -13,7 +13,8 @@ from autogen_core.models import AssistantMessage, UserMessage
 
 from handoffs_runtime.errors import StoreError, UnknownSessionError
 from handoffs_runtime.messages import HandoffEvent
-from handoffs_runtime.sessions.sqlite import MIGRATIONS, SCHEMA_VERSION, SQLiteSessionStore
+from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
+from handoffs_runtime.sessions.sqlite_schema import MIGRATIONS, SCHEMA_VERSION
 from handoffs_runtime.sessions.store import (
     SessionStore,
     default_store_path,

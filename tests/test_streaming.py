@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 
-from handoffs_runtime import SQLiteSessionStore, TeamPolicy, acme_team, openai_model, start_session
+from handoffs_runtime import SQLiteSessionStore, TeamPolicy, openai_model, start_session
 from handoffs_runtime.agents.ai import MODEL_ERROR_REPLY
 from handoffs_runtime.channels.events import EventChannel
 from handoffs_runtime.messages import Delta, Event, Question, Reply, Said
+from handoffs_runtime.teams.acme import acme_team
 
 from .event_support import started
 from .fake_openai import fake_openai

@@ -17,11 +17,8 @@ from opentelemetry.trace import StatusCode
 from handoffs_runtime import (
     AgentSpec,
     HandoffsRuntime,
-    ScriptedChannel,
-    ScriptedModel,
     TeamPolicy,
     TeamSpec,
-    acme_team,
     openai_model,
     register_team,
     start_session,
@@ -29,8 +26,10 @@ from handoffs_runtime import (
     worker_tools,
 )
 from handoffs_runtime.agents import AIAgent
+from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.messages import UserTask
-from handoffs_runtime.teams.acme import ITEM_ID
+from handoffs_runtime.models.scripted import ScriptedModel
+from handoffs_runtime.teams.acme import ITEM_ID, acme_team
 from handoffs_runtime.telemetry import CAPTURE_CONTENT_ENV, Telemetry, install
 from handoffs_runtime.telemetry.propagation import context_of, passed_on
 from handoffs_runtime.topics import session_topic

@@ -14,9 +14,10 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from handoffs_runtime import QueueChannel, acme_team
+from handoffs_runtime import QueueChannel
 from handoffs_runtime.distributed import FrontEnd
 from handoffs_runtime.errors import TelemetryConfigError
+from handoffs_runtime.teams.acme import acme_team
 from handoffs_runtime.telemetry import Telemetry, install, telemetry_from_environment
 
 from .distributed_support import TIMEOUT, Process, start_host, start_worker

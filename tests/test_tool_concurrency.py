@@ -15,18 +15,11 @@ from autogen_core import AgentId
 from autogen_core.models import FunctionExecutionResultMessage, SystemMessage
 from autogen_core.tools import FunctionTool
 
-from handoffs_runtime import (
-    AgentSpec,
-    HandoffsRuntime,
-    ScriptedChannel,
-    ScriptedModel,
-    TeamPolicy,
-    TeamSpec,
-    ask_person,
-    tool_call,
-)
+from handoffs_runtime import AgentSpec, HandoffsRuntime, TeamPolicy, TeamSpec, ask_person, tool_call
 from handoffs_runtime.agents.worker import WorkerAgent, WorkerAgentConfig
+from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.messages import Event, Person, WorkerTask
+from handoffs_runtime.models.scripted import ScriptedModel
 from handoffs_runtime.tools.approval import requires_approval
 
 from .support import run_sessions, texts

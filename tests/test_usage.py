@@ -1,7 +1,10 @@
-"""Token usage per session: stored with the replies, shown by ``handoffs sessions``, bounded by a budget."""
+"""Token usage per session: stored with the replies, shown by ``handoffs sessions``, bounded by a budget;
+and the ``Usage`` value that carries it."""
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import json
 import os
 import subprocess
@@ -9,24 +12,29 @@ import sys
 from pathlib import Path
 
 import pytest
-from autogen_core.models import ChatCompletionClient
+from autogen_core import JSON_DATA_CONTENT_TYPE, AgentId
+from autogen_core.models import ChatCompletionClient, RequestUsage, SystemMessage
+from autogen_core.tools import FunctionTool
+from pydantic import ValidationError
 
 from handoffs_runtime import (
     AgentSpec,
     HandoffsRuntime,
-    ScriptedChannel,
     SQLiteSessionStore,
     TeamPolicy,
     TeamSpec,
-    acme_team,
     register_team,
     start_session,
     tool_call,
     worker_tools,
 )
+from handoffs_runtime.agents.worker import WorkerAgent, WorkerAgentConfig
+from handoffs_runtime.channels.memory import ScriptedChannel
+from handoffs_runtime.distributed.serializers import decode, protocol_serializers
 from handoffs_runtime.errors import TeamConfigError
-from handoffs_runtime.teams.acme import ITEM_ID
-from handoffs_runtime.usage import BUDGET_REPLY
+from handoffs_runtime.messages import AgentResponse, UserTask, WorkerResult, WorkerTask
+from handoffs_runtime.teams.acme import ITEM_ID, acme_team
+from handoffs_runtime.usage import BUDGET_REPLY, Tokens, Usage
 
 from .support import ReportingModel
 
@@ -164,10 +172,80 @@ async def test_workers_tokens_count_against_the_budget() -> None:
     assert len(boss.calls) == 1
 
 
-def test_counts_from_elsewhere_are_checked() -> None:
-    from handoffs_runtime.usage import copy, describe, summed
+async def test_a_worker_cut_short_by_its_timeout_still_reports_the_tokens_it_spent() -> None:
+    async def hang() -> str:
+        await asyncio.Event().wait()
+        return "never"
 
-    assert copy({"A": [-5, 3], "B": [1]}) == {"A": [0, 3]}  # a message from another process
+    worker = ReportingModel([[tool_call("hang")]], 70, 7)
+    config = WorkerAgentConfig(
+        "W", SystemMessage(content="W."), worker, {"hang": FunctionTool(hang, description="Never ends.")}
+    )
+    runtime = HandoffsRuntime()
+    await WorkerAgent.register(runtime, "W", lambda: WorkerAgent(config))
+    runtime.start()
+    task = WorkerTask(session_id="s1", task="go", caller="Boss", timeout=0.5)
+    result = await runtime.send_message(task, AgentId("W", "s1.1.1"))
+    await runtime.stop()
+    assert isinstance(result, WorkerResult) and not result.ok and "ran out of time" in result.text
+    assert result.usage == Usage.of("W", 70, 7)
+
+
+def test_usage_adds_and_subtracts_by_agent() -> None:
+    before = Usage.of("Triage", 50, 5)
+    after = before + Usage.of("Sales", 100, 10) + Usage.of("Triage", 1, 2)
+    assert after.by_agent == {"Triage": Tokens(51, 7), "Sales": Tokens(100, 10)}
+    assert (after.input, after.output, after.total) == (151, 17, 168)
+    assert after - before == Usage({"Triage": Tokens(1, 2), "Sales": Tokens(100, 10)})
+    assert before - after == Usage.EMPTY  # never below zero
+    assert Usage.of("Idle", 0, 0) == Usage.EMPTY and not Usage.EMPTY  # agents without tokens are left out
+    assert Usage.sum([before, Usage.EMPTY, before]) == Usage.of("Triage", 100, 10)
+
+
+def test_usage_is_an_immutable_value() -> None:
+    a, b = Usage.of("A", 1, 2), Usage.of("B", 3, 4)
+    total = a + b
+    assert (a, b) == (Usage.of("A", 1, 2), Usage.of("B", 3, 4))  # the operands are unchanged
+    assert hash(total) == hash(Usage({"B": (3, 4), "A": (1, 2)})) and total == Usage(
+        {"B": (3, 4), "A": (1, 2)}
+    )
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        total.by_agent = {}  # type: ignore[misc]
+    with pytest.raises(ValueError, match="whole numbers of at least 0"):
+        Usage.of("A", -1, 2)
+
+
+def test_a_model_reply_that_reports_no_tokens_costs_no_new_value() -> None:
+    assert Usage.reported("A", RequestUsage(prompt_tokens=0, completion_tokens=0)) is Usage.EMPTY
+    assert Usage.reported("A", RequestUsage(prompt_tokens=5, completion_tokens=-3)) == Usage.of("A", 5, 0)
+    start = Usage.of("A", 1, 1)
+    assert start + Usage.EMPTY is start and Usage.EMPTY + start is start
+
+
+def test_usage_keeps_its_json_shape_in_the_store_and_on_the_wire() -> None:
+    usage = Usage.of("Triage", 50, 5) + Usage.of("Sales", 100, 10)
+    assert usage.to_json() == {"Triage": [50, 5], "Sales": [100, 10]}  # what stores already hold
+    assert Usage.from_json(json.loads(json.dumps(usage.to_json()))) == usage
+    registry = protocol_serializers()
+    for message in (
+        UserTask(context=[], turn_path=["Triage"], usage=usage),
+        AgentResponse(context=[], reply_to_topic_type="Sales", usage=usage),
+        WorkerResult(text="42", usage=usage),
+    ):
+        name = registry.type_name(message)
+        payload = registry.serialize(message, type_name=name, data_content_type=JSON_DATA_CONTENT_TYPE)
+        assert json.loads(payload)["usage"] == usage.to_json()
+        assert decode(registry, payload, name) == message
+    assert UserTask.model_validate_json('{"context": [], "usage": null}').usage == Usage.EMPTY
+
+
+def test_counts_from_elsewhere_are_checked() -> None:
+    assert Usage.from_json({"A": [-5, 3], "B": [1], "C": [0, 0]}) == Usage.of("A", 0, 3)  # another process
     stored = [{"A": [1, 2]}, None, {"A": "x"}, {"B": [1, "2"]}, "junk", {"A": [3, 4]}]  # bodies in a store
-    assert summed(stored) == {"A": [4, 6]}  # type: ignore[arg-type]
-    assert describe({}) == "no tokens reported"
+    assert Usage.sum(Usage.from_json(body) for body in stored) == Usage.of("A", 4, 6)
+    with pytest.raises(ValidationError, match="usage must be"):
+        UserTask.model_validate_json('{"context": [], "usage": "lots"}')
+    assert Usage.EMPTY.describe() == "no tokens reported"
+    assert (Usage.of("B", 1, 2) + Usage.of("A", 1_000, 5)).describe() == (
+        "A 1,000 in + 5 out · B 1 in + 2 out · total 1,008 tokens"
+    )

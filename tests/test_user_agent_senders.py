@@ -9,7 +9,7 @@ import pytest
 from autogen_core import AgentId, RoutedAgent, SingleThreadedAgentRuntime
 from autogen_core.models import AssistantMessage
 
-from handoffs_runtime import QueueChannel, acme_team, register_team, start_session
+from handoffs_runtime import QueueChannel, register_team, start_session
 from handoffs_runtime.messages import (
     AgentResponse,
     Delta,
@@ -26,6 +26,7 @@ from handoffs_runtime.messages import (
     SessionEnded,
 )
 from handoffs_runtime.models.offline import OfflineModel
+from handoffs_runtime.teams.acme import acme_team
 from handoffs_runtime.topics import HANDOFF_EVENTS, USER, session_topic
 
 TIMEOUT = 30.0

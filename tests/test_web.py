@@ -12,14 +12,14 @@ from websockets.exceptions import ConnectionClosed
 
 from handoffs_runtime import (
     AgentSpec,
-    ScriptedModel,
     TeamPolicy,
     TeamSpec,
-    acme_team,
     openai_model,
     requires_approval,
     tool_call,
 )
+from handoffs_runtime.models.scripted import ScriptedModel
+from handoffs_runtime.teams.acme import acme_team
 from handoffs_runtime.web.hub import WAITING_FOR_OPERATOR
 
 from .fake_openai import fake_openai

@@ -19,7 +19,7 @@ HANG = 90.0
 UNSTOPPED = textwrap.dedent(
     """
     import asyncio, sys
-    from handoffs_runtime import acme_team
+    from handoffs_runtime.teams.acme import acme_team
     from handoffs_runtime.distributed import start_worker
     from handoffs_runtime.models.offline import OfflineModel
 

@@ -18,9 +18,6 @@ from autogen_core.tools import FunctionTool, Tool, ToolSchema
 
 from handoffs_runtime import (
     AgentSpec,
-    FunctionModel,
-    ScriptedChannel,
-    ScriptedModel,
     TeamPolicy,
     TeamSpec,
     build_team,
@@ -28,19 +25,21 @@ from handoffs_runtime import (
     start_session,
 )
 from handoffs_runtime.agents.worker import WorkerAgent, WorkerAgentConfig
+from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.errors import TeamConfigError
 from handoffs_runtime.messages import WorkerResult, WorkerTask
 from handoffs_runtime.models.local import Reply, tool_call
+from handoffs_runtime.models.scripted import FunctionModel, ScriptedModel
 from handoffs_runtime.team.build import delegations
 from handoffs_runtime.teams.orchestrator import orchestrator_team
 from handoffs_runtime.tools.context import current_tool_context
 from handoffs_runtime.tools.workers import (
     WorkerError,
     WorkerLimits,
-    agent_tool_name,
     ask_worker,
     worker_tools,
 )
+from handoffs_runtime.topics import agent_tool_name
 
 from .support import run_sessions, texts
 

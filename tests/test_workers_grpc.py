@@ -8,7 +8,8 @@ from collections.abc import AsyncIterator
 import pytest
 from autogen_core import try_get_known_serializers_for_type
 
-from handoffs_runtime import OfflineModel, ScriptedChannel, register_team, start_session
+from handoffs_runtime import OfflineModel, register_team, start_session
+from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.messages import MESSAGE_TYPES
 from handoffs_runtime.teams.orchestrator import orchestrator_team
 from handoffs_runtime.tools.sandbox.tool import SandboxLimits

@@ -15,7 +15,8 @@ from typing import Any
 from autogen_core.models import ChatCompletionClient
 from websockets.asyncio.client import ClientConnection, connect
 
-from handoffs_runtime import OfflineModel, SQLiteSessionStore, TeamSpec, acme_team
+from handoffs_runtime import OfflineModel, SQLiteSessionStore, TeamSpec
+from handoffs_runtime.teams.acme import acme_team
 from handoffs_runtime.web.app import create_app
 from handoffs_runtime.web.backends import RemoteTeam
 from handoffs_runtime.web.hub import SessionHub

@@ -13,7 +13,6 @@ from autogen_core.tools import ToolSchema
 from handoffs_runtime import (
     AgentSpec,
     Event,
-    FunctionModel,
     HandoffLine,
     HandoffsRuntime,
     Reply,
@@ -24,6 +23,7 @@ from handoffs_runtime import (
     tool_call,
 )
 from handoffs_runtime.messages import Person
+from handoffs_runtime.models.scripted import FunctionModel
 
 from ..scenario import (
     HANDOFF_TOOL,

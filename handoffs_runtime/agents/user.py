@@ -1,4 +1,4 @@
-"""``UserAgent``: the customer's side of a session. Shows replies, asks for the next message, routes it.
+"""``UserAgent``: the customer's side: it shows replies, asks for the next message and routes it.
 
 The person's next message goes to whichever agent answered last (``reply_to_topic_type``): the active
 agent is state, carried by the messages themselves. With a ``store``, everything is written there before
@@ -36,7 +36,7 @@ from handoffs_runtime.messages import (
 from handoffs_runtime.sessions.recording import record_event, record_reply, record_user, resume
 from handoffs_runtime.sessions.store import SessionStore
 from handoffs_runtime.topics import base_agent_type, session_topic
-from handoffs_runtime.usage import UsageByAgent, copy, difference
+from handoffs_runtime.usage import Usage
 
 SessionEndHook = Callable[[str], None]
 _RELAYED = ", ".join(kind.__name__ for kind in RELAYED)
@@ -76,7 +76,7 @@ class UserAgent(SessionAgent):
     def __init__(self, config: UserAgentConfig) -> None:
         super().__init__(config.description)
         self._config = config
-        self._usage: UsageByAgent = {}  # the session's tokens so far, by agent
+        self._usage = Usage.EMPTY  # the session's tokens so far
 
     @message_handler
     async def handle_login(self, message: UserLogin, ctx: MessageContext) -> None:
@@ -125,15 +125,15 @@ class UserAgent(SessionAgent):
     async def handle_response(self, message: AgentResponse, ctx: MessageContext) -> None:
         if not self._vouched_for(message, ctx):
             return
-        turn_usage = difference(message.usage, self._usage)
         if self._config.store is not None:
             try:
-                await record_reply(self._config.store, self.id.key, message, usage=turn_usage)
+                await record_reply(
+                    self._config.store, self.id.key, message, usage=message.usage - self._usage
+                )
             except StoreError as exc:
                 await self._store_failed(exc)
                 return
-        if message.usage is not None:
-            self._usage = copy(message.usage)
+        self._usage = message.usage
         last = message.context[-1] if message.context else None
         text = last.content if last is not None and isinstance(last.content, str) else ""
         await self._config.channel.show(self.id.key, Reply(agent=message.reply_to_topic_type, text=text))
@@ -219,5 +219,5 @@ class UserAgent(SessionAgent):
             except StoreError as exc:
                 await self._store_failed(exc)
                 return
-        task = user_task([*context, said], [agent], copy(self._usage))  # new lists: nothing shared
+        task = user_task([*context, said], [agent], self._usage)  # new lists: nothing shared
         await self.publish_message(task, topic_id=session_topic(agent, session))

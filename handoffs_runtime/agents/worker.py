@@ -5,7 +5,8 @@ Workers are how an agent delegates while keeping control: ``create_worker`` send
 another as a tool is served by a worker type built from its spec. A worker has no handoffs and never
 talks to the person directly (tools it runs may, through the session's channel).
 
-One task is one run of the tool loop that ``AIAgent`` uses too (:mod:`.toolloop`)::
+One task is one run of the tool loop that ``AIAgent`` uses too (:mod:`.toolloop`), without a handoff
+decider; its end is read with one ``match``::
 
     model(system + [task], tools)
       text        -> WorkerResult(text)
@@ -23,18 +24,27 @@ import asyncio
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import assert_never
 
 from autogen_core import MessageContext, message_handler
 from autogen_core.models import ChatCompletionClient, LLMMessage, SystemMessage, UserMessage
-from autogen_core.tools import Tool, ToolSchema
+from autogen_core.tools import Tool
 
 from handoffs_runtime.agents.routing import SessionAgent
-from handoffs_runtime.agents.toolloop import Step, ToolCalls, ToolLoop
+from handoffs_runtime.agents.toolloop import ToolLoop
+from handoffs_runtime.agents.turn import (
+    HandedOff,
+    LoopStopped,
+    ModelFailed,
+    OutOfRounds,
+    OverBudget,
+    Replied,
+    TurnEnd,
+)
 from handoffs_runtime.channels.base import Channel
 from handoffs_runtime.handoffs.policy import TeamPolicy
 from handoffs_runtime.messages import WorkerResult, WorkerTask
-from handoffs_runtime.tools.context import ToolContext, set_tool_context
-from handoffs_runtime.usage import UsageByAgent, copy
+from handoffs_runtime.tools.context import ToolContext, TurnTally, set_tool_context
 
 logger = logging.getLogger("handoffs_runtime")
 
@@ -52,11 +62,10 @@ class WorkerAgentConfig:
     """Tool rounds, the per-call model timeout and the size cap, as for the team's agents."""
     description: str = ""
     loop: ToolLoop = field(init=False)
-    schemas: tuple[ToolSchema, ...] = field(init=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "loop", ToolLoop(self.name, self.system_message, self.model, self.policy))
-        object.__setattr__(self, "schemas", tuple(t.schema for t in self.tools.values()))
+        loop = ToolLoop(self.name, self.system_message, self.model, self.tools, policy=self.policy)
+        object.__setattr__(self, "loop", loop)  # the documented way to derive a field of a frozen dataclass
 
 
 class WorkerAgent(SessionAgent):
@@ -65,7 +74,7 @@ class WorkerAgent(SessionAgent):
     def __init__(self, config: WorkerAgentConfig) -> None:
         super().__init__(config.description or config.name)
         self._config = config
-        self._usage: UsageByAgent = {}  # tokens spent on the task in hand (its own workers' too)
+        self._tally = TurnTally()  # what the task in hand has counted (its own workers' tokens too)
 
     @message_handler
     async def handle_task(self, message: WorkerTask, ctx: MessageContext) -> WorkerResult:
@@ -88,12 +97,12 @@ class WorkerAgent(SessionAgent):
 
     def _counted(self, result: WorkerResult) -> WorkerResult:
         """``result`` with the tokens the task used, for the caller's session count."""
-        result.usage = copy(self._usage) or None
+        result.usage = self._tally.usage
         return result
 
     async def _work(self, message: WorkerTask, ctx: MessageContext) -> WorkerResult:
         config = self._config
-        self._usage = {}
+        self._tally = TurnTally()
         tool_context = ToolContext(
             message.session_id,
             config.name,
@@ -101,32 +110,28 @@ class WorkerAgent(SessionAgent):
             runtime=self.runtime,
             agent_id=self.id,
             depth=message.depth,
+            tally=self._tally,
         )
         set_tool_context(tool_context)
-
-        async def offer(conversation: list[LLMMessage]) -> tuple[tuple[ToolSchema, ...], frozenset[str]]:
-            return config.schemas, frozenset()
-
-        async def run_calls(
-            calls: ToolCalls, conversation: list[LLMMessage], handoffs: frozenset[str]
-        ) -> Step:
-            results = await config.loop.run_tools(calls.calls, config.tools, ctx.cancellation_token)
-            return Step([r for r in results if r is not None])  # no handoffs here: every call has one
-
         task: list[LLMMessage] = [UserMessage(content=message.task, source=message.caller)]
-        end = await config.loop.run(
-            task, message.session_id, offer, run_calls, ctx.cancellation_token, self._usage
-        )
-        if end.kind == "text":
-            return WorkerResult(text=end.text or "empty answer", ok=bool(end.text))
-        if end.kind == "over_budget":
-            return WorkerResult(
-                text=f"{config.name} stopped: the session's token budget is used up", ok=False
-            )
-        if end.kind == "model_failed":
-            return WorkerResult(text=f"{config.name}'s model failed: {end.error}", ok=False)
-        rounds = config.policy.max_tool_rounds
-        return WorkerResult(text=f"{config.name} did not finish within {rounds} tool rounds", ok=False)
+        return self._result(await config.loop.run(task, tool_context, ctx.cancellation_token))
+
+    def _result(self, end: TurnEnd) -> WorkerResult:
+        name = self._config.name
+        match end:
+            case Replied(text=text):
+                return WorkerResult(text=text or "empty answer", ok=bool(text))
+            case OverBudget():
+                return WorkerResult(text=f"{name} stopped: the session's token budget is used up", ok=False)
+            case ModelFailed(error=error):
+                return WorkerResult(text=f"{name}'s model failed: {error}", ok=False)
+            case OutOfRounds():
+                rounds = self._config.policy.max_tool_rounds
+                return WorkerResult(text=f"{name} did not finish within {rounds} tool rounds", ok=False)
+            case HandedOff() | LoopStopped():  # a worker's loop has no decider: it cannot end so
+                raise RuntimeError(f"worker {name}'s loop ended with a handoff decision: {end!r}")
+            case unreachable:
+                assert_never(unreachable)
 
 
 def _current_task_cancelling() -> bool:

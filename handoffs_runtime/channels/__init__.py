@@ -1,3 +1,1 @@
-"""What a person sees and how they answer: the ``Channel`` protocol, the event vocabulary, in-memory
-and console channels.
-"""
+"""What a person sees and how they answer: the ``Channel`` protocol, events, in-memory and console."""

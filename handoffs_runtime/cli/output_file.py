@@ -45,6 +45,16 @@ def write_output(
         raise OutputFileError(f"cannot write {target}: {exc.strerror or exc}") from None
 
 
+def database_files(path: str | os.PathLike[str]) -> list[Path]:
+    """A SQLite database and the journals SQLite keeps beside it, by the names it gives them and by the
+    names it really uses: SQLite resolves links first, so a store opened as ``link.db`` (a link to
+    ``s.db``) keeps its journal in ``s.db-wal``, and that is the file an export must not replace."""
+    named = os.fspath(path)
+    real = os.path.realpath(named)
+    suffixes = ("", "-wal", "-shm", "-journal")
+    return list(dict.fromkeys(Path(base + suffix) for base in (named, real) for suffix in suffixes))
+
+
 def _is_protected(target: Path, protected: Iterable[Path]) -> bool:
     """Whether writing ``target`` would replace, or write into, one of the ``protected`` files."""
     named = {_resolved(p) for p in protected}

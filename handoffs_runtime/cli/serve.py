@@ -8,18 +8,29 @@ import ipaddress
 import sys
 from pathlib import Path
 
-from handoffs_runtime.cli.sessions import add_store_option, open_store
+from handoffs_runtime.cli.options import (
+    Subcommands,
+    add_credentials_option,
+    add_host_option,
+    add_model_options,
+    add_no_stream_option,
+    add_store_option,
+    add_team_option,
+    add_verbose_option,
+    model_from_args,
+    open_store,
+    team_from_option,
+)
 from handoffs_runtime.errors import HandoffsError
-from handoffs_runtime.models.choice import model_from_options, model_label
-from handoffs_runtime.team.spec import TeamSpec, streaming_team
+from handoffs_runtime.models.choice import model_label
+from handoffs_runtime.team.spec import model_timeout_team, streaming_team
 from handoffs_runtime.web.server import operator_token, running
 
 
-def add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], teams: list[str]) -> None:
+def add_parser(sub: Subcommands) -> None:
     serve = sub.add_parser("serve", help="serve the web chat (/) and the operator console (/operator)")
-    serve.add_argument("--team", choices=teams, default="acme", help="which team (default: acme)")
-    serve.add_argument("--model", help="model name on an OpenAI-compatible endpoint (default: offline)")
-    serve.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
+    add_team_option(serve)
+    add_model_options(serve)
     serve.add_argument("--bind", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="port (default: 8000; 0 = any free port)")
     serve.add_argument(
@@ -27,18 +38,13 @@ def add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], t
         type=Path,
         help="file holding the operator token (default: a new token, printed at start)",
     )
-    serve.add_argument("--no-stream", action="store_true", help="show replies whole, not as they are written")
-    serve.add_argument(
-        "--host",
-        metavar="ADDRESS",
-        help="run as a front end of the gRPC host at HOST:PORT: its workers run the agents (and decide "
+    add_no_stream_option(serve, help_text="show replies whole, not as they are written")
+    add_host_option(
+        serve,
+        help_text="run as a front end of this gRPC host: its workers run the agents (and decide "
         "whether replies stream); --model, --base-url and --no-stream do not apply",
     )
-    serve.add_argument(
-        "--credentials",
-        metavar="DIR",
-        help="with --host: TLS and the frontend token from DIR (ca.pem, frontend.token)",
-    )
+    add_credentials_option(serve, role="frontend")
     serve.add_argument(
         "--idle-minutes",
         type=float,
@@ -46,11 +52,13 @@ def add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], t
         help="end a session whose page has been closed this long; it can be resumed (default: 10)",
     )
     add_store_option(serve)
-    serve.add_argument("-v", "--verbose", action="count", default=0, help="log warnings (-v) or all (-vv)")
+    add_verbose_option(serve)
+    serve.set_defaults(run=run)
 
 
-def run_serve(args: argparse.Namespace, team: TeamSpec) -> int:
+def run(args: argparse.Namespace) -> int:
     """What ``handoffs serve`` does; returns when interrupted."""
+    team = team_from_option(args.team)
     try:
         from handoffs_runtime.web.app import create_app
         from handoffs_runtime.web.backends import RemoteTeam
@@ -65,7 +73,8 @@ def run_serve(args: argparse.Namespace, team: TeamSpec) -> int:
     if args.host is None:
         if args.credentials is not None:
             raise HandoffsError("--credentials is for --host: the credentials of the gRPC host to join")
-        model = model_from_options(args.model, base_url=args.base_url)
+        model = model_from_args(args, team)
+        team = model_timeout_team(team, args.model_timeout)
         label = f"model: {model_label(model)}"
         team = streaming_team(team, stream=not args.no_stream and model_label(model) != "offline")
         store = open_store(args.store)

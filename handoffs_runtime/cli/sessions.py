@@ -1,4 +1,4 @@
-"""``handoffs sessions list | show ID | export ID --format md|json | delete ID``, and the ``--store`` option.
+"""``handoffs sessions list | show | export | delete``: reading and managing stored sessions.
 
 Reading commands never create a store: asking about a file that does not exist says so. They open it
 read-only (no write lock, no WAL switch), so they also work on a store they may not write.
@@ -14,69 +14,38 @@ from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
-from handoffs_runtime.cli.output_file import write_output
+from handoffs_runtime.cli.options import Subcommands, add_store_option, open_store, store_path
+from handoffs_runtime.cli.output_file import database_files, write_output
 from handoffs_runtime.errors import StoreError, UnknownSessionError
-from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
-from handoffs_runtime.sessions.store import MEMORY, SessionStore, default_store_path
-from handoffs_runtime.sessions.transcript import EXPORT_FORMATS, describe_entry, export
+from handoffs_runtime.sessions.store import MEMORY, SessionStore
+from handoffs_runtime.sessions.transcript import EXPORT_FORMATS, describe_entry, export, stored_usage
 from handoffs_runtime.text import printable
-from handoffs_runtime.usage import describe, summed, total
 
 T = TypeVar("T")
 
 
-def add_store_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--store",
-        metavar="PATH",
-        help=f"session store file (default: {_shown_default()}); ':memory:' keeps nothing",
-    )
-
-
-def _shown_default() -> str:
-    return "$XDG_DATA_HOME/handoffs-runtime/sessions.sqlite3, else ~/.local/share/..."
-
-
-def store_path(option: str | None) -> str:
-    return option or str(default_store_path())
-
-
-def open_store(
-    option: str | None, *, read_only: bool = False, session: str | None = None, take_over: bool = False
-) -> SQLiteSessionStore:
-    """The store the options name, holding ``session`` when given (taken over from a live holder only
-    with ``take_over``); raises ``StoreError`` with what to do when it cannot be used."""
-    store = SQLiteSessionStore(store_path(option), read_only=read_only)
-    if session is not None:
-        try:
-            asyncio.run(store.claim(session, take_over=take_over))
-        except BaseException:
-            store.close_now()
-            raise
-    return store
-
-
-def add_sessions_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parser(sub: Subcommands) -> None:
     sessions = sub.add_parser("sessions", help="list, show, export or delete stored sessions")
+    sessions.set_defaults(run=run)
     actions = sessions.add_subparsers(dest="action", required=True)
     listing = actions.add_parser("list", help="every stored session, most recent first")
     add_store_option(listing)
+    named: dict[str, argparse.ArgumentParser] = {}
     for name, text in (
         ("show", "print a session's transcript"),
         ("delete", "delete a session and its transcript"),
+        ("export", "write a session's transcript as Markdown or JSON"),
     ):
-        action = actions.add_parser(name, help=text)
-        action.add_argument("session", help="the session id")
-        add_store_option(action)
-    exporting = actions.add_parser("export", help="write a session's transcript as Markdown or JSON")
-    exporting.add_argument("session", help="the session id")
+        named[name] = actions.add_parser(name, help=text)
+        named[name].add_argument("session", help="the session id")
+        add_store_option(named[name])
+    exporting = named["export"]
     exporting.add_argument("--format", choices=EXPORT_FORMATS, default="md", help="md (default) or json")
     exporting.add_argument("-o", "--output", help="write to this file instead of standard output")
     exporting.add_argument("--force", action="store_true", help="replace the --output file if it exists")
-    add_store_option(exporting)
 
 
-def run_sessions_command(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     path = store_path(args.store)
     if path != MEMORY and not Path(path).exists():
         if args.action == "list":
@@ -125,7 +94,7 @@ async def _tokens(store: SessionStore, sessions: list[str]) -> dict[str, str]:
     counts: dict[str, str] = {}
     for session in sessions:
         try:
-            counts[session] = f"{total(summed(e.body.get('usage') for e in await store.entries(session))):,}"
+            counts[session] = f"{stored_usage(await store.entries(session)).total:,}"
         except StoreError:
             counts[session] = "?"
     return counts
@@ -138,7 +107,7 @@ def _show(store: SessionStore, args: argparse.Namespace) -> int:
     print(printable(f"{header} · team {state.team or '-'}", multiline=False))
     for entry in entries:
         print(f"{entry.seq:>4} {_stamp(entry.created_at)}  {printable(describe_entry(entry))}")
-    print(f"usage: {describe(summed(e.body.get('usage') for e in entries))}")
+    print(f"usage: {stored_usage(entries).describe()}")
     return 0
 
 
@@ -158,7 +127,7 @@ def _store_files(option: str | None) -> list[Path]:
     path = store_path(option)
     if path == MEMORY:
         return []
-    return [Path(path + suffix) for suffix in ("", "-wal", "-shm", "-journal")]
+    return database_files(path)
 
 
 def _delete(store: SessionStore, args: argparse.Namespace) -> int:

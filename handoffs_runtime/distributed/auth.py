@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import datetime
 import hmac
 import ssl
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -11,6 +12,7 @@ from typing import Any, TypeAlias
 
 import grpc  # type: ignore[import-untyped]
 
+from handoffs_runtime.distributed.certificates import day, expires_der
 from handoffs_runtime.distributed.credentials import ClientCredentials, Role, token_file
 from handoffs_runtime.distributed.options import logger
 
@@ -135,6 +137,13 @@ async def misconfiguration(
             f"the certificate of the host at {host} does not name that address: create credentials "
             "with --host-name for it, or connect by a name the certificate has"
         )
+    if "handshake failed" in text or "expired" in text:
+        expired = await _expired_on(host)
+        if expired is not None:
+            return (
+                f"the host's certificate expired on {expired}; run `handoffs credentials renew DIR` on the "
+                f"host's credentials and restart the host at {host}"
+            )
     if "handshake failed" in text:
         return (
             f"the certificate of the host at {host} is not signed by the CA in ca.pem (wrong CA): use the "
@@ -145,6 +154,20 @@ async def misconfiguration(
 
 async def speaks_tls(host: str, timeout: float = 2.0) -> bool:
     """Whether the server at ``host`` answers a TLS handshake (to tell a plain client what is wrong)."""
+    return await _peer_certificate(host, timeout) is not None
+
+
+async def _expired_on(host: str) -> str | None:
+    """The day the certificate the server at ``host`` presents expired; ``None`` if it has not (or none)."""
+    der = await _peer_certificate(host)
+    if not der:
+        return None
+    ends = expires_der(der)
+    return day(ends) if ends <= datetime.datetime.now(datetime.UTC) else None
+
+
+async def _peer_certificate(host: str, timeout: float = 2.0) -> bytes | None:
+    """The certificate (DER) the server at ``host`` presents, unchecked; ``None`` if it speaks no TLS."""
     name, _, port = host.rpartition(":")
     context = ssl.create_default_context()
     context.check_hostname = False
@@ -155,6 +178,8 @@ async def speaks_tls(host: str, timeout: float = 2.0) -> bool:
             asyncio.open_connection(name.strip("[]"), int(port), ssl=context), timeout
         )
     except (OSError, ValueError, TimeoutError):
-        return False
+        return None
+    tls = writer.get_extra_info("ssl_object")
+    der = tls.getpeercert(binary_form=True) if tls is not None else None
     writer.transport.abort()  # no TLS goodbye: the server need not answer it
-    return True
+    return der or b""

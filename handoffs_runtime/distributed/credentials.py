@@ -1,9 +1,13 @@
-"""Credentials of a deployment: the CA, the host's certificate and a token per role."""
+"""Credentials of a deployment: the CA, the host's certificate and a token per role, in one folder.
+
+Created, renewed and rotated here; loaded by the host, workers and front ends, which refuse files that
+others may read (secrets) or replace (anything), and a folder anyone may write to.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import datetime
-import ipaddress
 import os
 import secrets
 from collections.abc import Callable, Iterable, Mapping
@@ -13,16 +17,29 @@ from typing import Any, Literal, TypeAlias
 
 import grpc  # type: ignore[import-untyped]
 from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from handoffs_runtime.distributed.certificates import (
+    HOST_DAYS,
+    WARN_DAYS,
+    day,
+    expires,
+    key_pem,
+    names_of,
+    new_ca,
+    new_host_certificate,
+    pem,
+)
+from handoffs_runtime.distributed.options import logger
 from handoffs_runtime.errors import DistributedError
+from handoffs_runtime.models.redaction import add_secret
 
 Role: TypeAlias = Literal["worker", "frontend"]
 ROLES: tuple[Role, ...] = ("worker", "frontend")
 
 CA_FILE = "ca.pem"
+CA_KEY_FILE = "ca.key"
 HOST_CERT_FILE = "host.pem"
 HOST_KEY_FILE = "host.key"
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
@@ -36,57 +53,81 @@ def token_file(role: Role) -> str:
     return f"{role}.token"
 
 
-# --- creating credentials ------------------------------------------------------------------------------
+# --- creating and renewing credentials ----------------------------------------------------------------
 
 
 def create_credentials(
-    directory: str | os.PathLike[str], host_names: Iterable[str] = (), *, valid_days: int = 825
+    directory: str | os.PathLike[str],
+    host_names: Iterable[str] = (),
+    *,
+    valid_days: int = HOST_DAYS,
+    now: datetime.datetime | None = None,
 ) -> list[Path]:
-    """Write a CA, a host certificate and key, and one token per role into ``directory`` (mode 0600).
+    """Write a CA and its key, a host certificate and key, and one token per role into ``directory``
+    (mode 0600; the directory 0700).
 
-    The host certificate names ``host_names`` (DNS names or IP addresses) and loopback. The CA's key is
-    not kept: nobody can sign another host later, so adding a name means new credentials for everyone.
-    Existing files are never overwritten.
+    The host certificate names ``host_names`` (DNS names or IP addresses) and loopback, and lasts
+    ``valid_days`` from ``now``; ``handoffs credentials renew`` replaces it before then. Existing files
+    are never overwritten, and a directory anyone may write to is refused.
     """
     folder = Path(directory)
     names = list(dict.fromkeys([*LOOPBACK_NAMES, *(n.strip() for n in host_names if n.strip())]))
-    targets = [CA_FILE, HOST_CERT_FILE, HOST_KEY_FILE, *(token_file(r) for r in ROLES)]
+    targets = [CA_FILE, CA_KEY_FILE, HOST_CERT_FILE, HOST_KEY_FILE, *(token_file(r) for r in ROLES)]
     existing = [t for t in targets if (folder / t).exists()]
     if existing:
         raise DistributedError(
             f"{folder} already holds {', '.join(existing)}; pick an empty directory (nothing was written)"
         )
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    host_key = ec.generate_private_key(ec.SECP256R1())
-    now = datetime.datetime.now(datetime.UTC)
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "handoffs-runtime deployment CA")])
-    ca_cert = (
-        _certificate(ca_name, ca_name, ca_key.public_key(), now, valid_days)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(_key_usage(signs_certificates=True), critical=True)
-        .sign(ca_key, hashes.SHA256())
-    )
-    host_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, names[0])])
-    host_cert = (
-        _certificate(host_name, ca_name, host_key.public_key(), now, valid_days)
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(_key_usage(signs_certificates=False), critical=True)
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .add_extension(x509.SubjectAlternativeName([_general_name(n) for n in names]), critical=False)
-        .sign(ca_key, hashes.SHA256())
-    )
+    _check_folder(folder)
+    moment = now or datetime.datetime.now(datetime.UTC)
+    ca_key, ca_cert = new_ca(moment)
+    host_key, host_cert = new_host_certificate(ca_key, ca_cert, names, moment, valid_days)
     contents = {
-        CA_FILE: ca_cert.public_bytes(serialization.Encoding.PEM),
-        HOST_CERT_FILE: host_cert.public_bytes(serialization.Encoding.PEM),
-        HOST_KEY_FILE: host_key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        ),
+        CA_FILE: pem(ca_cert),
+        CA_KEY_FILE: key_pem(ca_key),
+        HOST_CERT_FILE: pem(host_cert),
+        HOST_KEY_FILE: key_pem(host_key),
         **{token_file(r): new_token().encode() + b"\n" for r in ROLES},
     }
     return [_write_private(folder / name, data) for name, data in contents.items()]
+
+
+def renew_host_certificate(
+    directory: str | os.PathLike[str],
+    host_names: Iterable[str] = (),
+    *,
+    valid_days: int = HOST_DAYS,
+    now: datetime.datetime | None = None,
+) -> list[Path]:
+    """Replace the host's certificate and key in ``directory`` with new ones signed by the same CA,
+    naming what the old one named plus ``host_names``; tokens and ``ca.pem`` are kept, so only the host
+    restarts."""
+    folder = Path(directory)
+    _check_folder(folder)
+    ca_pem = _read(folder, CA_FILE, "renewing")
+    ca_key_pem = _read(folder, CA_KEY_FILE, "renewing", missing=_NO_CA_KEY)
+    moment = now or datetime.datetime.now(datetime.UTC)
+    ca_cert = x509.load_pem_x509_certificate(ca_pem)
+    if ca_cert.not_valid_after_utc <= moment:
+        raise DistributedError(
+            f"the CA in {folder / CA_FILE} expired on {day(ca_cert.not_valid_after_utc)}: create new "
+            "credentials with `handoffs credentials create DIR` and give them to every process"
+        )
+    ca_key = serialization.load_pem_private_key(ca_key_pem, password=None)
+    if not isinstance(ca_key, ec.EllipticCurvePrivateKey):
+        raise DistributedError(f"{folder / CA_KEY_FILE} is not the key of a handoffs-runtime CA")
+    old = folder / HOST_CERT_FILE
+    kept = names_of(x509.load_pem_x509_certificate(old.read_bytes())) if old.exists() else []
+    names = list(dict.fromkeys([*kept, *LOOPBACK_NAMES, *(n.strip() for n in host_names if n.strip())]))
+    key, cert = new_host_certificate(ca_key, ca_cert, names, moment, valid_days)
+    return [_replace_private(folder / HOST_KEY_FILE, key_pem(key)), _replace_private(old, pem(cert))]
+
+
+_NO_CA_KEY = (
+    "credentials made before renewal existed keep no CA key; create new ones with `handoffs credentials "
+    "create DIR` and give every worker and front end the new ca.pem and tokens"
+)
 
 
 def new_token() -> str:
@@ -99,46 +140,7 @@ def rotate_token(directory: str | os.PathLike[str], role: Role) -> Path:
     path = Path(directory) / token_file(role)
     if not path.exists():
         raise DistributedError(f"{path} does not exist; create credentials first")
-    fresh = path.with_name(path.name + ".new")
-    fresh.unlink(missing_ok=True)
-    _write_private(fresh, new_token().encode() + b"\n")
-    fresh.replace(path)
-    return path
-
-
-def _certificate(
-    subject: x509.Name, issuer: x509.Name, key: ec.EllipticCurvePublicKey, now: datetime.datetime, days: int
-) -> x509.CertificateBuilder:
-    return (
-        x509.CertificateBuilder()
-        .subject_name(subject)
-        .issuer_name(issuer)
-        .public_key(key)
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=days))
-    )
-
-
-def _key_usage(*, signs_certificates: bool) -> x509.KeyUsage:
-    return x509.KeyUsage(
-        digital_signature=True,
-        content_commitment=False,
-        key_encipherment=False,
-        data_encipherment=False,
-        key_agreement=False,
-        key_cert_sign=signs_certificates,
-        crl_sign=signs_certificates,
-        encipher_only=False,
-        decipher_only=False,
-    )
-
-
-def _general_name(name: str) -> x509.GeneralName:
-    try:
-        return x509.IPAddress(ipaddress.ip_address(name.strip("[]")))
-    except ValueError:
-        return x509.DNSName(name)
+    return _replace_private(path, new_token().encode() + b"\n")
 
 
 def _write_private(path: Path, data: bytes) -> Path:
@@ -147,6 +149,38 @@ def _write_private(path: Path, data: bytes) -> Path:
     with os.fdopen(fd, "wb") as file:
         file.write(data)
     return path
+
+
+def _replace_private(path: Path, data: bytes) -> Path:
+    """Give ``path`` new contents at once (a reader sees the old file or the new one), owner only."""
+    fresh = path.with_name(path.name + ".new")
+    fresh.unlink(missing_ok=True)
+    _write_private(fresh, data)
+    fresh.replace(path)
+    return path
+
+
+# --- who may touch the files ----------------------------------------------------------------------------
+
+
+def _check_folder(folder: Path) -> None:
+    """Refuse a folder anyone may write to: whoever can could replace the CA or the tokens."""
+    if os.name == "posix" and folder.is_dir() and folder.stat().st_mode & 0o002:
+        raise DistributedError(
+            f"{folder} is writable by everyone, so anyone could replace its credentials: run "
+            f"`chmod 700 {folder}` (or use another folder)"
+        )
+
+
+def _check_file(path: Path, info: os.stat_result) -> None:
+    """Refuse a secret others may read, or any credential others may replace."""
+    if os.name != "posix":
+        return
+    secret = path.name != CA_FILE and path.name != HOST_CERT_FILE
+    if secret and info.st_mode & 0o077:
+        raise DistributedError(f"{path} is a secret others may read or change: run `chmod 600 {path}`")
+    if info.st_mode & 0o022:
+        raise DistributedError(f"{path} may be changed by others: run `chmod 644 {path}`")
 
 
 # --- loading credentials -------------------------------------------------------------------------------
@@ -159,15 +193,40 @@ class HostCredentials:
     certificate: bytes
     key: bytes
     tokens: Mapping[Role, bytes]
+    directory: Path | None = None
 
     @classmethod
     def load(cls, directory: str | os.PathLike[str]) -> HostCredentials:
         folder = Path(directory)
+        _check_folder(folder)
         return cls(
             certificate=_read(folder, HOST_CERT_FILE, "the host"),
             key=_read(folder, HOST_KEY_FILE, "the host"),
             tokens={r: _read_token(folder, r, "the host") for r in ROLES},
+            directory=folder,
         )
+
+    def check_expiry(self, now: datetime.datetime | None = None) -> None:
+        """Raise if the certificate has expired (one line); log a warning if it expires within
+        ``WARN_DAYS``. The host calls it at start, then daily (:meth:`remind_expiry`)."""
+        moment = now or datetime.datetime.now(datetime.UTC)
+        ends = expires(self.certificate)
+        where = "DIR" if self.directory is None else str(self.directory)
+        renew = f"run `handoffs credentials renew {where}` and start the host again"
+        if ends <= moment:
+            raise DistributedError(f"the host's certificate expired on {day(ends)}; {renew}")
+        if ends - moment <= datetime.timedelta(days=WARN_DAYS):
+            left = (ends - moment).days
+            logger.warning("the host's certificate expires on %s (in %d days); %s", day(ends), left, renew)
+
+    async def remind_expiry(self, every: float = 86400.0) -> None:
+        """Every ``every`` seconds, warn as :meth:`check_expiry` does (and log an error once expired)."""
+        while True:
+            await asyncio.sleep(every)
+            try:
+                self.check_expiry()
+            except DistributedError as exc:
+                logger.error("%s", exc)
 
     def server_credentials(self) -> Any:
         return grpc.ssl_server_credentials([(self.key, self.certificate)])
@@ -184,6 +243,7 @@ class ClientCredentials:
     @classmethod
     def load(cls, directory: str | os.PathLike[str], role: Role) -> ClientCredentials:
         folder = Path(directory)
+        _check_folder(folder)
         who = f"a {role}"
         return cls(role, _read(folder, CA_FILE, who), _read_token(folder, role, who))
 
@@ -195,22 +255,24 @@ class ClientCredentials:
         )
 
 
-def _read(folder: Path, name: str, who: str) -> bytes:
+def _read(folder: Path, name: str, who: str, *, missing: str = "") -> bytes:
     path = folder / name
     try:
-        data = path.read_bytes()
+        with path.open("rb") as file:
+            _check_file(path, os.fstat(file.fileno()))
+            data = file.read()
     except OSError as exc:
-        raise DistributedError(
-            f"{who} needs {path} ({exc.strerror or exc}); create credentials with "
-            "`handoffs credentials create DIR`"
-        ) from None
+        hint = missing or "create credentials with `handoffs credentials create DIR`"
+        raise DistributedError(f"{who} needs {path} ({exc.strerror or exc}); {hint}") from None
     if not data.strip():
         raise DistributedError(f"{path} is empty; create credentials with `handoffs credentials create DIR`")
     return data
 
 
 def _read_token(folder: Path, role: Role, who: str) -> bytes:
-    return _read(folder, token_file(role), who).strip()
+    token = _read(folder, token_file(role), who).strip()
+    add_secret(token)  # masked in every log record (see models/redaction.py)
+    return token
 
 
 """What autogen's gRPC runtime writes as the sender of a message published outside any agent."""

@@ -83,6 +83,7 @@ class Host:
         )
         self._grace = grace
         self._server: grpc.aio.Server | None = None
+        self._reminders: asyncio.Future[None] | None = None
         self.address: Address = self._requested
         self.notice = security_notice(self._requested, credentials=self.secured, insecure=insecure)
         """What to tell whoever started this host about who can join (``None`` with credentials)."""
@@ -96,6 +97,8 @@ class Host:
         if self._server is not None:
             raise DistributedError("this host is already started")
         credentials = self._credentials
+        if credentials is not None:
+            credentials.check_expiry()  # an expired certificate: one line, not a host nobody can reach
         # No SO_REUSEPORT: a second host on a port in use must fail, not split the workers between two hosts.
         server = grpc.aio.server(
             interceptors=None if credentials is None else [TokenCheck(credentials.tokens)],
@@ -118,6 +121,8 @@ class Host:
             )
         await server.start()
         self._server = server
+        if credentials is not None:
+            self._reminders = asyncio.ensure_future(credentials.remind_expiry())
         self.address = self._requested.with_port(port)
         if self.notice is not None:
             logger.warning("%s", self.notice)
@@ -125,6 +130,8 @@ class Host:
 
     async def stop(self, grace: float = 1.0) -> None:
         """Stop listening; workers and front ends keep trying to reconnect until a host comes back."""
+        if self._reminders is not None:
+            self._reminders.cancel()
         if self._server is not None:
             server, self._server = self._server, None
             await server.stop(grace)

@@ -1,4 +1,4 @@
-"""Start a host and workers as child processes and wait for them to be ready (notebooks, tests, benchmarks).
+"""Start a host and workers as child processes and wait until they are ready (notebooks, tests).
 
 Readiness is read from what each process prints (``listening on HOST:PORT``, ``worker ready``), never
 guessed with a sleep. Children import this same copy of the package.

@@ -1,3 +1,1 @@
-"""The handoff as data: ``handoff()``, input filters and nesting, the team policy and its loop guard,
-prompts, strict schemas.
-"""
+"""The handoff as data: ``handoff()``, filters and nesting, the policy and its loop guard, prompts."""

@@ -1,3 +1,1 @@
-"""Models: OpenAI-compatible endpoints with a deadline, failures explained, the in-process base,
-scripted doubles, the offline model.
-"""
+"""Models: OpenAI-compatible endpoints with a deadline, the in-process base, scripted doubles, offline."""

@@ -13,8 +13,8 @@ import itertools
 import json
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from autogen_core import CancellationToken, FunctionCall
 from autogen_core.models import (
@@ -40,6 +40,9 @@ class ModelCall:
     """What the calling agent is for (its ``AgentSpec.description``)."""
     irreversible_tools: frozenset[str] = frozenset()
     """The offered tools marked :func:`~handoffs_runtime.tools.effects.irreversible`."""
+    examples: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Example requests (``AgentSpec.examples``): the calling agent's own under its name, and those of
+    each handoff's target under the handoff's tool name."""
 
 
 _current_call: ContextVar[ModelCall | None] = ContextVar("handoffs_model_call", default=None)
@@ -48,6 +51,14 @@ _current_call: ContextVar[ModelCall | None] = ContextVar("handoffs_model_call", 
 def current_model_call() -> ModelCall | None:
     """The agent, session and handoff tool names of the model call in progress, if any."""
     return _current_call.get()
+
+
+@runtime_checkable
+class AnswersPromptly(Protocol):
+    """A model that says whether it answers promptly: ``True`` (an in-process one) lets agents skip the
+    policy's per-call timeout. Optional; a model without the attribute gets the timeout."""
+
+    answers_promptly: bool
 
 
 Reply = str | list[FunctionCall]

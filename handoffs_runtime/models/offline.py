@@ -1,31 +1,35 @@
 """The built-in offline model: deterministic, no network, good enough to demo any team.
 
-It is not a language model. It reads the person's latest words (see ``offline_words``), clause by
-clause (``return my shoes and buy new ones`` is two requests; the first one that matches decides), and:
+It is not a language model. It reads the person's latest words (see ``offline_words``) and the phrases
+that say more than their words (``offline_intents``), clause by clause (``return my shoes and buy new
+ones`` is two requests; the first one that matches decides), and:
 
-1. carries out explicit requests at once: in ``<instruction>: <text>`` (``run this python: print(6*7)``)
+1. answers honestly when the words are not English, and sends a person who asks for a person to the
+   handoff that reaches one, whatever else they said;
+2. carries out explicit requests at once: in ``<instruction>: <text>`` (``run this python: print(6*7)``)
    the person spelled the argument out, so when the instruction matches a tool whose required text
    arguments are all literal (``code``, ``command``...) or descriptive (``task_description``...), it is
    called without asking, the literal ones getting ``<text>`` and the descriptive ones the whole request;
-2. acts: when a clause matches a regular tool, it proposes it and, once the person says yes, calls it,
+3. acts: when a clause matches a regular tool, it proposes it and, once the person says yes, calls it,
    first calling any tool whose description says it finds a required argument (``look_up_item`` finds the
    ``item_id`` that ``execute_refund`` needs), then reports the results. It never acts on a guess: a
-   clause that negates or cancels (``don't``, ``cancel``, ``never arrived``) proposes nothing; an argument
-   it cannot read from the words is asked for (``To get weather I need the city. Which city?``) and the
-   answer completes the request; a tool marked ``irreversible`` needs a clear object, not ``help``,
-   ``my order`` or ``new ones``;
-3. stays: a request that fits the agent's own description is answered here, never handed out and back;
-4. routes: when a clause matches a handoff tool's name or description, it calls that handoff;
-5. otherwise answers with what this agent can do, or takes a handoff that is marked as the way back
+   clause that negates or cancels (``don't``, ``cancel``) proposes nothing; a tool marked ``irreversible``
+   is proposed only for a present request to do that very action (not ``where is my refund?``, ``I was
+   charged twice`` or ``I ordered it last week``) and for a clear object, not ``help`` or ``my order``; an
+   argument it cannot read from the words is asked for (``To get weather I need the city. Which city?``)
+   and the answer, whatever it is, completes the request;
+4. stays: a request that fits the agent's own description or examples is answered here;
+5. routes: when a clause matches a handoff tool's name or description, or its target's examples, it
+   calls that handoff;
+6. otherwise answers with what the team can do, or takes a handoff that is marked as the way back
    (words like "back", "outside" or "other") when the agent was not just handed the conversation.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from autogen_core import FunctionCall
 from autogen_core.models import (
@@ -37,42 +41,38 @@ from autogen_core.models import (
 )
 from autogen_core.tools import ToolSchema
 
+from handoffs_runtime.models import offline_arguments as args
 from handoffs_runtime.models.local import LocalModel, Reply, current_model_call, tool_call
-from handoffs_runtime.models.offline_words import (
-    Word,
-    clauses,
-    negated,
-    object_words,
-    score,
-    stem,
-    terms,
-    words,
+from handoffs_runtime.models.offline_intents import (
+    FOREIGN_REPLY,
+    asks_status,
+    blocks_action,
+    foreign,
+    intent_words,
+    wants_person,
 )
+from handoffs_runtime.models.offline_routing import Examples, best, concepts, fit, tool_terms
+from handoffs_runtime.models.offline_words import Word, clauses, negated, score, terms, words
 
 ASK_CONFIRMATION = "Shall I go ahead? (yes/no)"
 _WAY_BACK = frozenset({"back", "outside", "other", "purview", "else"})
-_LITERAL_PARAMS = frozenset({"code", "script", "source", "command", "expression", "program", "snippet"})
-_SPELLED_OUT_PARAMS = frozenset({"task", "description", "request", "instruction", "prompt"})
-"""Arguments that the whole request fills, also in an explicit ``<instruction>: <text>``."""
-_DESCRIPTIVE_PARAMS = _SPELLED_OUT_PARAMS | {"query", "reason", "details", "summary"}
-_REFERENCES = frozenset({"id", "key", "ref"})
 _YES = frozenset(
     {"y", "yes", "yeah", "yep", "sure", "ok", "okay", "confirm", "go ahead", "please do", "do it"}
 )
 _NO = frozenset({"n", "no", "nope", "cancel", "don't", "do not", "stop"})
+_CONTEXT = frozenset({"status", "billing", "problem"})
+"""Concepts of a whole message that every clause of it carries (``I ordered X and it hasn't come``)."""
+_QUOTE_LIMIT = 120
+_HANDOFF_PREFIXES = ("transfer_back_to_", "transfer_to_", "escalate_to_", "back_to_", "ask_")
 
 
-def _tool_terms(tool: ToolSchema) -> set[str]:
-    return terms(tool["name"].replace("_", " ") + " " + tool.get("description", ""))
+def _cleaned(text: str) -> str:
+    return re.sub(r"[^a-z' ]", "", text.lower()).strip()
 
 
 def _is_answer(text: str, answers: frozenset[str]) -> bool:
-    cleaned = re.sub(r"[^a-z' ]", "", text.lower()).strip()
+    cleaned = _cleaned(text)
     return cleaned in answers or (cleaned.split(" ")[0] in answers and len(cleaned.split()) <= 3)
-
-
-def _humanize(name: str) -> str:
-    return name.replace("_", " ")
 
 
 def _asked_argument(text: str) -> bool:
@@ -131,6 +131,24 @@ def _read(messages: Sequence[LLMMessage], regular: set[str]) -> _Conversation:
     return _Conversation(parts, latest, proposed, results, handed_over, called)
 
 
+@dataclass(frozen=True)
+class _Request:
+    """What the person asks for: their words, and their answer to "Which <argument>?" if they gave one."""
+
+    text: str
+    answer: str = ""
+
+    @property
+    def whole(self) -> str:
+        """The words and the answer together, for arguments that describe the whole request."""
+        return f"{self.text} {self.answer}" if self.answer else self.text
+
+    @property
+    def context(self) -> list[Word]:
+        """The concepts of the whole request that each of its clauses carries."""
+        return [w for w in intent_words(self.text) if w.norm in _CONTEXT]
+
+
 @dataclass
 class _Agent:
     """The calling agent as the offline model sees it."""
@@ -138,13 +156,23 @@ class _Agent:
     name: str
     regular: list[ToolSchema]
     handoffs: list[ToolSchema]
-    own_area: set[str]
+    description: str
     irreversible: frozenset[str]
+    examples: Examples = field(default_factory=dict)
+
+    @property
+    def own_area(self) -> set[str]:
+        """The words of its description and the concepts of its own examples."""
+        return terms(self.description) | concepts(self.examples.get(self.name, ()))
 
     @property
     def vocabulary(self) -> set[str]:
         """Every word this agent acts on: its tools', its handoffs' and its own area's."""
-        return self.own_area.union(*(_tool_terms(t) for t in [*self.regular, *self.handoffs]))
+        return self.own_area.union(*(tool_terms(t) for t in [*self.regular, *self.handoffs]))
+
+
+def _clause_words(clause: str, request: _Request) -> list[Word]:
+    return words(clause) + intent_words(clause) + request.context
 
 
 class OfflineModel(LocalModel):
@@ -164,244 +192,190 @@ class OfflineModel(LocalModel):
             name=call.agent if call else "assistant",
             regular=regular,
             handoffs=[t for t in tools if t["name"] in handoff_names],
-            own_area=terms(call.description) if call else set(),
+            description=call.description if call else "",
             irreversible=call.irreversible_tools if call else frozenset(),
+            examples=call.examples if call else {},
         )
         talk = _read(messages, {t["name"] for t in regular})
 
         if talk.results:  # carrying out a confirmed plan
             return self._continue(talk, me)
         confirmed = talk.proposed and _is_answer(talk.latest, _YES)
-        if confirmed and self._plan(_request(talk.parts, me), regular):
+        if confirmed and self._plan(_request(talk.parts, me), me):
             return self._continue(talk, me)
         if talk.proposed and _is_answer(talk.latest, _NO):
             return _DECLINED
 
-        explicit = _explicit(talk.latest, regular)
+        explicit = args.explicit(talk.latest, regular, best)
         if explicit is not None:
             tool, payload = explicit
             if tool["name"] in me.irreversible:  # spelled out, but it cannot be undone: ask first
                 return _proposal(tool, payload)
-            return [tool_call(tool["name"], _explicit_arguments(tool, payload, talk.latest))]
-        if not words(talk.latest):
-            return self._introduce(me.name, regular, me.handoffs)
+            return [tool_call(tool["name"], args.explicit_arguments(tool, payload, talk.latest))]
+        if not words(talk.latest) or _cleaned(talk.latest) in _YES | _NO:  # nothing asked, nothing to do
+            return _introduce(me)
+        request = _request(talk.parts, me)
+        if not request.answer and foreign(request.text):
+            return FOREIGN_REPLY
         fresh = [h for h in me.handoffs if h["name"] not in talk.called]  # never repeat this turn's handoffs
-        for clause in clauses(_request(talk.parts, me)):
-            decision = self._decide(clause, me, fresh)
+        if not request.answer and wants_person(request.text):
+            person = best([Word("", "human")], fresh, me.examples) or _way_back(fresh, talk)
+            if person is not None:
+                return [_hand_over(person, request.text, request.text)]
+        for clause in clauses(request.text):
+            decision = self._decide(clause, request, me, fresh, said=talk.latest)
             if decision is not None:
                 return decision
+        back = _way_back(fresh, talk)
+        if back is not None:
+            return [_hand_over(back, talk.latest, talk.latest)]
         if not talk.handed_over:
-            back = next((h for h in fresh if _tool_terms(h) & _WAY_BACK), None)
-            if back is not None:
-                return [self._call(back, talk.latest, {})]
-            return self._introduce(me.name, regular, me.handoffs, unsure=True)
+            return _introduce(me, unsure=True)
         return _offline_reply(me.name, talk.latest)
 
     # --- steps ---------------------------------------------------------------------------------------
 
-    def _decide(self, clause: str, me: _Agent, fresh: list[ToolSchema]) -> Reply | None:
+    def _decide(
+        self, clause: str, request: _Request, me: _Agent, fresh: list[ToolSchema], *, said: str
+    ) -> Reply | None:
         """What one clause of the request asks for, or ``None`` when it matches nothing here."""
-        found = words(clause)
+        found = _clause_words(clause, request)
         if not found:
             return None
-        tool = _best(found, me.regular)
-        if tool is not None and not negated(clause):
-            missing = _missing(tool, clause, me.regular, irreversible=tool["name"] in me.irreversible)
-            if missing is not None:
-                return f"To {_humanize(tool['name'])} I need the {missing}. Which {missing}?"
-            return self._propose(tool, clause)
-        if score(found, me.own_area) > 0:
-            return _offline_reply(me.name, clause)
-        handoff = _best(found, fresh)
+        tool = best(found, me.regular)
+        refused = negated(clause) and not asks_status(clause)  # "hasn't arrived" asks, "don't" refuses
+        if tool is not None and refused and {w.norm for w in found if w.raw} & tool_terms(tool):
+            return _DECLINED  # "don't refund my anvil"
+        if tool is not None and not refused:
+            irreversible = tool["name"] in me.irreversible
+            if irreversible and not _asks_for(tool, found, request):
+                return _offline_reply(me.name, said)  # a report or a question about it: never an action
+            about = request.answer or args.subject(clause, tool)
+            lacking = args.missing(tool, about, me.regular, irreversible=irreversible)
+            if lacking is not None:
+                return f"To {args.humanize(tool['name'])} I need the {lacking}. Which {lacking}?"
+            return _proposal(tool, about)
+        handoff = best(found, fresh, me.examples)
+        own = score(found, me.own_area)
+        if own > 0 and (handoff is None or own >= fit(found, handoff, me.examples)):
+            return _offline_reply(me.name, said)  # its own area, unless a handoff fits it better
         if handoff is not None:
-            return [self._call(handoff, clause, {})]
+            return [_hand_over(handoff, clause, request.whole)]
         return _DECLINED if tool is not None else None
 
-    def _plan(self, request: str, regular: list[ToolSchema]) -> list[ToolSchema]:
-        explicit = _explicit(request, regular)
+    def _plan(self, request: _Request, me: _Agent) -> list[ToolSchema]:
+        explicit = args.explicit(request.text, me.regular, best)
         if explicit is not None:
             return [explicit[0]]
-        chosen = _chosen_tool(request, regular)
+        chosen = _chosen_tool(request, me)
         if chosen is None:
             return []
         target, _ = chosen
-        plan = [_provider(param, target, regular) for param in _required_strings(target)]
+        plan = [args.provider(param, target, me.regular) for param in args.required_strings(target)]
         return [t for t in plan if t is not None] + [target]
 
     def _continue(self, talk: _Conversation, me: _Agent) -> Reply:
-        regular = me.regular
         request = _request(talk.parts, me)
-        plan = self._plan(request, regular)
-        chosen = _chosen_tool(request, regular)
-        clause = chosen[1] if chosen else request
-        explicit = _explicit(request, regular)
+        plan = self._plan(request, me)
+        chosen = _chosen_tool(request, me)
+        clause = chosen[1] if chosen else request.text
+        explicit = args.explicit(request.text, me.regular, best)
         for tool in plan:
             result = talk.results.get(tool["name"])
             if result is None and explicit is not None and tool is explicit[0]:
-                return [tool_call(tool["name"], _explicit_arguments(tool, explicit[1], request))]
+                return [tool_call(tool["name"], args.explicit_arguments(tool, explicit[1], request.text))]
             if result is None:
                 found = {name: r.content for name, r in talk.results.items()}
-                return [self._call(tool, clause, found, request=request)]
+                about = request.answer or args.subject(clause, chosen[0] if chosen else tool)
+                arguments = args.arguments(tool, clause, found, request=request.whole, about=about)
+                return [tool_call(tool["name"], arguments)]
             if result.is_error:
-                return f"Sorry, {_humanize(tool['name'])} did not work: {result.content}"
-        steps = [f"{_humanize(t['name'])} → {talk.results[t['name']].content}" for t in plan]
+                return f"Sorry, {args.humanize(tool['name'])} did not work: {result.content}"
+        steps = [f"{args.humanize(t['name'])} → {talk.results[t['name']].content}" for t in plan]
         done = "; ".join(steps)
         return f"Done: {done}" + ("" if done.endswith((".", "!", "?")) else ".") if steps else "Done."
-
-    def _propose(self, tool: ToolSchema, clause: str) -> str:
-        return _proposal(tool, _subject(clause, tool))
-
-    def _introduce(
-        self, agent: str, regular: list[ToolSchema], handoffs: list[ToolSchema], *, unsure: bool = False
-    ) -> str:
-        opening = "I'm not sure I follow." if unsure else f"Hello, this is {agent}."
-        skills = [_humanize(t["name"]) for t in [*regular, *handoffs]]
-        if not skills:
-            return f"{opening} How can I help?"
-        return f"{opening} I can help with: " + "; ".join(skills) + ". What do you need?"
-
-    def _call(
-        self, tool: ToolSchema, clause: str, found: dict[str, str], *, request: str | None = None
-    ) -> FunctionCall:
-        return tool_call(tool["name"], _arguments(tool, clause, found, request=request or clause))
 
 
 _DECLINED = "All right, I won't. Is there anything else I can help with?"
 
 
-def _proposal(tool: ToolSchema, subject: str) -> str:
-    about = f" for “{subject}”" if subject else ""
-    return f"I can {_humanize(tool['name'])}{about}. {ASK_CONFIRMATION}"
+def _hand_over(handoff: ToolSchema, clause: str, request: str) -> FunctionCall:
+    """The call of ``handoff``, its input (a ``reason``...) read off the words like any tool's."""
+    return tool_call(handoff["name"], args.arguments(handoff, clause, {}, request=request))
 
 
-def _offline_reply(agent: str, asked: str) -> str:
+def _way_back(handoffs: list[ToolSchema], talk: _Conversation) -> ToolSchema | None:
+    """The handoff marked as the way back (``back``, ``other``...), unless this agent was just handed the
+    conversation (it must not bounce it straight back)."""
+    if talk.handed_over:
+        return None
+    return next((h for h in handoffs if tool_terms(h) & _WAY_BACK), None)
+
+
+def _asks_for(tool: ToolSchema, found: list[Word], request: _Request) -> bool:
+    """Whether the words ask for ``tool``'s action now, not report or ask about what happened or what
+    it costs (``where is my refund?``, ``I was charged twice``, ``how much is it?``)."""
+    return bool({w.norm for w in found} & tool_terms(tool)) and not blocks_action(request.text)
+
+
+def _proposal(tool: ToolSchema, about: str) -> str:
+    subject = f" for “{about}”" if about else ""
+    return f"I can {args.humanize(tool['name'])}{subject}. {ASK_CONFIRMATION}"
+
+
+def _quote(said: str) -> str:
+    said = " ".join(said.split())
+    return said if len(said) <= _QUOTE_LIMIT else said[: _QUOTE_LIMIT - 1].rstrip() + "…"
+
+
+def _offline_reply(agent: str, said: str) -> str:
     return (
-        f"Hello, this is {agent}. You asked: “{asked}”. I am the offline demo model: I can route "
+        f"Hello, this is {agent}. You asked: “{_quote(said)}”. I am the offline demo model: I can route "
         "requests and run tools, but a real answer needs a language model (see --model)."
     )
 
 
-def _request(parts: list[str], me: _Agent) -> str:
+def _introduce(me: _Agent, *, unsure: bool = False) -> str:
+    """Hello, or "I'm not sure I follow", with what the team can do in its own words: an example request
+    of each agent reached from here, else what the tools do."""
+    opening = "I'm not sure I follow." if unsure else f"Hello, this is {me.name}."
+    listed = [me.examples.get(h["name"], ()) for h in me.handoffs] + [me.examples.get(me.name, ())]
+    examples = [e[0] for e in listed if e]
+    if examples:
+        return f"{opening} You can say, for example: " + "; ".join(f"“{e}”" for e in examples) + "."
+    skills = [args.humanize(t["name"]) for t in me.regular] + [_topic(h) for h in me.handoffs]
+    if not skills:
+        return f"{opening} How can I help?"
+    return f"{opening} I can help with: " + "; ".join(skills) + ". What do you need?"
+
+
+def _topic(handoff: ToolSchema) -> str:
+    """What a handoff reaches, in words: its name without ``transfer_to_`` and the like."""
+    name = handoff["name"]
+    for prefix in _HANDOFF_PREFIXES:
+        name = name.removeprefix(prefix)
+    return args.humanize(name)
+
+
+def _request(parts: list[str], me: _Agent) -> _Request:
     """The request in ``parts``: the last answer alone when it is a request of its own (it matches a tool,
-    a handoff or the agent's own area), else all of them."""
-    if len(parts) > 1 and score(words(parts[-1]), me.vocabulary) > 0:
-        return parts[-1]
-    return " ".join(parts)
+    a handoff or the agent's own area), else the first words, completed by the last answer."""
+    if len(parts) == 1:
+        return _Request(parts[0])
+    last = parts[-1]
+    if wants_person(last) or score(words(last) + intent_words(last), me.vocabulary) > 0:
+        return _Request(last)
+    return _Request(parts[0], answer=last.strip().strip(".!?,;:").strip())
 
 
-def _chosen_tool(request: str, regular: list[ToolSchema]) -> tuple[ToolSchema, str] | None:
+def _chosen_tool(request: _Request, me: _Agent) -> tuple[ToolSchema, str] | None:
     """The tool of the first clause of ``request`` that asks for one, with that clause."""
-    for clause in clauses(request):
-        tool = _best(words(clause), regular)
-        if tool is not None and not negated(clause):
-            return tool, clause
-    return None
-
-
-def _best(found: list[Word], tools: Iterable[ToolSchema]) -> ToolSchema | None:
-    scored = [(score(found, _tool_terms(t)), i, t) for i, t in enumerate(tools)]
-    scored = [s for s in scored if s[0] > 0]
-    return max(scored, key=lambda s: (s[0], -s[1]))[2] if scored else None
-
-
-def _missing(tool: ToolSchema, clause: str, regular: list[ToolSchema], *, irreversible: bool) -> str | None:
-    """What the person must still name before ``tool`` can be proposed: a required argument the words do
-    not give, or, for an irreversible tool, the object itself."""
-    subject = _subject(clause, tool)
-    for param in _required_strings(tool):
-        provided = _provider(param, tool, regular) is not None
-        if provided or _is_descriptive(param):
-            if irreversible and not subject:
-                return _humanize(param.removesuffix("_id")) if provided else _humanize(param)
+    for clause in clauses(request.text):
+        found = _clause_words(clause, request)
+        tool = best(found, me.regular)
+        if tool is None or (negated(clause) and not asks_status(clause)):
             continue
-        if not subject:
-            return _humanize(param)
-    if irreversible and not subject:
-        return "item"
+        if tool["name"] in me.irreversible and not _asks_for(tool, found, request):
+            continue
+        return tool, clause
     return None
-
-
-def _is_descriptive(param: str) -> bool:
-    return bool(set(param.lower().split("_")) & _DESCRIPTIVE_PARAMS)
-
-
-def _parameters(tool: ToolSchema) -> dict[str, Any]:
-    return dict(tool.get("parameters") or {})
-
-
-def _explicit(request: str, tools: list[ToolSchema]) -> tuple[ToolSchema, str] | None:
-    """The tool and the spelled-out text of an ``<instruction>: <text>`` request, if it is one."""
-    head, colon, payload = request.partition(":")
-    if not colon or not payload.strip():
-        return None
-    tool = _best(words(head), tools)
-    if tool is None:
-        return None
-    params = _required_strings(tool)
-    known = _LITERAL_PARAMS | _SPELLED_OUT_PARAMS
-    if not params or not all(set(p.lower().split("_")) & known for p in params):
-        return None
-    return tool, payload.strip()
-
-
-def _explicit_arguments(tool: ToolSchema, payload: str, request: str) -> dict[str, Any]:
-    args = _arguments(tool, request, {})
-    for param in _required_strings(tool):
-        args[param] = payload if set(param.lower().split("_")) & _LITERAL_PARAMS else request
-    return args
-
-
-def _properties(tool: ToolSchema) -> dict[str, dict[str, Any]]:
-    props = _parameters(tool).get("properties") or {}
-    return {k: v for k, v in props.items() if isinstance(v, dict)}
-
-
-def _required_strings(tool: ToolSchema) -> list[str]:
-    required = _parameters(tool).get("required") or []
-    return [p for p in required if _properties(tool).get(p, {}).get("type") == "string"]
-
-
-def _provider(param: str, target: ToolSchema, tools: list[ToolSchema]) -> ToolSchema | None:
-    """Another tool whose description says it finds ``param`` (e.g. "find item ID" for ``item_id``)."""
-    wanted = {stem(p) for p in param.lower().split("_") if p}
-    if len(wanted) < 2:
-        return None
-    for tool in tools:
-        if tool is not target and wanted <= _tool_terms(tool) and "find" in _tool_terms(tool):
-            return tool
-    return None
-
-
-def _subject(clause: str, tool: ToolSchema) -> str:
-    """What ``clause`` asks ``tool`` to act on: its words that are not the tool's own, nor vague."""
-    return " ".join(object_words(words(clause), _tool_terms(tool)))
-
-
-def _arguments(
-    tool: ToolSchema, clause: str, found: dict[str, str], *, request: str | None = None
-) -> dict[str, Any]:
-    """Arguments read off the words: descriptive ones get the whole ``request``, the others the object of
-    ``clause`` (or what a provider tool found), numbers the first number of ``clause``."""
-    request = request or clause
-    props = _properties(tool)
-    required = set(_parameters(tool).get("required") or [])
-    numbers = re.findall(r"\d+(?:\.\d+)?", clause)
-    provider_result = next((v for k, v in found.items() if k != tool["name"]), None)
-    args: dict[str, Any] = {}
-    for name, spec in props.items():
-        kind = spec.get("type")
-        if kind == "string":
-            if "enum" in spec:
-                args[name] = spec["enum"][0]
-            elif name in required and provider_result is not None and set(name.split("_")) & _REFERENCES:
-                args[name] = provider_result
-            elif _is_descriptive(name):
-                args[name] = request
-            elif name in required:
-                args[name] = _subject(clause, tool) or request
-        elif kind in ("integer", "number") and name in required:
-            value = float(numbers[0]) if numbers else 100
-            args[name] = int(value) if kind == "integer" else value
-        elif kind == "boolean" and name in required:
-            args[name] = True
-    return args

@@ -1,1 +1,1 @@
-"""Running agents in one process: ``HandoffsRuntime``, topic-type subscriptions, releasing idle sessions."""
+"""Running agents in one process: ``HandoffsRuntime``, subscriptions, releasing idle sessions."""

@@ -36,7 +36,7 @@ from autogen_core import (
 
 from handoffs_runtime.agents.user import SessionEndHook
 from handoffs_runtime.runtime.subscriptions import TypeIndexedSubscriptions
-from handoffs_runtime.tools.workers import session_of_key, worker_key
+from handoffs_runtime.topics import session_of_key, worker_key
 
 
 def _internals(runtime: SingleThreadedAgentRuntime) -> tuple[dict[AgentId, Any], Any]:

@@ -1,4 +1,4 @@
-"""``HandoffsRuntime``: autogen-core's single-threaded runtime without the per-message costs nobody asked for.
+"""``HandoffsRuntime``: autogen-core's single-threaded runtime without the costs nobody observes.
 
 The stock ``SingleThreadedAgentRuntime`` does, on every publish and delivery, work whose result is thrown
 away unless someone is listening: it opens OpenTelemetry spans, serializes the whole message to JSON for

@@ -30,8 +30,8 @@ from handoffs_runtime.sessions.store import (
     entry_for_message,
     notice_entry,
 )
-from handoffs_runtime.sessions.transcript import describe_entry, last_exchanges, new_messages
-from handoffs_runtime.usage import UsageByAgent, summed
+from handoffs_runtime.sessions.transcript import describe_entry, last_exchanges, new_messages, stored_usage
+from handoffs_runtime.usage import Usage
 
 UNANSWERED = "not answered: the session stopped before a reply"
 
@@ -47,8 +47,8 @@ class Resumed:
     agent: str
     notices: list[Notice] = field(default_factory=list)
     """What the person is told first: that the session resumes, its last exchanges, what went missing."""
-    usage: UsageByAgent = field(default_factory=dict)
-    """The tokens the session used before, by agent."""
+    usage: Usage = Usage.EMPTY
+    """The tokens the session used before."""
 
 
 async def resume(
@@ -91,7 +91,7 @@ async def resume(
         )
         await store.append(session, [notice_entry(UNANSWERED)], context=state.context)
     notices = [Notice(text=line) for line in lines]
-    return Resumed(list(state.context), agent, notices, summed(e.body.get("usage") for e in entries))
+    return Resumed(list(state.context), agent, notices, stored_usage(entries))
 
 
 async def record_user(store: SessionStore, session: str, message: LLMMessage, *, agent: str) -> None:
@@ -100,11 +100,11 @@ async def record_user(store: SessionStore, session: str, message: LLMMessage, *,
 
 
 async def record_reply(
-    store: SessionStore, session: str, response: AgentResponse, *, usage: UsageByAgent | None = None
+    store: SessionStore, session: str, response: AgentResponse, *, usage: Usage = Usage.EMPTY
 ) -> None:
     """Store what is new in ``response``, its context and the new active agent, in one transaction.
 
-    ``usage``, the turn's tokens by agent, is stored with the turn's last reply entry.
+    ``usage``, the turn's tokens, is stored with the turn's last reply entry.
 
     What is new depends on what is stored, so the write is a compare-and-set on the sequence number
     that was read: if anything was appended meanwhile (a handoff event of the same turn), it reads again
@@ -121,7 +121,7 @@ async def record_reply(
             last = max((i for i, e in enumerate(entries) if e.kind == "reply"), default=len(entries) - 1)
             if last >= 0:
                 entry = entries[last]
-                entries[last] = NewEntry(entry.agent, entry.kind, {**entry.body, "usage": usage})
+                entries[last] = NewEntry(entry.agent, entry.kind, {**entry.body, "usage": usage.to_json()})
         try:
             await store.append(
                 session,

@@ -1,5 +1,4 @@
-"""Reading a stored transcript: what is new in a reply, the events an entry shows, the last exchanges,
-Markdown and JSON exports.
+"""Reading a stored transcript: what is new in a reply, the events an entry shows, usage, exports.
 
 Pure functions over :mod:`handoffs_runtime.sessions.store` values; no I/O.
 """
@@ -17,7 +16,7 @@ from handoffs_runtime.channels.base import describe
 from handoffs_runtime.messages import Event, Notice, Reply, Said, ToolFinished, ToolStarted
 from handoffs_runtime.sessions.store import SessionState, StoredEntry
 from handoffs_runtime.text import inert_json, printable
-from handoffs_runtime.usage import summed
+from handoffs_runtime.usage import Usage
 
 ExportFormat = Literal["md", "json"]
 EXPORT_FORMATS: tuple[ExportFormat, ...] = ("md", "json")
@@ -46,6 +45,12 @@ def new_messages(sent: Sequence[LLMMessage], received: Sequence[LLMMessage]) -> 
 
 
 # --- rendering -----------------------------------------------------------------------------------------
+
+
+def stored_usage(entries: Sequence[StoredEntry]) -> Usage:
+    """The tokens a session used: the sum of the usage stored with its reply entries (``body.usage``,
+    ``{agent: [input, output]}``); anything else found there is ignored."""
+    return Usage.sum(Usage.from_json(e.body.get("usage")) for e in entries)
 
 
 def _iso(at: float) -> str:
@@ -149,7 +154,7 @@ def to_json(state: SessionState, entries: Sequence[StoredEntry]) -> str:
             "created_at": _iso(state.created_at),
             "updated_at": _iso(state.updated_at),
             "messages": state.last_seq,
-            "usage": summed(e.body.get("usage") for e in entries),
+            "usage": stored_usage(entries).to_json(),
         },
         "messages": [
             {

@@ -5,13 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from autogen_core.tools import FunctionTool, Tool
+from autogen_core.tools import Tool
 
 from handoffs_runtime.errors import TeamConfigError
 from handoffs_runtime.handoffs.handoff import Handoff, handoff
 from handoffs_runtime.team.spec import AgentSpec, TeamSpec
-from handoffs_runtime.tools.workers import TOOL_AGENT_SUFFIX, agent_tool, tool_agent_type
-from handoffs_runtime.topics import HANDOFF_EVENTS
+from handoffs_runtime.tools.capabilities import delegate_of
+from handoffs_runtime.tools.functions import function_tool
+from handoffs_runtime.tools.workers import agent_tool
+from handoffs_runtime.topics import HANDOFF_EVENTS, TOOL_AGENT_SUFFIX, tool_agent_type
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,7 @@ def _add_agent_tools(team: TeamSpec, spec: AgentSpec, tools: dict[str, Tool]) ->
         tool_agent_type(a.name) for a in team.agents if a.kind == "ai"
     }
     for tool in tools.values():
-        delegate = getattr(tool, "delegates_to", None)
+        delegate = delegate_of(tool)
         if delegate is not None and delegate not in served:
             workers = sorted(a.name for a in team.agents if a.kind == "worker") or "none"
             raise TeamConfigError(
@@ -112,7 +114,7 @@ def human_handoff_targets(built: Mapping[str, BuiltAgent]) -> frozenset[str]:
 
 def tool_served_agents(built: Mapping[str, BuiltAgent]) -> set[str]:
     """The AI agents some other agent calls as a tool: each gets a ``<name>.tool`` worker type."""
-    wanted = {getattr(t, "delegates_to", None) for agent in built.values() for t in agent.tools.values()}
+    wanted = {delegate_of(t) for agent in built.values() for t in agent.tools.values()}
     return {n for n, agent in built.items() if agent.spec.kind == "ai" and tool_agent_type(n) in wanted}
 
 
@@ -124,7 +126,7 @@ def delegations(built: Mapping[str, BuiltAgent]) -> list[tuple[str, str, str]]:
     edges = []
     for name, agent in built.items():
         for tool in agent.tools.values():
-            delegate = getattr(tool, "delegates_to", None)
+            delegate = delegate_of(tool)
             if delegate is not None:
                 callee = delegate.removesuffix(TOOL_AGENT_SUFFIX) if delegate not in built else delegate
                 edges.append((name, callee, tool.name))
@@ -137,7 +139,7 @@ def _wrap_tools(spec: AgentSpec) -> dict[str, Tool]:
         if isinstance(item, Tool):
             tool = item
         elif callable(item):
-            tool = FunctionTool(item, description=(item.__doc__ or "").strip())
+            tool = function_tool(item, owner=f"agent {spec.name!r}")
         else:
             raise TeamConfigError(f"agent {spec.name!r}: {item!r} is neither a Tool nor a function")
         if tool.name in tools:

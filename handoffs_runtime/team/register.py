@@ -22,13 +22,14 @@ from handoffs_runtime.agents.worker import WorkerAgent, WorkerAgentConfig
 from handoffs_runtime.channels.base import Channel
 from handoffs_runtime.errors import TeamConfigError
 from handoffs_runtime.messages import UserLogin
+from handoffs_runtime.models.redaction import install_redaction
 from handoffs_runtime.runtime.release import release_on_end
 from handoffs_runtime.sessions.store import SessionStore
 from handoffs_runtime.team.build import BuiltAgent, build_team, human_handoff_targets, tool_served_agents
 from handoffs_runtime.team.spec import TeamSpec
 from handoffs_runtime.telemetry import Telemetry, installed
-from handoffs_runtime.tools.workers import tool_agent_type
-from handoffs_runtime.topics import HANDOFF_EVENTS, USER, session_topic
+from handoffs_runtime.telemetry.instrument import register_traced_agent, traced_model, traced_tools
+from handoffs_runtime.topics import HANDOFF_EVENTS, USER, session_topic, tool_agent_type
 
 
 async def register_team(
@@ -58,6 +59,7 @@ async def register_team(
     ``telemetry`` (default: the one ``telemetry.install`` set, else none) traces and measures the team's
     turns, agents, models, tools and handoffs; without it nothing is wrapped.
     """
+    install_redaction()  # the API key and tokens never reach the log, whatever echoes them
     type_of = agent_type or (lambda name: name)
     built = build_team(team)
     telemetry = telemetry or installed()
@@ -80,7 +82,7 @@ async def register_team(
         spec = agent.spec
         agent_model = overrides.get(name) or spec.model or model
         if telemetry is not None:
-            agent_model = telemetry.wrap_model(agent_model)
+            agent_model = traced_model(telemetry, agent_model)
         if spec.kind == "worker" or name in as_tools:
             worker_type = name if spec.kind == "worker" else tool_agent_type(name)
             worker_config = _worker_config(agent, agent_model, channel, team)
@@ -104,6 +106,7 @@ async def register_team(
                 human_agent=team.human,
                 user_topic=team.user_topic,
                 description=spec.description or name,
+                examples=_examples(agent, team),
             )
             await register(AIAgent, type_of(name), ai_config)
         await runtime.add_subscription(TypeSubscription(topic_type=name, agent_type=type_of(name)))
@@ -132,6 +135,14 @@ async def register_team(
     return built
 
 
+def _examples(agent: BuiltAgent, team: TeamSpec) -> dict[str, tuple[str, ...]]:
+    """The example requests a model that routes by words reads: the agent's own under its name, and each
+    handoff target's under the handoff's tool name."""
+    found = {tool: team.agent(h.target).examples for tool, h in agent.handoffs.items()}
+    found[agent.spec.name] = agent.spec.examples
+    return {key: tuple(examples) for key, examples in found.items() if examples}
+
+
 def _worker_config(
     agent: BuiltAgent, model: ChatCompletionClient, channel: Channel, team: TeamSpec
 ) -> WorkerAgentConfig:
@@ -153,14 +164,14 @@ async def _register(
 ) -> None:
     """Register ``cls`` built from ``config`` as ``agent_type``; its traced variant when telemetry is on."""
     if telemetry is not None:
-        await telemetry.register_agent(runtime, cls, agent_type, config, team)
+        await register_traced_agent(telemetry, runtime, cls, agent_type, config, team)
     else:
         await cls.register(runtime, agent_type, lambda: cls(config))
 
 
 def _traced(agent: BuiltAgent, telemetry: Telemetry) -> BuiltAgent:
     """``agent`` with every tool traced (handoffs are not tools that run: their events are traced)."""
-    return BuiltAgent(agent.spec, telemetry.wrap_tools(agent.tools), agent.handoffs)
+    return BuiltAgent(agent.spec, traced_tools(telemetry, agent.tools), agent.handoffs)
 
 
 async def start_session(runtime: AgentRuntime, session_id: str, *, user_topic: str = USER) -> None:

@@ -27,6 +27,8 @@ class AgentSpec:
     caller sends a request and gets the answer back, keeping control (a handoff gives control away).
     ``kind="worker"`` makes an agent that is reached only as a tool (``create_worker``, ``agent_tools``):
     it answers each task on its own, takes no handoffs, and nobody hands off to it.
+    ``examples`` are requests this agent is for, in the customers' words (``"where is my order?"``): the
+    built-in offline model routes by them as well as by descriptions; language models never see them.
     """
 
     name: str
@@ -37,13 +39,24 @@ class AgentSpec:
     model: ChatCompletionClient | None = None
     kind: AgentKind = "ai"
     agent_tools: Sequence[str] = ()
+    examples: tuple[str, ...] = ()
+    display_name: str = ""
+    """What people read for this agent ("Maya from Billing"); its name when empty."""
+
+    @property
+    def label(self) -> str:
+        """The name people read."""
+        return self.display_name or self.name
 
 
 def human_agent(
-    name: str, description: str = "A human operator, for what the AI agents cannot handle."
+    name: str,
+    description: str = "A human operator, for what the AI agents cannot handle.",
+    *,
+    examples: tuple[str, ...] = (),
 ) -> AgentSpec:
     """A person reached through the channel as the operator."""
-    return AgentSpec(name=name, description=description, kind="human")
+    return AgentSpec(name=name, description=description, kind="human", examples=examples)
 
 
 @dataclass(frozen=True)
@@ -56,6 +69,13 @@ class TeamSpec:
     policy: TeamPolicy = field(default_factory=TeamPolicy)
     user_topic: str = USER
     title: str = ""
+    """The team's name as people read it: the console banner, the web page's title and header."""
+    greeting: str = ""
+    """The first line a person reads, before they type anything."""
+    suggestions: tuple[str, ...] = ()
+    """First questions a web page offers."""
+    model: ChatCompletionClient | None = None
+    """The team's own model (a team file's ``model``), for agents without one, unless another is given."""
 
     def agent(self, name: str) -> AgentSpec:
         for spec in self.agents:
@@ -67,6 +87,15 @@ class TeamSpec:
     def names(self) -> list[str]:
         return [a.name for a in self.agents]
 
+    def label(self, name: str) -> str:
+        """The name people read for agent ``name`` (its display name), or ``name`` itself."""
+        return next((a.label for a in self.agents if a.name == name), name)
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """Every agent's display name, by agent name, for those that have one."""
+        return {a.name: a.display_name for a in self.agents if a.display_name}
+
     @property
     def human(self) -> str | None:
         return next((a.name for a in self.agents if a.kind == "human"), None)
@@ -75,3 +104,18 @@ class TeamSpec:
 def streaming_team(team: TeamSpec, stream: bool) -> TeamSpec:
     """``team`` with its models called with ``create_stream`` (``stream``) or ``create``."""
     return replace(team, policy=replace(team.policy, stream=stream))
+
+
+MODEL_TIMEOUT_MARGIN = 5.0
+"""Seconds the team's own per-call limit waits past a client's deadline (``--model-timeout``)."""
+
+
+def model_timeout_team(team: TeamSpec, seconds: float | None) -> TeamSpec:
+    """``team`` for a model client whose calls end after ``seconds`` (``--model-timeout``; ``None``: as is).
+
+    The client's deadline must fire first: it keeps a streamed reply it cuts (marked as cut), while the
+    team's limit, a backstop a few seconds later, can only apologise.
+    """
+    if seconds is None:
+        return team
+    return replace(team, policy=replace(team.policy, model_timeout=seconds + MODEL_TIMEOUT_MARGIN))

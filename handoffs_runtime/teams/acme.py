@@ -6,6 +6,8 @@ request; the specialists send the customer back to triage for anything outside t
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from autogen_core.tools import FunctionTool
 
 from handoffs_runtime.handoffs.handoff import handoff
@@ -13,7 +15,12 @@ from handoffs_runtime.handoffs.policy import TeamPolicy
 from handoffs_runtime.team.spec import AgentSpec, TeamSpec, human_agent
 from handoffs_runtime.tools.context import ask_person
 from handoffs_runtime.tools.effects import irreversible
-from handoffs_runtime.topics import HUMAN_AGENT, ISSUES_AND_REPAIRS_AGENT, SALES_AGENT, TRIAGE_AGENT
+
+TRIAGE_AGENT = "TriageAgent"
+SALES_AGENT = "SalesAgent"
+ISSUES_AND_REPAIRS_AGENT = "IssuesAndRepairsAgent"
+HUMAN_AGENT = "HumanAgent"
+"""The team's agent names: each is an agent type and the topic type it subscribes to."""
 
 ITEM_ID = "item_132612938"
 
@@ -89,34 +96,92 @@ ISSUES_PROMPT = (
 )
 
 
+SALES_EXAMPLES = (
+    "I'd like to buy rocket skates",
+    "I want to order an anvil",
+    "how much is an anvil?",
+    "what's the price of rocket skates?",
+    "what do you sell?",
+    "do you have giant magnets in stock?",
+    "I'll take a box of bird seed",
+    "can I purchase a jet-propelled unicycle",
+    "what would help me catch a roadrunner?",
+    "is there a discount on earthquake pills?",
+    "get me a portable hole",
+)
+"""What customers say to ACME's sales: the offline model routes by these (``AgentSpec.examples``)."""
+ISSUES_EXAMPLES = (
+    "where is my order?",
+    "my parcel hasn't arrived",
+    "when will my rocket skates be delivered?",
+    "I want a refund for my shoes",
+    "can I get my money back?",
+    "I'd like to return my anvil",
+    "my anvil is broken",
+    "the skates I bought are faulty",
+    "I was charged twice for the same thing",
+    "there's a double charge on my card",
+    "I want to cancel my order",
+    "my delivery is late",
+    "the package is missing",
+    "the left wheel fell off",
+    "it doesn't work",
+    "has my refund been processed?",
+    "can you track my order",
+    "I have a problem with my order",
+)
+"""What customers say to ACME's issues and repairs (``AgentSpec.examples``)."""
+HUMAN_EXAMPLES = (
+    "let me talk to a person",
+    "I want to speak to a human",
+    "get me a manager",
+    "can I talk to a real agent",
+    "operator",
+)
+"""How customers ask for ACME's human operator (``AgentSpec.examples``)."""
+
+
 def acme_team(*, policy: TeamPolicy | None = None) -> TeamSpec:
     """The ACME team: triage, sales, issues and repairs, and a human operator."""
     return TeamSpec(
         name="acme",
         title="ACME Inc. customer service",
+        greeting=(
+            "Hello! I'm the ACME assistant. I can help you buy something, or sort out a problem with "
+            "something you bought."
+        ),
+        suggestions=("I want to buy an anvil", "My rocket skates broke", "Where is my order?"),
         entry=TRIAGE_AGENT,
         policy=policy or TeamPolicy(),
         agents=[
             AgentSpec(
                 TRIAGE_AGENT,
+                display_name="ACME assistant",
                 system_message=TRIAGE_PROMPT,
                 description="A triage agent.",
                 handoffs=[transfer_to_issues_and_repairs, transfer_to_sales_agent, escalate_to_human],
             ),
             AgentSpec(
                 SALES_AGENT,
+                display_name="ACME sales",
                 system_message=SALES_PROMPT,
                 description="A sales agent.",
                 tools=[execute_order_tool],
                 handoffs=[transfer_back_to_triage],
+                examples=SALES_EXAMPLES,
             ),
             AgentSpec(
                 ISSUES_AND_REPAIRS_AGENT,
+                display_name="ACME repairs",
                 system_message=ISSUES_PROMPT,
                 description="An issues and repairs agent.",
                 tools=[execute_refund_tool, look_up_item_tool],
                 handoffs=[transfer_back_to_triage],
+                examples=ISSUES_EXAMPLES,
             ),
-            human_agent(HUMAN_AGENT, "A human agent."),
+            replace(
+                human_agent(HUMAN_AGENT, "A human agent.", examples=HUMAN_EXAMPLES),
+                display_name="ACME operator",
+            ),
         ],
     )

@@ -7,6 +7,8 @@ offline model, ``run this python: print(6*7)`` goes orchestrator → worker → 
 
 from __future__ import annotations
 
+from autogen_core.tools import Tool
+
 from handoffs_runtime.team.spec import AgentSpec, TeamSpec
 from handoffs_runtime.tools.approval import requires_approval
 from handoffs_runtime.tools.sandbox.tool import SandboxLimits, python_code_tool
@@ -26,6 +28,13 @@ WORKER_PROMPT = (
 )
 
 
+def code_tool(*, timeout: float = 5.0, sandbox: SandboxLimits | None = None, approve: bool = False) -> Tool:
+    """The workers' ``execute_python_code``: ``timeout`` seconds per run unless ``sandbox`` says more;
+    ``approve`` asks the person before each run."""
+    tool = python_code_tool(limits=sandbox or SandboxLimits(timeout=timeout))
+    return requires_approval(tool) if approve else tool
+
+
 def orchestrator_team(
     *,
     sandbox: SandboxLimits | None = None,
@@ -33,7 +42,6 @@ def orchestrator_team(
     approve_code: bool = False,
 ) -> TeamSpec:
     """The team of ``handoffs chat --team orchestrator``; ``approve_code`` asks the person before each run."""
-    code_tool = python_code_tool(limits=sandbox or SandboxLimits(timeout=5.0))
     return TeamSpec(
         name="orchestrator",
         title="Orchestrator and workers",
@@ -49,7 +57,7 @@ def orchestrator_team(
                 WORKER,
                 system_message=WORKER_PROMPT,
                 description="Carries out one task, running Python code when it helps.",
-                tools=[requires_approval(code_tool) if approve_code else code_tool],
+                tools=[code_tool(sandbox=sandbox, approve=approve_code)],
                 kind="worker",
             ),
         ],

@@ -2,8 +2,8 @@
 
 Off by default and free when off: with no ``Telemetry`` given to ``register_team`` and none installed
 (:func:`install`), nothing is wrapped. With one, the team's models, tools and agents are wrapped (see
-:mod:`.agents`, :mod:`.model`, :mod:`.tools`); :func:`telemetry_from_environment` builds one from the
-standard ``OTEL_*`` variables (needs the ``otel`` extra).
+:mod:`.instrument`); :func:`telemetry_from_environment` builds one from the standard ``OTEL_*``
+variables (needs the ``otel`` extra).
 
 Example::
 
@@ -15,14 +15,13 @@ Example::
 from __future__ import annotations
 
 from handoffs_runtime.telemetry.conventions import CAPTURE_CONTENT_ENV
-from handoffs_runtime.telemetry.core import Telemetry, current_trace
+from handoffs_runtime.telemetry.core import Telemetry
 from handoffs_runtime.telemetry.installed import install, installed
 from handoffs_runtime.telemetry.setup import telemetry_from_environment
 
 __all__ = [
     "CAPTURE_CONTENT_ENV",
     "Telemetry",
-    "current_trace",
     "install",
     "installed",
     "telemetry_from_environment",

@@ -33,7 +33,7 @@ from handoffs_runtime.messages import (
     WorkerTask,
 )
 from handoffs_runtime.telemetry.propagation import TraceCarrier, carrier_of, context_of, passed_on
-from handoffs_runtime.usage import UsageByAgent, copy, difference
+from handoffs_runtime.usage import Usage
 
 if TYPE_CHECKING:
     from autogen_core import CancellationToken
@@ -97,7 +97,7 @@ class TracedWorkerAgent(_TracedTaskAgent, WorkerAgent):
 
 
 class TracedUserAgent(_Traced, UserAgent):
-    _turn: tuple[Span, float, UsageByAgent] | None = None
+    _turn: tuple[Span, float, Usage] | None = None
     """The open turn: its span, when it started, and the session's token usage when it started."""
 
     async def on_message_impl(self, message: Any, ctx: MessageContext) -> Any:
@@ -122,15 +122,16 @@ class TracedUserAgent(_Traced, UserAgent):
             span = self.telemetry.start_turn(
                 self.id.key, self.trace_team, topic_id.type, last if isinstance(last, str) else ""
             )
-            self._turn = (span, time.monotonic(), copy(message.usage))
+            self._turn = (span, time.monotonic(), message.usage)
             message.trace = carrier_of(span)
         await super().publish_message(message, topic_id, cancellation_token=cancellation_token)
 
-    def _end_turn(self, replied_by: str, error: str | None, usage: UsageByAgent | None) -> None:
+    def _end_turn(self, replied_by: str, error: str | None, usage: Usage | None) -> None:
+        """``usage`` is the session's count after the turn; ``None`` when the turn brought none back."""
         if self._turn is not None:
             span, started, before = self._turn
             self._turn = None
-            tokens = difference(usage, before) if usage is not None else None
+            tokens = usage - before if usage is not None else None
             self.telemetry.end_turn(span, self.trace_team, replied_by, error, started, tokens)
 
 

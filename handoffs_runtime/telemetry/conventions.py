@@ -1,5 +1,7 @@
-"""Attribute and instrument names: OpenTelemetry's GenAI semantic conventions where they apply, and
-``handoffs.*`` for what the conventions have no word for (turns, handoffs, loop stops, teams)."""
+"""Attribute and instrument names: OpenTelemetry's GenAI conventions, and ``handoffs.*`` for the rest.
+
+``handoffs.*`` names what the conventions have no word for (turns, handoffs, loop stops, teams).
+"""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """``Telemetry``: the tracer, the instruments, and the spans of the handoffs pattern.
 
-One object holds them; ``register_team`` asks it to wrap the team's models, tools and agents. Nothing else
-in the package knows about OpenTelemetry, and with no ``Telemetry`` nothing is wrapped at all.
+One object holds them; :mod:`.instrument` wraps a team's models, tools and agents in traced variants
+that report to it. With no ``Telemetry`` nothing is wrapped at all.
 """
 
 from __future__ import annotations
@@ -12,17 +12,16 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from autogen_core import Agent, AgentRuntime
-from autogen_core.models import ChatCompletionClient, CreateResult, LLMMessage
-from autogen_core.tools import Tool
+from autogen_core.models import CreateResult, LLMMessage
 from opentelemetry import metrics, trace
 from opentelemetry.context import Context
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, TracerProvider
 
 from handoffs_runtime.messages import HandoffEvent
+from handoffs_runtime.models.local import current_model_call
 from handoffs_runtime.telemetry import conventions as c
-from handoffs_runtime.telemetry.propagation import carrier_of
+from handoffs_runtime.usage import Usage
 
 SessionEndHook = Callable[[str], None]
 
@@ -49,8 +48,6 @@ class Telemetry:
         meter_provider: MeterProvider | None = None,
         capture_content: bool | None = None,
     ) -> None:
-        global _created
-        _created = True
         self.capture_content = c.content_opted_in() if capture_content is None else capture_content
         self.tracer = (tracer_provider or trace.get_tracer_provider()).get_tracer(_SCOPE)
         meter = (meter_provider or metrics.get_meter_provider()).get_meter(_SCOPE)
@@ -76,25 +73,7 @@ class Telemetry:
             "gen_ai.client.token.usage", "{token}", "Tokens per model call, by gen_ai.token.type"
         )
 
-    # --- wrapping (what register_team calls) ------------------------------------------------------
-
-    def wrap_model(self, client: ChatCompletionClient) -> ChatCompletionClient:
-        from handoffs_runtime.telemetry.model import TracedModel
-
-        return client if isinstance(client, TracedModel) else TracedModel(client, self)
-
-    def wrap_tools(self, tools: Mapping[str, Tool]) -> dict[str, Tool]:
-        from handoffs_runtime.telemetry.tools import TracedTool
-
-        return {name: TracedTool(tool, self) for name, tool in tools.items()}
-
-    async def register_agent(
-        self, runtime: AgentRuntime, cls: type[Agent], agent_type: str, config: Any, team: str
-    ) -> None:
-        """Register the traced variant of ``cls`` (``AIAgent``, ``HumanAgent``, ``UserAgent``, ...)."""
-        from handoffs_runtime.telemetry.agents import register_traced
-
-        await register_traced(runtime, self, cls, agent_type, config, team)
+    # --- sessions ----------------------------------------------------------------------------------
 
     def counting_sessions(self, hook: SessionEndHook | None, team: str) -> SessionEndHook:
         """``hook``, preceded by taking the ended session off ``handoffs.sessions.active``."""
@@ -140,13 +119,13 @@ class Telemetry:
         replied_by: str,
         error: str | None,
         started: float,
-        tokens: Mapping[str, list[int]] | None,
+        tokens: Usage | None,
     ) -> None:
         """End the turn's span with who replied, the tokens of the whole turn (all agents), or the error."""
         span.set_attribute(c.REPLIED_BY, replied_by)
         if tokens is not None:
-            span.set_attribute(c.INPUT_TOKENS, sum(counts[0] for counts in tokens.values()))
-            span.set_attribute(c.OUTPUT_TOKENS, sum(counts[1] for counts in tokens.values()))
+            span.set_attribute(c.INPUT_TOKENS, tokens.input)
+            span.set_attribute(c.OUTPUT_TOKENS, tokens.output)
         outcome = "ok"
         if error is not None:
             span.set_status(Status(StatusCode.ERROR, error))
@@ -168,13 +147,14 @@ class Telemetry:
             c.HANDOFF_OUTCOME: event.outcome,
             c.HOP: event.hop,
         }
-        if event.reason:
-            attributes[c.HANDOFF_REASON] = event.reason
+        reason = event.reason if self.capture_content else event.kind  # a reason may quote the input
+        if reason:
+            attributes[c.HANDOFF_REASON] = reason
         if event.arguments is not None and self.capture_content:
             attributes[c.HANDOFF_INPUT] = c.as_content(event.arguments)
         span = self.tracer.start_span(f"handoff {event.source} -> {event.target}", attributes=attributes)
         if event.outcome != "handoff":
-            span.set_status(Status(StatusCode.ERROR, event.reason or event.outcome))
+            span.set_status(Status(StatusCode.ERROR, reason or event.outcome))
             span.set_attribute(c.ERROR_TYPE, event.outcome)
         span.end()
         labels = {
@@ -189,8 +169,6 @@ class Telemetry:
 
     def model_call(self, model: str, provider: str, messages: Sequence[LLMMessage]) -> ModelCallRecord:
         """Start a ``chat <model>`` span (not made current: a model call has no children)."""
-        from handoffs_runtime.models.local import current_model_call
-
         attributes: dict[str, Any] = {c.OPERATION: "chat", c.PROVIDER: provider, c.REQUEST_MODEL: model}
         caller = current_model_call()
         if caller is not None:
@@ -284,14 +262,3 @@ def record_error(span: Span, exc: BaseException, with_message: bool) -> None:
     frames = "".join(traceback.format_tb(exc.__traceback__))
     span.add_event("exception", {"exception.type": error, "exception.stacktrace": frames})
     span.set_status(Status(StatusCode.ERROR, error))
-
-
-_created = False
-
-
-def current_trace() -> dict[str, str] | None:
-    """The carrier of the current span, for a message sent from inside a traced tool (``WorkerTask``).
-
-    Costs one global read while no ``Telemetry`` exists in the process.
-    """
-    return carrier_of() if _created else None

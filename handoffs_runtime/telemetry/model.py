@@ -1,4 +1,4 @@
-"""``TracedModel``: a ``ChatCompletionClient`` wrapping another; every call is traced as ``chat <model>``."""
+"""``TracedModel``: a model client that wraps another and traces every call as ``chat <model>``."""
 
 from __future__ import annotations
 

@@ -10,6 +10,8 @@ from autogen_core.tools import Tool, ToolSchema
 from pydantic import BaseModel
 
 from handoffs_runtime.telemetry import conventions as c
+from handoffs_runtime.telemetry.propagation import carrier_of
+from handoffs_runtime.tools.context import tracing_call
 
 if TYPE_CHECKING:
     from handoffs_runtime.telemetry.core import Telemetry
@@ -54,7 +56,10 @@ class TracedTool:
     async def run_json(
         self, args: Mapping[str, Any], cancellation_token: CancellationToken, call_id: str | None = None
     ) -> Any:
-        with self._telemetry.tool_span(self._inner.name, call_id, args) as span:
+        with (
+            self._telemetry.tool_span(self._inner.name, call_id, args) as span,
+            tracing_call(carrier_of(span)),  # a worker the tool creates is traced under this call
+        ):
             value = await self._inner.run_json(args, cancellation_token, call_id=call_id)
             if self._telemetry.capture_content:
                 span.set_attribute(c.TOOL_RESULT, c.as_content(self._inner.return_value_as_string(value)))

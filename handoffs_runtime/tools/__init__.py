@@ -1,3 +1,1 @@
-"""Tools a team gives its agents: what a tool knows of its session, irreversible effects, approval,
-workers, the Python sandbox.
-"""
+"""Tools a team gives its agents: their context, irreversible effects, approval, workers, the sandbox."""

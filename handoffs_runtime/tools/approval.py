@@ -24,13 +24,15 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from autogen_core import CancellationToken
-from autogen_core.tools import FunctionTool, Tool, ToolSchema
+from autogen_core.tools import Tool, ToolSchema
 from pydantic import BaseModel
 
 from handoffs_runtime.errors import TeamConfigError
 from handoffs_runtime.messages import Person
 from handoffs_runtime.text import printable
+from handoffs_runtime.tools.capabilities import delegate_of
 from handoffs_runtime.tools.context import ask_person, current_tool_context
+from handoffs_runtime.tools.functions import function_tool
 
 APPROVE_WORDS = frozenset({"y", "yes", "ok", "okay", "approve", "approved", "allow", "go ahead", "sure"})
 PromptBuilder = Callable[[str, Mapping[str, Any]], str]
@@ -124,7 +126,7 @@ class ApprovalTool:
         self._tool = tool
         self._prompt = prompt or default_prompt
         self._person: Person = person
-        self.delegates_to: str | None = getattr(tool, "delegates_to", None)
+        self.delegates_to = delegate_of(tool)
 
     @property
     def inner(self) -> Tool:
@@ -190,5 +192,5 @@ def requires_approval(
     if not isinstance(tool, Tool):
         if not callable(tool):
             raise TeamConfigError(f"requires_approval needs a Tool or a function, got {tool!r}")
-        tool = FunctionTool(tool, description=(tool.__doc__ or "").strip())
+        tool = function_tool(tool, owner="requires_approval")
     return ApprovalTool(tool, prompt=prompt, person=person)

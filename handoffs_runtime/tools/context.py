@@ -15,14 +15,29 @@ from __future__ import annotations
 
 import asyncio
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
 
 from autogen_core import AgentId, AgentRuntime
 
 from handoffs_runtime.channels.base import Channel
 from handoffs_runtime.messages import Person
+from handoffs_runtime.usage import Usage
+
+
+@dataclass(slots=True)
+class TurnTally:
+    """What one turn of one agent has counted so far: the tool loop and the tools it runs add to it.
+
+    ``workers`` is how many workers its tools started (``create_worker``'s per-turn limit); ``usage`` is
+    the tokens the turn spent: its model calls, and the workers its tools created. It is there while
+    the turn runs, so a turn cut short (a worker's timeout, a failure) still counts what it spent.
+    """
+
+    workers: int = 0
+    usage: Usage = Usage.EMPTY
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,8 +45,8 @@ class ToolContext:
     """The session, agent and channel of the running tool.
 
     ``runtime`` and ``agent_id`` let a tool send messages as its agent (``create_worker`` does);
-    ``depth`` is 0 for a team's agents and grows by one for each level of workers; ``turn`` is scratch
-    state shared by the tools of one turn of one agent (``create_worker`` counts its workers there).
+    ``depth`` is 0 for a team's agents and grows by one for each level of workers; ``tally`` is what
+    the tools of this turn count together.
     """
 
     session_id: str
@@ -40,7 +55,7 @@ class ToolContext:
     runtime: AgentRuntime | None = None
     agent_id: AgentId | None = None
     depth: int = 0
-    turn: dict[str, Any] = field(default_factory=dict, compare=False)
+    tally: TurnTally = field(default_factory=TurnTally, compare=False)
 
 
 _current: ContextVar[ToolContext | None] = ContextVar("handoffs_tool_context", default=None)
@@ -53,6 +68,27 @@ def current_tool_context() -> ToolContext | None:
 def set_tool_context(ctx: ToolContext) -> None:
     """Set for the current task (each message handler runs in its own task)."""
     _current.set(ctx)
+
+
+_call_trace: ContextVar[dict[str, str] | None] = ContextVar("handoffs_call_trace", default=None)
+
+
+def call_trace() -> dict[str, str] | None:
+    """The W3C trace context of the running tool call, for a message the tool sends (``WorkerTask``).
+
+    A traced tool sets it (telemetry is on); otherwise it is ``None`` and costs one context read.
+    """
+    return _call_trace.get()
+
+
+@contextmanager
+def tracing_call(carrier: dict[str, str] | None) -> Iterator[None]:
+    """Make ``carrier`` the :func:`call_trace` of the tool call running inside the ``with`` block."""
+    token = _call_trace.set(carrier)
+    try:
+        yield
+    finally:
+        _call_trace.reset(token)
 
 
 _asking: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()

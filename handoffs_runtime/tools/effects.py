@@ -14,9 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from autogen_core.tools import FunctionTool, Tool
+from autogen_core.tools import Tool
 
 from handoffs_runtime.errors import TeamConfigError
+from handoffs_runtime.tools.capabilities import WrapsTool
+from handoffs_runtime.tools.functions import function_tool
 
 _MARK = "irreversible"
 
@@ -26,18 +28,19 @@ def irreversible(tool: Tool | Callable[..., Any]) -> Tool:
     if not isinstance(tool, Tool):
         if not callable(tool):
             raise TeamConfigError(f"irreversible needs a Tool or a function, got {tool!r}")
-        tool = FunctionTool(tool, description=(tool.__doc__ or "").strip())
+        tool = function_tool(tool, owner="irreversible")
     setattr(tool, _MARK, True)
     return tool
 
 
 def is_irreversible(tool: object) -> bool:
     """Whether ``tool``, or the tool it wraps (``requires_approval``), is marked :func:`irreversible`."""
-    while tool is not None:
-        if getattr(tool, _MARK, False) is True:
+    while True:
+        if getattr(tool, _MARK, False) is True:  # set by irreversible() on a tool of any class
             return True
-        tool = getattr(tool, "inner", None)
-    return False
+        if not isinstance(tool, WrapsTool):
+            return False
+        tool = tool.inner
 
 
 def irreversible_names(tools: Iterable[Tool]) -> frozenset[str]:

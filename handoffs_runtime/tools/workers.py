@@ -26,7 +26,6 @@ Example::
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -36,12 +35,8 @@ from autogen_core.tools import FunctionTool
 
 from handoffs_runtime.errors import HandoffsError, TeamConfigError
 from handoffs_runtime.messages import WorkerResult, WorkerTask
-from handoffs_runtime.telemetry.core import current_trace
-from handoffs_runtime.tools.context import ToolContext, current_tool_context
-from handoffs_runtime.usage import note_tool_usage
-
-TOOL_AGENT_SUFFIX = ".tool"
-"""An AI agent offered as a tool is served by a worker type named ``<agent>.tool``."""
+from handoffs_runtime.tools.context import ToolContext, call_trace, current_tool_context
+from handoffs_runtime.topics import agent_tool_name, tool_agent_type, worker_key
 
 
 class WorkerError(HandoffsError):
@@ -109,7 +104,7 @@ async def _run_one(
         caller=ctx.agent,
         depth=ctx.depth + 1,
         timeout=limits.timeout,
-        trace=current_trace(),
+        trace=call_trace(),
     )
     try:
         async with asyncio.timeout(limits.timeout):
@@ -135,7 +130,7 @@ async def _run_one(
         raise WorkerError(f"worker {worker_type} failed: {type(exc).__name__}: {exc}{hint}") from exc
     if not isinstance(reply, WorkerResult):
         raise WorkerError(f"worker {worker_type} answered with {type(reply).__name__}, not WorkerResult")
-    note_tool_usage(ctx.turn, reply.usage)
+    ctx.tally.usage += reply.usage  # the worker's tokens count for the caller's turn
     if not reply.ok:
         raise WorkerError(reply.text)
     return reply.text
@@ -148,41 +143,20 @@ def _context() -> ToolContext:
     return ctx
 
 
-def worker_key(session_id: str, depth: int, slot: int) -> str:
-    """The ``AgentId`` key of a worker: its session, nesting level and slot in the caller's turn.
-
-    Workers keep no state between tasks, so a slot is reused turn after turn: a long-running runtime
-    then holds at most ``max_depth * max_workers_per_turn`` worker instances per session and type,
-    instead of one more for every task ever delegated.
-    """
-    return f"{session_id}.{depth}.{slot}"
-
-
-def session_of_key(key: str) -> str:
-    """The session an ``AgentId`` key belongs to: itself, or the session of a worker key.
-
-    A session id that happens to end in ``.<n>.<n>`` is read as a worker key; that only makes its stateless
-    instances count with the shorter id, which is harmless.
-    """
-    head, _, tail = key.rpartition(".")
-    session, _, depth = head.rpartition(".")
-    return session if session and depth.isdigit() and tail.isdigit() else key
-
-
 def _reserve(ctx: ToolContext, count: int, limits: WorkerLimits) -> int:
     """Check the depth and per-turn limits, count ``count`` more workers; the first one's slot."""
     if ctx.depth + 1 > limits.max_depth:
         raise WorkerError(
             f"nesting limit reached: workers may be {limits.max_depth} level(s) deep; do this step yourself"
         )
-    used = int(ctx.turn.get("workers", 0))
+    used = ctx.tally.workers
     if used + count > limits.max_workers_per_turn:
         left = limits.max_workers_per_turn - used
         raise WorkerError(
             f"worker limit reached: at most {limits.max_workers_per_turn} workers per turn, {left} left; "
             "combine tasks or answer with what you have"
         )
-    ctx.turn["workers"] = used + count
+    ctx.tally.workers = used + count
     return used + 1
 
 
@@ -255,18 +229,6 @@ def worker_tools(worker_type: str = "Worker", *, limits: WorkerLimits | None = N
             description="Create several workers at once, one per independent sub-task; get their answers.",
         ),
     ]
-
-
-def tool_agent_type(agent: str) -> str:
-    """The worker type that serves ``agent`` when it is offered as a tool."""
-    return agent + TOOL_AGENT_SUFFIX
-
-
-def agent_tool_name(agent: str) -> str:
-    """``ask_<snake_case agent>``: the tool name under which ``agent`` is offered to another agent."""
-    snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", agent).lower()
-    snake = re.sub(r"[^a-z0-9_]+", "_", snake).strip("_")
-    return f"ask_{snake}"
 
 
 def agent_tool(

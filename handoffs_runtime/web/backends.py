@@ -1,5 +1,7 @@
-"""Where the team of ``handoffs serve`` runs: in this process (``LocalTeam``), or behind a gRPC host
-(``RemoteTeam``, ``--host``), where workers run the agents and this process is the sessions' front end.
+"""Where the team of ``handoffs serve`` runs: in this process, or behind a gRPC host.
+
+In this process (``LocalTeam``), or behind a gRPC host (``RemoteTeam``, ``--host``), where workers run
+the agents and this process is the sessions' front end.
 
 The hub needs only three things of either: start with its channel, open a session, stop. Either way
 each session's ``UserAgent`` lives here, so the pages, the store and the operator console work alike.

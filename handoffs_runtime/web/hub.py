@@ -1,5 +1,6 @@
-"""The sessions of ``handoffs serve``: one team (in this process, or behind a gRPC host: see
-``backends``), its customers' pages and its operators.
+"""The sessions of ``handoffs serve``: one team, its customers' pages and its operators.
+
+The team runs in this process or behind a gRPC host (see ``backends``).
 
 Each live session has a pump that reads its event stream
 (:class:`~handoffs_runtime.channels.events.EventChannel`)

@@ -1,1 +1,1 @@
-"""Running Python a model wrote, contained: the tool, its supervisor process, and the resources it may use."""
+"""Running Python a model wrote, contained: the tool, its supervisor process and the resources it uses."""

@@ -14,6 +14,12 @@ code in the strongest of these ways that the system allows, starting from ``STRO
   find in ``/proc`` until it has no children left. The code can still escape by killing this supervisor.
 - ``group`` (elsewhere): it ``exec``s the script; only the process group is killed at the end.
 
+Before it becomes the script, the child gives up every way to gain privileges (``no_new_privs``: a
+set-user-id program runs with the caller's rights) and, when it runs as root, every capability: root
+in the new user namespace could otherwise unmount the private ``/proc`` and read the command line of
+every process on the host. What remains to such a script is the root user id itself: it may read and
+write files owned by root, and (``subreaper`` and ``group``) signal root's processes.
+
 It writes ``mode <name>`` and, once the script has exited, ``exit <wait status>`` to ``REPORT_FD`` so the
 parent knows how the run was contained and how the script ended (an init process cannot die of a signal).
 
@@ -40,6 +46,10 @@ _CLONE_NEWPID = 0x20000000
 _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
+_PR_CAPBSET_DROP = 24
+_PR_SET_NO_NEW_PRIVS = 38
+_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+_CAP_LAST_DEFAULT = 63
 
 
 PROC_AVAILABLE = sys.platform == "linux" and os.path.isdir(f"/proc/{os.getpid()}/task")
@@ -172,9 +182,31 @@ def _mount_private_proc(libc: ctypes.CDLL) -> None:
         libc.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None)
 
 
+def _drop_privileges() -> None:
+    """No new privileges through ``exec``; as root, no capabilities after it (Linux; else nothing)."""
+    if sys.platform != "linux":
+        return
+    libc = _libc()
+    if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        sys.exit("sandbox: could not set no_new_privs; the code was not run")
+    if os.geteuid() != 0:
+        return  # the kernel clears an ordinary user's capabilities at exec
+    try:
+        with open("/proc/sys/kernel/cap_last_cap") as handle:
+            last = int(handle.read())
+    except (OSError, ValueError):
+        last = _CAP_LAST_DEFAULT
+    libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    for cap in range(last + 1):  # root's capabilities after exec are those left in the bounding set
+        if libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+            sys.exit(f"sandbox: could not drop capability {cap} as root; the code was not run")
+
+
 def _exec_script(cpu: int, memory: int, files: int, script: str) -> NoReturn:
-    """Set the per-process limits, then become the script (the limits survive ``exec``)."""
+    """Set the per-process limits and drop privileges, then become the script (both survive ``exec``)."""
     import resource  # here: the parent imports this module too, and Windows has no `resource`
+
+    _drop_privileges()
 
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))

@@ -1,4 +1,4 @@
-"""``execute_python_code``: run a model's Python in a separate, limited process and report what happened.
+"""``execute_python_code``: run a model's Python in a separate, limited process; report what happened.
 
 The code runs in a fresh ``python -I`` process under a supervisor (``supervisor.py``) that contains
 every process it starts (a new PID namespace on Linux where allowed, else a child subreaper; the process
@@ -8,8 +8,13 @@ group elsewhere), in a temporary working directory that is deleted afterwards, w
   process of the run is killed, including those that called ``setsid`` or forked twice,
 - CPU-time, address-space, file-size and core-dump limits per process (``resource.setrlimit``),
 - totals for the whole run, measured by the parent every ``_SAMPLE_EVERY`` seconds (``resources.py``):
-  resident memory summed over its processes, the number of processes, the working directory's size;
-  past one the run is killed and the result says which,
+  resident memory summed over its processes, the number of processes, the working directory's size
+  (walked with two descriptors at most, however the code shapes it; a directory that cannot be read
+  stops the run); past one the run is killed and the result says which,
+- on Linux, no way to gain privileges (``no_new_privs``) and, when the host runs as root, no
+  capabilities at all (so it cannot unmount its private ``/proc`` or mount anything),
+- a reserve of file descriptors in the host process that a run never takes: a run is refused, not
+  started, when fewer than ``_DESCRIPTOR_RESERVE`` would be left,
 - an environment built from an allow-list (``PATH``, locale, ``HOME``/``TMPDIR`` set to the working
   directory), so the parent's API keys and tokens are not handed to it,
 - stdout and stderr each cut to ``max_output_chars``, read as they come so a chatty child cannot fill
@@ -45,8 +50,9 @@ from autogen_core import CancellationToken
 from autogen_core.tools import FunctionTool
 
 from handoffs_runtime.errors import TeamConfigError
-from handoffs_runtime.tools.sandbox.resources import Usage, measure
+from handoffs_runtime.tools.sandbox.resources import Usage, check_descriptor_reserve, measure
 from handoffs_runtime.tools.sandbox.supervisor import PROC_AVAILABLE, children, descendants, kill_all
+from handoffs_runtime.tools.sandbox.tree import Unmeasurable, remove_tree
 
 _ENV_ALLOW = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT")
 _READ_CHUNK = 65536
@@ -144,6 +150,8 @@ class CodeResult:
     unenforced: tuple[str, ...] = ()
     containment: Containment | None = None
     """How the run's processes were contained (see the README); None if the supervisor never said."""
+    unmeasurable: str | None = None
+    """Why the working directory could not be measured, when that is what stopped the run (``disk``)."""
 
     @property
     def timed_out(self) -> bool:
@@ -174,6 +182,11 @@ class CodeResult:
             )
         if self.stopped_by == "processes":
             return f"stopped: the run started more than {limits.max_processes} processes; all were killed"
+        if self.stopped_by == "disk" and self.unmeasurable:
+            return (
+                f"stopped: the working directory could not be measured ({self.unmeasurable}); "
+                "all of the run's processes were killed"
+            )
         if self.stopped_by == "disk":
             return (
                 f"stopped: the working directory grew past {limits.disk_bytes / _MIB:g} MiB; "
@@ -201,6 +214,9 @@ _DRAIN_GRACE = 1.0
 """Seconds to finish reading output once the script has exited (a process it started may hold the pipes)."""
 _EXIT_GRACE = 5.0
 """Seconds for the supervisor to exit once its run is killed, before it is killed itself."""
+_DESCRIPTOR_RESERVE = 64
+"""File descriptors of the host process that no run takes: the host must still open files and accept
+connections (a run itself holds about eight: its pipes, and two while its directory is measured)."""
 
 
 def _command(limits: SandboxLimits, timeout: float, script: str, report_fd: int) -> list[str]:
@@ -295,6 +311,8 @@ class _Run:
         self, proc: asyncio.subprocess.Process, exited: asyncio.Event, report: _Report, workdir: str
     ) -> None:
         self.proc, self.exited, self.report, self.workdir = proc, exited, report, workdir
+        self.unmeasurable: str | None = None
+        self._sample: asyncio.Future[Usage] | None = None
 
     def code_processes(self) -> list[int]:
         """The processes of the code: all under the supervisor (and under its namespace's init)."""
@@ -306,13 +324,30 @@ class _Run:
         return [self.proc.pid, *descendants(self.proc.pid)] if PROC_AVAILABLE else []
 
     async def watch(self, limits: SandboxLimits) -> StopReason:
-        """Measure every ``_SAMPLE_EVERY`` seconds until a total limit is passed; return which."""
+        """Measure every ``_SAMPLE_EVERY`` seconds until a total limit is passed (or the directory cannot
+        be measured: ``disk``); return which."""
+        loop = asyncio.get_running_loop()
         while True:
             await asyncio.sleep(_SAMPLE_EVERY)
             self.report.read()  # here, not in the thread: `end` reads it too
-            usage = await asyncio.to_thread(lambda: measure(self.code_processes(), self.workdir))
+            self._sample = loop.run_in_executor(None, lambda: measure(self.code_processes(), self.workdir))
+            try:
+                usage = await asyncio.shield(self._sample)  # cancelling us must not forget the thread
+            except Unmeasurable as exc:
+                self.unmeasurable = exc.strerror or str(exc)
+                return "disk"
             if reason := limits.exceeded_by(usage):
                 return reason
+
+    async def stop_watching(self, watcher: asyncio.Future[StopReason]) -> None:
+        """Cancel ``watcher`` and wait until its last measurement is over, so no walk of the directory
+        is still running when it is deleted."""
+        watcher.cancel()
+        await asyncio.wait({watcher})
+        if self._sample is not None:
+            await asyncio.wait({self._sample})
+            if not self._sample.cancelled():
+                self._sample.exception()  # retrieved: an unmeasurable last sample is no news any more
 
     async def end(self) -> None:
         """Kill every process of the run and wait until the supervisor has reaped them and exited."""
@@ -342,72 +377,83 @@ async def run_python(
     limits = limits or SandboxLimits()
     asked = limits.timeout if timeout is None else _check_seconds("timeout", timeout)
     wall = min(asked, limits.max_timeout)
-    with tempfile.TemporaryDirectory(prefix="handoffs-code-") as workdir:
-        script = os.path.join(workdir, "main.py")
-        with open(script, "w", encoding="utf-8") as handle:
-            handle.write(code)
-        loop = asyncio.get_running_loop()
-        report_r, report_w = os.pipe()
-        try:
-            transport, protocol = await loop.subprocess_exec(
-                lambda: _ExitAware(limit=_READ_CHUNK, loop=loop),
-                *_command(limits, wall, script, report_w),
-                cwd=workdir,
-                env=sandbox_env(workdir),
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                start_new_session=True,
-                pass_fds=(report_w,),
-            )
-        except BaseException:
-            os.close(report_r)
-            raise
-        finally:
-            os.close(report_w)
-        proc = asyncio.subprocess.Process(transport, protocol, loop)
-        run = _Run(proc, protocol.exited, _Report(report_r), workdir)
-        out, err = _Capped(limits.max_output_chars), _Capped(limits.max_output_chars)
-        drains = asyncio.gather(out.drain(proc.stdout), err.drain(proc.stderr))
-        exited = asyncio.ensure_future(protocol.exited.wait())
-        watcher = asyncio.ensure_future(run.watch(limits))
-        stopped_by: StopReason | None = "timeout"
-        try:
-            try:
-                await asyncio.wait({exited, watcher}, timeout=wall, return_when=asyncio.FIRST_COMPLETED)
-                if watcher.done():
-                    stopped_by = watcher.result()
-                elif exited.done():
-                    stopped_by = None
-            finally:
-                watcher.cancel()
-                exited.cancel()
-                # Let asyncio reap it before closing the transport: closing first would reap it in
-                # Popen.poll() and asyncio would then report an unknown child (returncode 255).
-                await run.end()
-            with contextlib.suppress(TimeoutError):  # every process is gone, so the pipes close soon
-                await asyncio.wait_for(asyncio.shield(drains), _DRAIN_GRACE)
-        finally:
-            drains.cancel()
-            transport.close()
-            os.close(report_r)
-        stdout, cut_out = out.text()
-        stderr, cut_err = err.text()
-        status = run.report.status
-        returncode = os.waitstatus_to_exitcode(status) if status is not None else proc.returncode or 0
-        if stopped_by is None and returncode in (-signal.SIGXCPU, -signal.SIGKILL):
-            stopped_by = "cpu"  # SIGXCPU at the soft limit, SIGKILL at the hard one (or the code's own kill)
-        return CodeResult(
-            returncode,
-            stdout,
-            stderr,
-            stopped_by,
-            wall,
-            cut_out or cut_err,
-            limits,
-            run.report.unenforced(),
-            run.report.mode,
+    check_descriptor_reserve(_DESCRIPTOR_RESERVE)
+    workdir = tempfile.mkdtemp(prefix="handoffs-code-")
+    try:
+        return await _run_in(workdir, code, limits, wall)
+    finally:  # in a thread: a tree of thousands of directories takes a while; it never raises
+        await asyncio.shield(asyncio.to_thread(remove_tree, workdir))
+
+
+async def _run_in(workdir: str, code: str, limits: SandboxLimits, wall: float) -> CodeResult:
+    """One run with ``workdir`` as its working directory (the caller deletes it)."""
+    script = os.path.join(workdir, "main.py")
+    with open(script, "w", encoding="utf-8") as handle:
+        handle.write(code)
+    loop = asyncio.get_running_loop()
+    report_r, report_w = os.pipe()
+    try:
+        transport, protocol = await loop.subprocess_exec(
+            lambda: _ExitAware(limit=_READ_CHUNK, loop=loop),
+            *_command(limits, wall, script, report_w),
+            cwd=workdir,
+            env=sandbox_env(workdir),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+            pass_fds=(report_w,),
         )
+    except BaseException:
+        os.close(report_r)
+        raise
+    finally:
+        os.close(report_w)
+    proc = asyncio.subprocess.Process(transport, protocol, loop)
+    run = _Run(proc, protocol.exited, _Report(report_r), workdir)
+    out, err = _Capped(limits.max_output_chars), _Capped(limits.max_output_chars)
+    drains = asyncio.gather(out.drain(proc.stdout), err.drain(proc.stderr))
+    exited = asyncio.ensure_future(protocol.exited.wait())
+    watcher = asyncio.ensure_future(run.watch(limits))
+    stopped_by: StopReason | None = "timeout"
+    try:
+        try:
+            await asyncio.wait({exited, watcher}, timeout=wall, return_when=asyncio.FIRST_COMPLETED)
+            if watcher.done():
+                stopped_by = watcher.result()
+            elif exited.done():
+                stopped_by = None
+        finally:
+            exited.cancel()
+            watcher.cancel()
+            # Let asyncio reap it before closing the transport: closing first would reap it in
+            # Popen.poll() and asyncio would then report an unknown child (returncode 255).
+            await run.end()
+            await run.stop_watching(watcher)
+        with contextlib.suppress(TimeoutError):  # every process is gone, so the pipes close soon
+            await asyncio.wait_for(asyncio.shield(drains), _DRAIN_GRACE)
+    finally:
+        drains.cancel()
+        transport.close()
+        os.close(report_r)
+    stdout, cut_out = out.text()
+    stderr, cut_err = err.text()
+    status = run.report.status
+    returncode = os.waitstatus_to_exitcode(status) if status is not None else proc.returncode or 0
+    if stopped_by is None and returncode in (-signal.SIGXCPU, -signal.SIGKILL):
+        stopped_by = "cpu"  # SIGXCPU at the soft limit, SIGKILL at the hard one (or the code's own kill)
+    return CodeResult(
+        returncode,
+        stdout,
+        stderr,
+        stopped_by,
+        wall,
+        cut_out or cut_err,
+        limits,
+        run.report.unenforced(),
+        run.report.mode,
+        run.unmeasurable if stopped_by == "disk" else None,
+    )
 
 
 def _kill_group(pid: int) -> None:

@@ -1,0 +1,167 @@
+"""Reading a model's response: text, or tool calls sorted into regular, handoff and unknown ones.
+
+:func:`read_reply` accepts anything at all (content that is a number, parts that are not calls, a call
+whose id, name or arguments are null or of the wrong type) and returns text or well-formed calls, so
+nothing the model sends can break the code after it. :func:`sort_calls` then says what each call is, by
+its name: a regular tool the loop runs, a handoff the agent decides on, or a name nobody offered.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+from collections.abc import Container, Mapping, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from autogen_core import FunctionCall
+from autogen_core.tools import Tool
+
+logger = logging.getLogger("handoffs_runtime")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCalls:
+    """A response's well-formed tool calls, with the text the model wrote next to them, if any.
+
+    That text (``CreateResult.thought``, or text parts beside the calls) is often meant for the person
+    ("Let me pass you to sales"); it travels in the conversation as the call message's ``thought``.
+    """
+
+    calls: list[FunctionCall]
+    thought: str | None = None
+
+
+Reply = str | ToolCalls
+"""A response as the agents use it: text (stripped, possibly empty) or well-formed tool calls."""
+
+MAX_NAME_CHARS = 256
+"""Tool names and call ids longer than this are cut (OpenAI allows 64 characters for a name)."""
+
+_call_ids = itertools.count(1)
+
+
+def read_reply(result: object, max_chars: int) -> Reply:
+    """The text or tool calls of ``result``, whatever it holds; text longer than ``max_chars`` is cut."""
+    content = getattr(result, "content", None)  # untrusted: a client may hand over anything at all
+    if isinstance(content, str):
+        return cut_text(content.strip(), max_chars, "reply was")
+    if isinstance(content, list | tuple):
+        return _read_parts(content, getattr(result, "thought", None), max_chars)
+    if isinstance(content, int | float) and not isinstance(content, bool):
+        return str(content)
+    if content is not None:
+        logger.warning("model content of type %s is neither text nor tool calls", type(content).__name__)
+    return ""
+
+
+def _read_parts(parts: Sequence[object], thought: object, max_chars: int) -> Reply:
+    calls: list[FunctionCall] = []
+    texts: list[str] = []
+    for part in parts:
+        if isinstance(part, str):
+            texts.append(part)
+            continue
+        call = _read_call(part)
+        if call is None:
+            logger.warning("ignoring a model content part of type %s", type(part).__name__)
+        else:
+            calls.append(call)
+    if not calls:
+        return cut_text("".join(texts).strip(), max_chars, "reply was")
+    if not texts and not thought:
+        return ToolCalls(calls)
+    said = "\n".join(t for t in (thought if isinstance(thought, str) else "", *texts) if t).strip()
+    return ToolCalls(calls, cut_text(said, max_chars, "reply was") or None)
+
+
+def _read_call(part: object) -> FunctionCall | None:
+    """A well-formed ``FunctionCall`` from anything call-like, or ``None`` when ``part`` is not one.
+
+    Arguments are never cut (a cut would only make them invalid JSON); the tools check them, and what a
+    tool returns is capped.
+    """
+    if (
+        isinstance(part, FunctionCall)
+        and isinstance(part.id, str)
+        and part.id
+        and isinstance(part.name, str)
+        and isinstance(part.arguments, str)
+        and len(part.name) <= MAX_NAME_CHARS
+        and len(part.id) <= MAX_NAME_CHARS
+    ):
+        return part  # the usual case: nothing to repair
+    fields = part if isinstance(part, Mapping) else None
+
+    def get(name: str) -> object:
+        return fields.get(name) if fields is not None else getattr(part, name, None)
+
+    name, arguments, call_id = get("name"), get("arguments"), get("id")
+    if name is None and arguments is None:
+        return None
+    return FunctionCall(
+        id=call_id[:MAX_NAME_CHARS] if isinstance(call_id, str) and call_id else f"call_{next(_call_ids)}",
+        name=_text_of(name)[:MAX_NAME_CHARS],
+        arguments=_arguments_of(arguments),
+    )
+
+
+def _text_of(value: object) -> str:
+    return value if isinstance(value, str) else "" if value is None else str(value)
+
+
+def _arguments_of(value: object) -> str:
+    """Arguments as the JSON text the tools expect: objects and numbers are encoded, null is empty."""
+    if value is None or isinstance(value, str):
+        return value or ""
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def cut_text(text: str, max_chars: int, what: str) -> str:
+    """``text``, or ``max_chars`` of its characters with a note in the middle saying what was left out.
+
+    The start and the end are kept (three quarters and one quarter): a reply's question to the person
+    and a tool's summary or error usually come last. ``what`` names the text with its verb: ``"reply
+    was"``, ``"result was"``.
+    """
+    if len(text) <= max_chars:
+        return text
+    logger.warning("cutting text (the %s %d characters long) to %d", what, len(text), max_chars)
+    tail = max_chars // 4
+    head = max_chars - tail
+    left_out = len(text) - max_chars
+    note = (
+        f"[cut: the {what} {len(text):,} characters long; {left_out:,} characters in the middle are left out]"
+    )
+    return f"{text[:head]}\n\n{note}\n\n{text[len(text) - tail :]}"
+
+
+class SortedCalls(NamedTuple):
+    """A response's calls by kind, each with its position in the response (results keep call order;
+    positions, not call ids, because some servers repeat ids)."""
+
+    regular: list[tuple[int, Tool, FunctionCall]]
+    handoffs: list[tuple[int, FunctionCall]]
+    unknown: list[tuple[int, FunctionCall]]
+
+
+def sort_calls(
+    calls: Sequence[FunctionCall], tools: Mapping[str, Tool], handoffs: Container[str]
+) -> SortedCalls:
+    """Which of ``calls`` name a regular tool, which a handoff (enabled or not), which neither."""
+    regular: list[tuple[int, Tool, FunctionCall]] = []
+    handoff_calls: list[tuple[int, FunctionCall]] = []
+    unknown: list[tuple[int, FunctionCall]] = []
+    for i, call in enumerate(calls):
+        tool = tools.get(call.name)
+        if tool is not None:
+            regular.append((i, tool, call))
+        elif call.name in handoffs:
+            handoff_calls.append((i, call))
+        else:
+            unknown.append((i, call))
+    return SortedCalls(regular, handoff_calls, unknown)

@@ -1,0 +1,137 @@
+"""The typed vocabulary of one turn: how it ends, and the handoff decision the tool loop asks for.
+
+The loop (:class:`~handoffs_runtime.agents.toolloop.ToolLoop`) runs a response's regular tool calls
+itself; for its handoff calls it asks the agent's :class:`HandoffDecider` once, with
+:class:`HandoffCalls`, and gets a :class:`HandoffDecision`: a result for each call and, when the turn
+ends there, a :class:`Transfer` or a :class:`GuardStop`. The loop then ends in exactly one member of the
+closed union :data:`TurnEnd`, which each agent reads with one ``match``::
+
+    match await loop.run(history, context, token, usage=usage, decider=self):
+        case Replied(new, usage, text): ...
+        case HandedOff(new, usage, transfer): ...
+        ...
+        case unreachable:
+            assert_never(unreachable)      # mypy fails when a new kind of end is not handled
+
+A worker has no handoffs and passes no decider.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import NamedTuple, Protocol
+
+from autogen_core import FunctionCall
+from autogen_core.models import FunctionExecutionResult, LLMMessage
+from pydantic import BaseModel
+
+from handoffs_runtime.handoffs.handoff import Handoff
+from handoffs_runtime.usage import Usage
+
+# --- the decision on a response's handoff calls ------------------------------------------------------
+
+
+class HandoffCalls(NamedTuple):
+    """A response's calls to handoff tools (enabled or not), in response order, for the agent to decide.
+
+    This and :class:`HandoffDecision` are built on every response with handoff calls: named tuples,
+    immutable and typed, are the cheapest values Python has."""
+
+    calls: Sequence[FunctionCall]
+    enabled: frozenset[str]
+    """The handoffs offered to the model in this round; a call to another one is refused."""
+    said: str | None
+    """What the model wrote next to the calls: forwarded in the context and shown to the person."""
+
+
+@dataclass(frozen=True, slots=True)
+class Transfer:
+    """A response's one handoff that is carried out: the turn ends and the conversation moves."""
+
+    handoff: Handoff
+    call: FunctionCall
+    data: BaseModel | None
+    """The handoff's validated input, if it takes one."""
+    said: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class GuardStop:
+    """A handoff that the loop guard refused: the turn ends with the team's fallback."""
+
+    handoff: Handoff
+    call: FunctionCall
+    reason: str
+
+
+class HandoffDecision(NamedTuple):
+    """A result for each handoff call (same order), and how the turn ends, if it ends here."""
+
+    results: Sequence[FunctionExecutionResult]
+    ends_turn: Transfer | GuardStop | None = None
+
+
+class HandoffDecider(Protocol):
+    """What an agent with handoffs gives the loop: a decision on a response's handoff calls.
+
+    It may publish events (a refused handoff) but never calls back into the loop.
+    """
+
+    async def decide(self, request: HandoffCalls) -> HandoffDecision: ...
+
+
+# --- how a turn ends -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Ended:
+    new: Sequence[LLMMessage]
+    """What the turn added to the conversation: each round's calls and their results (read only)."""
+    usage: Usage
+    """The session's tokens, this turn's (and its workers') included."""
+
+
+@dataclass(frozen=True, slots=True)
+class Replied(_Ended):
+    """The model answered with text (stripped; empty when it said nothing)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class HandedOff(_Ended):
+    """The agent decided to hand the conversation on."""
+
+    transfer: Transfer
+
+
+@dataclass(frozen=True, slots=True)
+class LoopStopped(_Ended):
+    """A handoff was refused by the loop guard (too many handoffs in a turn, or ping-pong)."""
+
+    stop: GuardStop
+
+
+@dataclass(frozen=True, slots=True)
+class ModelFailed(_Ended):
+    """The model raised or missed its deadline."""
+
+    error: str
+    """Why, in one line, for a caller that reports it (a worker)."""
+    exception: BaseException
+    """For a caller that explains it to a person."""
+
+
+@dataclass(frozen=True, slots=True)
+class OutOfRounds(_Ended):
+    """The model still wanted tools after ``policy.max_tool_rounds`` rounds."""
+
+
+@dataclass(frozen=True, slots=True)
+class OverBudget(_Ended):
+    """The session's token budget was used up before the next model call."""
+
+
+TurnEnd = Replied | HandedOff | LoopStopped | ModelFailed | OutOfRounds | OverBudget
+"""Every way a turn of the loop ends; closed: agents ``match`` it with ``assert_never`` as the last case."""

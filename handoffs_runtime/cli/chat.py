@@ -1,0 +1,148 @@
+"""``handoffs chat``: talk to a team in this terminal, in this process or through a gRPC host."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import uuid
+from collections.abc import Coroutine
+from typing import Any
+
+from handoffs_runtime.channels.console import ConsoleChannel
+from handoffs_runtime.channels.console_stream import StreamingConsoleChannel
+from handoffs_runtime.cli.options import (
+    Subcommands,
+    add_connect_timeout_option,
+    add_credentials_option,
+    add_host_option,
+    add_max_message_option,
+    add_model_options,
+    add_no_stream_option,
+    add_store_option,
+    add_team_option,
+    add_verbose_option,
+    model_from_args,
+    open_store,
+    team_from_option,
+)
+from handoffs_runtime.cli.process import quiet_grpc
+from handoffs_runtime.distributed.frontend import chat_remote
+from handoffs_runtime.distributed.options import Address
+from handoffs_runtime.errors import DistributedError
+from handoffs_runtime.models.choice import model_label
+from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
+from handoffs_runtime.team.chat import run_chat
+from handoffs_runtime.team.spec import TeamSpec, model_timeout_team, streaming_team
+from handoffs_runtime.telemetry.setup import add_trace_option, install_from_options
+from handoffs_runtime.topics import check_session_id
+
+OFFLINE_LINE = "model: offline (built-in and deterministic, not a language model; use --model for a real one)"
+
+
+def add_parser(sub: Subcommands) -> None:
+    chat = sub.add_parser("chat", help="talk to a team in this terminal")
+    add_team_option(chat)
+    add_model_options(chat)
+    chat.add_argument("--session", help="start or resume the session with this id (default: a new random id)")
+    chat.add_argument(
+        "--take-over",
+        action="store_true",
+        help="open the session even if another live process holds it; that process stops writing to it",
+    )
+    add_store_option(chat)
+    chat.add_argument("--no-colour", "--no-color", action="store_true", help="plain text even on a terminal")
+    add_no_stream_option(chat, help_text="print replies whole, not as they are written")
+    add_verbose_option(chat)
+    add_trace_option(chat)
+    add_host_option(chat, help_text="join a distributed team through this gRPC host")
+    add_max_message_option(chat)
+    chat.add_argument(
+        "--turn-timeout",
+        type=float,
+        default=60.0,
+        metavar="S",
+        help="with --host: give a turn up when no answer comes for S seconds (default: 60; a 'still "
+        "waiting' notice comes after 10)",
+    )
+    add_connect_timeout_option(chat, when="with --host: ")
+    add_credentials_option(chat, role="frontend")
+    chat.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    team = team_from_option(args.team)
+    install_from_options(args, service_name="handoffs-chat")
+    if args.host:  # a front end: the workers call the models (and decide whether replies stream)
+        console = ConsoleChannel if args.no_stream else StreamingConsoleChannel
+        return _remote(args, team, console(colour=_colour(args)))
+    return _local(args, team)
+
+
+def _colour(args: argparse.Namespace) -> bool | None:
+    """``None`` lets the console decide (colour on a terminal only)."""
+    return False if args.no_colour else None
+
+
+def _local(args: argparse.Namespace, team: TeamSpec) -> int:
+    """The whole team in this process, on the model the options name."""
+    model = model_from_args(args, team)
+    team = model_timeout_team(team, args.model_timeout)
+    label = model_label(model)
+    model_line = OFFLINE_LINE if label == "offline" else f"model: {label}"
+    stream = label != "offline" and not args.no_stream
+    channel = (StreamingConsoleChannel if stream else ConsoleChannel)(colour=_colour(args))
+    if stream:
+        team = streaming_team(team, stream=True)
+    banner = f"handoffs · {team.title or team.name} · {model_line}"
+    store = open_store(args.store)
+    conversation = run_chat(
+        team,
+        model=model,
+        channel=channel,
+        session_id=args.session,
+        banner=banner,
+        store=store,
+        take_over=args.take_over,
+    )
+    return _converse(conversation, channel, store)
+
+
+def _remote(args: argparse.Namespace, team: TeamSpec, channel: ConsoleChannel) -> int:
+    """A front end of a gRPC host: no model (and no API key) here, the workers call the models."""
+    Address.parse(args.host)
+    quiet_grpc(args)
+    session = args.session or uuid.uuid4().hex[:12]
+    try:
+        check_session_id(session)
+    except ValueError as exc:
+        raise DistributedError(f"--session: {exc}") from exc
+    banner = f"handoffs · {team.title or team.name} · distributed"
+    store = open_store(args.store, session=session, take_over=args.take_over)
+    conversation = chat_remote(
+        team,
+        args.host,
+        channel,
+        session_id=session,
+        banner=banner,
+        max_message_mb=args.max_message_mb,
+        turn_timeout=args.turn_timeout,
+        connect_timeout=args.connect_timeout,
+        store=store,
+        credentials=args.credentials,
+    )
+    return _converse(conversation, channel, store)
+
+
+def _converse(
+    conversation: Coroutine[Any, Any, object], channel: ConsoleChannel, store: SQLiteSessionStore
+) -> int:
+    """Run the conversation until it ends or Ctrl-C; the store is closed either way."""
+    try:
+        asyncio.run(conversation)
+    except KeyboardInterrupt:
+        channel.write("\nsession ended (interrupted)")
+    finally:
+        store.close_now()
+    # The person was told why the session stopped (could not be saved, or was taken over); the exit
+    # status tells a script.
+    return 0 if store.failure is None else 2

@@ -1,0 +1,168 @@
+"""The options several commands share, each declared here once, and how their values are read.
+
+A command calls ``add_team_option(parser)`` and later ``team_from_option(args.team)``; the wording, the
+default and the checks of ``--team`` (and of every option here) are the same wherever it appears.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+from collections.abc import Callable
+from typing import Literal, TypeAlias
+
+from autogen_core.models import ChatCompletionClient
+
+from handoffs_runtime.distributed.options import DEFAULT_MAX_MESSAGE_MB
+from handoffs_runtime.errors import TeamConfigError
+from handoffs_runtime.models.choice import model_from_options
+from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
+from handoffs_runtime.sessions.store import default_store_path
+from handoffs_runtime.team.files import FILE_SUFFIXES, load_team
+from handoffs_runtime.team.spec import TeamSpec
+from handoffs_runtime.teams.acme import acme_team
+from handoffs_runtime.teams.orchestrator import orchestrator_team
+
+Subcommands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+"""What ``add_subparsers`` returns, to which each command adds its parser (a string: not subscriptable at
+run time)."""
+
+BUILT_IN_TEAMS: dict[str, Callable[[], TeamSpec]] = {"acme": acme_team, "orchestrator": orchestrator_team}
+DEFAULT_TEAM = "acme"
+
+
+def add_team_option(parser: argparse.ArgumentParser, *, purpose: str = "which team") -> None:
+    """``--team NAME``: a plain string, resolved by :func:`team_from_option` once the line is parsed, so
+    that an unknown team is one line saying what to choose (and team files can join without new code
+    here)."""
+    names = " or ".join(sorted(BUILT_IN_TEAMS))
+    parser.add_argument(
+        "--team", metavar="TEAM", default=DEFAULT_TEAM, help=f"{purpose}: {names} (default: {DEFAULT_TEAM})"
+    )
+
+
+def team_from_option(value: str) -> TeamSpec:
+    """The team ``--team`` names; raises :class:`TeamConfigError` saying which teams there are."""
+    build = BUILT_IN_TEAMS.get(value)
+    if build is not None:
+        return build()
+    if value.endswith(FILE_SUFFIXES) or ":" in value or value.endswith(".py"):
+        return load_team(value)
+    names = ", ".join(sorted(BUILT_IN_TEAMS))
+    raise TeamConfigError(
+        f"--team: no team named {value!r}; the built-in teams are {names}, "
+        "or give a team file (FILE.yaml, FILE.json, FILE.py) or module:attribute"
+    )
+
+
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """``--model``, ``--base-url`` and ``--model-timeout``: which OpenAI-compatible model runs the agents,
+    and how long one call may take (the API key comes from ``$OPENAI_API_KEY``, never the command line,
+    where other users of the machine could read it)."""
+    parser.add_argument(
+        "--model",
+        help="model name on an OpenAI-compatible endpoint (default: $HANDOFFS_MODEL, else the offline model)",
+    )
+    parser.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
+    parser.add_argument(
+        "--model-timeout",
+        type=float,
+        metavar="S",
+        help="seconds one model call may take, the whole reply included (default: 30); a streamed reply "
+        "cut there is kept, marked as cut",
+    )
+
+
+def model_from_args(args: argparse.Namespace, team: TeamSpec | None = None) -> ChatCompletionClient:
+    """The model :func:`add_model_options` asked for; without one, the team's own (a team file's
+    ``model``), else the built-in offline model (pass the team through ``model_timeout_team``)."""
+    if args.model is None and not os.environ.get("HANDOFFS_MODEL") and team is not None and team.model:
+        return team.model
+    return model_from_options(args.model, base_url=args.base_url, timeout=args.model_timeout)
+
+
+def add_verbose_option(parser: argparse.ArgumentParser) -> None:
+    """``-v``/``-vv``: how much is logged to stderr (see ``handoffs_runtime.cli.main``)."""
+    parser.add_argument(
+        "-v", "--verbose", action="count", default=0, help="log warnings (-v) or everything (-vv)"
+    )
+
+
+def add_no_stream_option(parser: argparse.ArgumentParser, *, help_text: str) -> None:
+    """``--no-stream``: replies whole; ``help_text`` says who streams for this command."""
+    parser.add_argument("--no-stream", action="store_true", help=help_text)
+
+
+def add_host_option(parser: argparse.ArgumentParser, *, help_text: str, required: bool = False) -> None:
+    """``--host HOST:PORT``: the gRPC host this process joins; ``help_text`` says in what role."""
+    parser.add_argument("--host", metavar="HOST:PORT", required=required, help=help_text)
+
+
+Role = Literal["host", "worker", "frontend"]
+
+CREDENTIAL_FILES: dict[Role, str] = {
+    "host": "TLS and tokens from DIR (host.pem, host.key, worker.token, frontend.token)",
+    "worker": "TLS and the worker token from DIR (ca.pem, worker.token)",
+    "frontend": "with --host: TLS and the frontend token from DIR (ca.pem, frontend.token)",
+}
+"""What each role of a deployment reads from ``--credentials DIR``."""
+
+
+def add_credentials_option(parser: argparse.ArgumentParser, *, role: Role) -> None:
+    """``--credentials DIR``: TLS and the token of ``role`` (a key of :data:`CREDENTIAL_FILES`)."""
+    parser.add_argument(
+        "--credentials", metavar="DIR", help=f"{CREDENTIAL_FILES[role]}; see `handoffs credentials`"
+    )
+
+
+def add_max_message_option(parser: argparse.ArgumentParser) -> None:
+    """``--max-message-mb``: gRPC's limit on one message, which the full context must fit."""
+    parser.add_argument(
+        "--max-message-mb",
+        type=float,
+        default=DEFAULT_MAX_MESSAGE_MB,
+        metavar="MiB",
+        help=f"largest gRPC message (default: {DEFAULT_MAX_MESSAGE_MB}; the context grows every turn)",
+    )
+
+
+def add_connect_timeout_option(parser: argparse.ArgumentParser, *, when: str = "") -> None:
+    """``--connect-timeout S``: how long to look for the host at start; ``when`` prefixes the help."""
+    parser.add_argument(
+        "--connect-timeout",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help=f"{when}give up if no host answers within S seconds at start (default: 30)",
+    )
+
+
+def add_store_option(parser: argparse.ArgumentParser) -> None:
+    """``--store PATH``: the SQLite session store (``:memory:`` keeps nothing)."""
+    parser.add_argument(
+        "--store",
+        metavar="PATH",
+        help="session store file (default: $XDG_DATA_HOME/handoffs-runtime/sessions.sqlite3, else "
+        "~/.local/share/...); ':memory:' keeps nothing",
+    )
+
+
+def store_path(option: str | None) -> str:
+    """The file ``--store`` names, or the default one."""
+    return option or str(default_store_path())
+
+
+def open_store(
+    option: str | None, *, read_only: bool = False, session: str | None = None, take_over: bool = False
+) -> SQLiteSessionStore:
+    """The store ``--store`` names, holding ``session`` when given (taken over from a live holder only
+    with ``take_over``); raises ``StoreError`` with what to do when it cannot be used."""
+    store = SQLiteSessionStore(store_path(option), read_only=read_only)
+    if session is not None:
+        try:
+            asyncio.run(store.claim(session, take_over=take_over))
+        except BaseException:
+            store.close_now()
+            raise
+    return store

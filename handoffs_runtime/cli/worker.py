@@ -1,0 +1,95 @@
+"""``handoffs worker``: some of the team's agents, served for a gRPC host."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+from handoffs_runtime.cli.options import (
+    Subcommands,
+    add_connect_timeout_option,
+    add_credentials_option,
+    add_host_option,
+    add_max_message_option,
+    add_model_options,
+    add_no_stream_option,
+    add_team_option,
+    add_verbose_option,
+    model_from_args,
+    team_from_option,
+)
+from handoffs_runtime.cli.process import quiet_grpc, run_until_signal
+from handoffs_runtime.distributed.options import Address
+from handoffs_runtime.distributed.worker import parse_shard_option, start_worker
+from handoffs_runtime.distributed.worker_runtime import Backoff
+from handoffs_runtime.models.choice import model_label
+from handoffs_runtime.team.spec import model_timeout_team, streaming_team
+from handoffs_runtime.telemetry.setup import add_trace_option, install_from_options
+
+
+def add_parser(sub: Subcommands) -> None:
+    worker = sub.add_parser("worker", help="serve some of the team's agents for a host")
+    add_host_option(worker, help_text="the host to serve", required=True)
+    worker.add_argument("--agents", help="comma-separated agent names (default: every agent of the team)")
+    worker.add_argument("--shard", metavar="i/N", help="serve the i-th (from 0) of N shares of the sessions")
+    add_team_option(worker)
+    add_model_options(worker)
+    add_max_message_option(worker)
+    add_no_stream_option(
+        worker,
+        help_text="call the model without streaming (default: a real model streams its replies to the "
+        "person)",
+    )
+    add_connect_timeout_option(worker)
+    worker.add_argument(
+        "--takeover-seconds",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="retry an agent type still held by a crashed predecessor this long (default: 10)",
+    )
+    add_verbose_option(worker)
+    add_credentials_option(worker, role="worker")
+    add_trace_option(worker)
+    worker.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    team = team_from_option(args.team)
+    install_from_options(args, service_name="handoffs-worker")
+    agents = [a.strip() for a in args.agents.split(",") if a.strip()] if args.agents else None
+    shard = parse_shard_option(args.shard)
+    model = model_from_args(args, team)
+    team = model_timeout_team(team, args.model_timeout)
+    team = streaming_team(team, stream=model_label(model) != "offline" and not args.no_stream)
+    Address.parse(args.host)
+    quiet_grpc(args)
+
+    def connected(count: int) -> None:
+        if count > 1:
+            print(f"worker reconnected to {args.host} (connection {count})", flush=True)
+
+    async def main() -> None:
+        print(f"worker connecting to the host at {args.host}...", flush=True)
+        runtime, names = await start_worker(
+            team,
+            args.host,
+            model=model,
+            backoff=Backoff(give_up_after=args.connect_timeout),
+            agents=agents,
+            shard=shard,
+            max_message_mb=args.max_message_mb,
+            on_connected=connected,
+            takeover_timeout=args.takeover_seconds,
+            credentials=args.credentials,
+        )
+        where = f" as shard {shard[0]}/{shard[1]}" if shard else ""
+        print(f"worker ready: {', '.join(names)}{where} on {args.host}", flush=True)
+        try:
+            await runtime.wait_closed()  # until a signal, or the host refuses us after a reconnection
+        finally:
+            if runtime.running:
+                await asyncio.shield(runtime.stop())
+
+    run_until_signal(main())
+    return 0

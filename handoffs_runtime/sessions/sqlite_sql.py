@@ -1,0 +1,175 @@
+"""The SQL of the SQLite store, run on its thread: sessions, entries, appends with compare-and-set.
+
+Each function takes the store's connection; those that write run one ``BEGIN IMMEDIATE`` transaction
+and check the session's lease inside it, so a process that lost its claim writes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from typing import Any
+
+from handoffs_runtime.errors import SessionBusyError, StoreConflictError, StoreError, UnknownSessionError
+from handoffs_runtime.sessions import leases
+from handoffs_runtime.sessions.leases import Holder
+from handoffs_runtime.sessions.store import _MESSAGES, ENTRY_KINDS, SessionInfo, SessionState, StoredEntry
+
+_STATE_COLUMNS = "id, active_agent, context, context_seq, last_seq, status, team, created_at, updated_at"
+
+
+def _damaged(what: str, exc: Exception) -> StoreError:
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return StoreError(f"{what} is damaged in the store ({reason}); the store was left as is")
+
+
+def _state(row: tuple[Any, ...]) -> SessionState:
+    try:
+        context = _MESSAGES.validate_json(row[2])
+    except ValueError as exc:
+        raise _damaged(f"the context of session {row[0]!r}", exc) from exc
+    return SessionState(
+        session_id=row[0],
+        active_agent=row[1],
+        context=context,
+        context_seq=row[3],
+        last_seq=row[4],
+        status=row[5],
+        team=row[6],
+        created_at=row[7],
+        updated_at=row[8],
+    )
+
+
+def _entry(session_id: str, row: tuple[Any, ...]) -> StoredEntry:
+    """A stored row as an entry, checked so that whoever reads it can rely on its shape."""
+    seq, agent, kind, body, at = row
+    try:
+        decoded = json.loads(body)
+        if kind not in ENTRY_KINDS or not isinstance(decoded, dict):
+            raise ValueError(f"kind {kind!r} with a body of type {type(decoded).__name__}")
+        entry = StoredEntry(session_id, seq, agent, kind, decoded, at)
+        if kind == "notice":
+            if not isinstance(decoded.get("text"), str):
+                raise ValueError("a notice without text")
+        elif kind == "handoff":
+            entry.event()
+        else:
+            entry.message()
+    except ValueError as exc:
+        raise _damaged(f"entry {seq} of session {session_id!r}", exc) from exc
+    return entry
+
+
+def get_session(conn: sqlite3.Connection, session_id: str) -> SessionState:
+    row = conn.execute(f"SELECT {_STATE_COLUMNS} FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    if row is None:
+        raise UnknownSessionError(
+            f"no session {session_id!r} in the store; `handoffs sessions list` shows the ids"
+        )
+    return _state(row)
+
+
+def create_or_reopen(conn: sqlite3.Connection, session_id: str, agent: str, team: str) -> bool:
+    """In the open transaction: create the session with ``agent`` active, or reopen it; True if created."""
+    now = time.time()
+    cursor = conn.execute(
+        "INSERT INTO sessions (id, active_agent, team, created_at, updated_at) VALUES (?, ?, ?, ?, ?) "
+        "ON CONFLICT (id) DO NOTHING",
+        (session_id, agent, team, now, now),
+    )
+    created = cursor.rowcount == 1
+    if not created:
+        conn.execute("UPDATE sessions SET status = 'open' WHERE id = ?", (session_id,))
+    return created
+
+
+def append_entries(
+    conn: sqlite3.Connection,
+    session_id: str,
+    rows: list[tuple[str, str, str]],
+    active_agent: str | None,
+    context_json: str | None,
+    expected_seq: int | None,
+    holder: Holder,
+) -> int:
+    now = time.time()
+    conn.execute("BEGIN IMMEDIATE")
+    found = conn.execute("SELECT last_seq FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    if found is None:
+        raise UnknownSessionError(f"no session {session_id!r} in the store; open it before appending")
+    leases.check(conn, session_id, holder)
+    last = int(found[0])
+    if expected_seq is not None and last != expected_seq:
+        raise StoreConflictError(
+            f"session {session_id!r} gained entries {expected_seq + 1}..{last} since it was read; "
+            "nothing was written"
+        )
+    conn.executemany(
+        "INSERT INTO messages (session_id, seq, agent, kind, body, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+        [
+            (session_id, last + i, agent, kind, body, now)
+            for i, (agent, kind, body) in enumerate(rows, start=1)
+        ],
+    )
+    last += len(rows)
+    sets = ["last_seq = ?", "updated_at = ?"]
+    values: list[Any] = [last, now]
+    if active_agent is not None:
+        sets.append("active_agent = ?")
+        values.append(active_agent)
+    if context_json is not None:
+        sets += ["context = ?", "context_seq = ?"]
+        values += [context_json, last]
+    conn.execute(f"UPDATE sessions SET {', '.join(sets)} WHERE id = ?", (*values, session_id))
+    conn.execute("COMMIT")
+    return last
+
+
+def end_session(conn: sqlite3.Connection, session_id: str, holder: Holder) -> None:
+    conn.execute("BEGIN IMMEDIATE")
+    cursor = conn.execute(
+        "UPDATE sessions SET status = 'ended', updated_at = ? WHERE id = ?", (time.time(), session_id)
+    )
+    if cursor.rowcount == 0:
+        raise UnknownSessionError(f"no session {session_id!r} in the store")
+    leases.check(conn, session_id, holder)
+    leases.release(conn, holder, session_id)
+    conn.execute("COMMIT")
+
+
+def read_entries(conn: sqlite3.Connection, session_id: str, after: int) -> list[StoredEntry]:
+    get_session(conn, session_id)
+    rows = conn.execute(
+        "SELECT seq, agent, kind, body, created_at FROM messages "
+        "WHERE session_id = ? AND seq > ? ORDER BY seq",
+        (session_id, after),
+    ).fetchall()
+    return [_entry(session_id, row) for row in rows]
+
+
+def list_sessions(conn: sqlite3.Connection) -> list[SessionInfo]:
+    rows = conn.execute(
+        "SELECT id, active_agent, status, last_seq, team, created_at, updated_at FROM sessions "
+        "ORDER BY updated_at DESC, id"
+    ).fetchall()
+    return [SessionInfo(*row) for row in rows]
+
+
+def delete_session(conn: sqlite3.Connection, session_id: str, holder: Holder) -> None:
+    """Delete a session nobody else is using (a crashed holder does not count)."""
+    conn.execute("BEGIN IMMEDIATE")
+    other = leases.live_holder(conn, session_id, holder)
+    if other is not None:
+        raise SessionBusyError(
+            f"session {session_id!r} is open in another process ({other}); end the chat there first"
+        )
+    cursor = conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+    if cursor.rowcount == 0:
+        raise UnknownSessionError(
+            f"no session {session_id!r} in the store; `handoffs sessions list` shows the ids"
+        )
+    conn.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
+    leases.forget(conn, session_id)
+    conn.execute("COMMIT")

@@ -1,0 +1,108 @@
+"""The team file format (YAML or JSON), as pydantic models: what each key means and which are allowed.
+
+A file is checked against these models first (unknown keys, wrong types, missing names); references
+to code (``module:function``) and to other agents are resolved afterwards by :mod:`.files`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ModelEntry(_Strict):
+    """``offline`` (the built-in offline model), or an autogen component configuration of a
+    ``ChatCompletionClient`` (any autogen-ext client)::
+
+    provider: autogen_ext.models.openai.OpenAIChatCompletionClient
+    config: {model: gpt-4o-mini}
+    """
+
+    provider: str
+    config: dict[str, Any] = Field(default_factory=dict)
+    component_type: str | None = None
+    version: int | None = None
+    component_version: int | None = None
+    description: str | None = None
+    label: str | None = None
+
+
+class ToolEntry(_Strict):
+    """A tool with options; a plain ``module:function`` string is a tool without them."""
+
+    ref: str
+    """``module:function`` (a function with type hints and a docstring, or an autogen ``Tool``)."""
+    call: dict[str, Any] | None = None
+    """Keyword arguments to call ``ref`` with, for a function that makes tools (``worker_tools``)."""
+    description: str | None = None
+    irreversible: bool = False
+    """The model must not call it on a guess; the offline model proposes it only on a present request."""
+    requires_approval: bool | Literal["customer", "operator"] = False
+    """Ask before each call: ``true`` or ``customer`` asks the customer, ``operator`` the operator."""
+
+
+class HandoffEntry(_Strict):
+    """A handoff with options; a plain agent name is a handoff without them."""
+
+    target: str
+    tool_name: str | None = None
+    tool_description: str | None = None
+    input_type: str | None = None
+    """``module:Model``: a pydantic model the model fills in when it hands off (a reason, an account)."""
+    input_filter: str | None = None
+    """``module:function``, or one of ``remove_all_tools``, ``keep_last_messages:N``."""
+    nest_history: bool | None = None
+    strict_json_schema: bool = True
+
+
+class AgentEntry(_Strict):
+    name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_\-]*$")
+    """The agent's type and topic type: letters, digits, ``_`` and ``-``, starting with a letter."""
+    display_name: str = ""
+    """What people read ("Maya from Billing"); the name when empty."""
+    description: str = ""
+    system_message: str = ""
+    kind: Literal["ai", "human", "worker"] = "ai"
+    tools: list[ToolEntry] = Field(default_factory=list)
+    """``module:function`` strings, or entries with options."""
+    handoffs: list[HandoffEntry] = Field(default_factory=list)
+    """Agent names, or entries with options."""
+    agent_tools: list[str] = Field(default_factory=list)
+    model: ModelEntry | None = None
+    examples: list[str] = Field(default_factory=list)
+    """Requests this agent is for, in a customer's words (the offline model routes by them)."""
+
+
+class PolicyEntry(_Strict):
+    """``TeamPolicy`` options (see its docstring); those left out keep their defaults."""
+
+    handoff_budget: int | None = Field(default=None, ge=1)
+    on_loop: Literal["message", "escalate"] | None = None
+    max_tool_rounds: int | None = Field(default=None, ge=1)
+    nest_handoff_history: bool | None = None
+    concurrent_tool_calls: bool | None = None
+    stream: bool | None = None
+    model_timeout: float | None = Field(default=None, gt=0)
+    max_reply_chars: int | None = Field(default=None, ge=100)
+    token_budget: int | None = Field(default=None, ge=1)
+
+
+class TeamFile(_Strict):
+    name: str
+    title: str = ""
+    """The team's name as people read it: the console banner, the web page's title and header."""
+    greeting: str = ""
+    """The first line a person reads, before they type anything."""
+    suggestions: list[str] = Field(default_factory=list)
+    """First questions offered on the web page."""
+    entry: str | None = None
+    """The agent the person meets first; the first agent when left out."""
+    policy: PolicyEntry = Field(default_factory=PolicyEntry)
+    model: ModelEntry | None = None
+    """The team's model, for agents without one of their own, unless ``--model`` is given."""
+    agents: list[AgentEntry] = Field(min_length=1)

@@ -1,0 +1,412 @@
+"""The package's shape, read from its source: no import circle, imports that run down the layers, a small
+top level, small modules, and README's map of every module kept true.
+
+Every import counts: at the top of a module, inside a function, and under ``if TYPE_CHECKING:`` (an
+annotation-only import still says that one module needs the other's concept). A failure names the
+offending ``file:line -> module`` or the exact README line to write, so it is fixed where it is made.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "handoffs_runtime"
+README = ROOT / "README.md"
+
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("errors", "usage", "text"),
+    ("messages", "topics"),
+    ("handoffs", "models", "channels"),
+    ("tools", "sessions"),
+    ("agents",),
+    ("telemetry", "runtime"),
+    ("team",),
+    ("teams",),
+    ("distributed",),
+    ("web",),
+    ("cli",),
+    ("__init__", "__main__"),
+)
+"""The rooms of the package (a top-level module, or a folder with everything under it), bottom to top.
+
+A module may import from its own room or from a room of a lower layer, never sideways or upward.
+"""
+
+NEVER: Mapping[str, tuple[str, ...]] = {"agents": ("cli", "web", "distributed", "teams")}
+"""Rooms that must never reach certain others, whatever the layers become: agents serve any team anywhere."""
+
+ACME_NAMES = {
+    "TRIAGE_AGENT": "TriageAgent",
+    "SALES_AGENT": "SalesAgent",
+    "ISSUES_AND_REPAIRS_AGENT": "IssuesAndRepairsAgent",
+    "HUMAN_AGENT": "",  # "HumanAgent" is also the name of the agent class, so only the constant counts
+}
+"""The ACME team's agent names, by constant: only its own room, ``teams``, may use them in code."""
+
+MAX_TOP_LEVEL = 12
+MAX_LINES = 500
+MAX_SUMMARY_CHARS = 100
+LAYER_ROW = re.compile(r"^\| (?P<layer>\d+) \| (?P<rooms>.+) \|$")
+"""One row of README's table of layers: ``| 1 | `handoffs/`, `models/`, `channels/` |``."""
+MAP_ENTRY = re.compile(r"^- `(?P<path>[^`]+\.py)`: (?P<text>.+)$")
+"""One line of README's map: ``- `agents/ai.py`: <the first line of its docstring>``."""
+
+
+@dataclass(frozen=True)
+class Import:
+    """One import of a package module by another, where it is written."""
+
+    source: str
+    path: Path
+    line: int
+    target: str
+
+    def where(self, package: Path) -> str:
+        return f"{self.path.relative_to(package).as_posix()}:{self.line} -> {self.target}"
+
+
+def module_files(package: Path) -> dict[str, Path]:
+    """Every module of ``package`` by dotted name (a folder's ``__init__`` by the folder's name)."""
+    files: dict[str, Path] = {}
+    for path in sorted(package.rglob("*.py")):
+        parts = list(path.relative_to(package.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        files[".".join(parts)] = path
+    return files
+
+
+def read_imports(package: Path) -> list[Import]:
+    """Every import of one module of ``package`` by another: top level, in functions, typing-only."""
+    files = module_files(package)
+    found: list[Import] = []
+    for name, path in files.items():
+        is_package = path.name == "__init__.py"
+        here = name.split(".") if is_package else name.split(".")[:-1]
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ImportFrom):
+                base = here[: len(here) - node.level + 1] if node.level else []
+                target = ".".join([*base, *([node.module] if node.module else [])])
+                submodules = [f"{target}.{alias.name}" for alias in node.names]
+                # ``from pkg import module`` imports the module, not the package's whole surface
+                if all(m in files for m in submodules):
+                    candidates = submodules
+                else:
+                    candidates = [target, *(m for m in submodules if m in files)]
+            elif isinstance(node, ast.Import):
+                candidates = [alias.name for alias in node.names]
+            else:
+                continue
+            found.extend(
+                Import(name, path, node.lineno, target)
+                for target in candidates
+                if target in files and target != name
+            )
+    return found
+
+
+def find_cycle(graph: Mapping[str, Iterable[str]]) -> list[str] | None:
+    """One circle of ``graph`` as a path that ends where it starts, or ``None``."""
+    state: dict[str, str] = {}
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = "open"
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == "open":
+                return [*path[path.index(nxt) :], nxt]
+            if nxt not in state and (cycle := visit(nxt)) is not None:
+                return cycle
+        state[node] = "done"
+        path.pop()
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (cycle := visit(node)) is not None:
+            return cycle
+    return None
+
+
+def graph_of(imports: Iterable[Import]) -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for imp in imports:
+        graph.setdefault(imp.source, set()).add(imp.target)
+    return graph
+
+
+def room_of(module: str) -> str:
+    """``pkg.agents.ai`` -> ``agents``; ``pkg.errors`` -> ``errors``; ``pkg`` -> ``__init__``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def layer_violations(imports: Iterable[Import], package: Path) -> list[str]:
+    """Each import that runs sideways or upward, or breaks a ``NEVER`` rule, as ``file:line -> module``."""
+    layer = {room: index for index, rooms in enumerate(LAYERS) for room in rooms}
+    problems: list[str] = []
+    for imp in imports:
+        source, target = room_of(imp.source), room_of(imp.target)
+        if source == target:
+            continue
+        for room in (source, target):
+            if room not in layer:
+                problems.append(f"{imp.where(package)}: room {room!r} has no layer; add it to LAYERS")
+        if source not in layer or target not in layer:
+            continue
+        if target in NEVER.get(source, ()):
+            problems.append(f"{imp.where(package)}: {source} never imports {target}")
+        elif layer[target] >= layer[source]:
+            problems.append(
+                f"{imp.where(package)}: {source} (layer {layer[source]}) may import only its own "
+                f"package or layers below, not {target} (layer {layer[target]})"
+            )
+    return problems
+
+
+def summary_line(path: Path) -> str | None:
+    """The first line of a module's docstring, or ``None`` when it has none."""
+    docstring = ast.get_docstring(ast.parse(path.read_text(), str(path)))
+    return docstring.splitlines()[0].strip() if docstring else None
+
+
+def map_text(summary: str) -> str:
+    """A docstring's first line as README's map writes it: Markdown backquotes, single spaces."""
+    return " ".join(summary.replace("``", "`").split())
+
+
+def map_line(relative: str, summary: str) -> str:
+    return f"- `{relative}`: {map_text(summary)}"
+
+
+def layout_section(readme: str) -> list[str]:
+    """The lines of README's ``## Layout`` section."""
+    lines = readme.splitlines()
+    start = lines.index("## Layout") + 1
+    end = next((i for i in range(start, len(lines)) if lines[i].startswith("## ")), len(lines))
+    return lines[start:end]
+
+
+def readme_layers(readme: str) -> tuple[tuple[str, ...], ...]:
+    """The layers README's Layout section states, as rooms (``handoffs/`` -> ``handoffs``), bottom to top."""
+    rows = [LAYER_ROW.match(line) for line in layout_section(readme)]
+    return tuple(
+        tuple(room.removesuffix("/").removesuffix(".py") for room in re.findall(r"`([^`]+)`", row["rooms"]))
+        for row in rows
+        if row is not None
+    )
+
+
+def map_problems(package: Path, readme: str) -> list[str]:
+    """Where README's map and the package disagree, each with the exact line to write or remove."""
+    expected = {
+        path.relative_to(package).as_posix(): summary_line(path) or "" for path in package.rglob("*.py")
+    }
+    listed: list[str] = []
+    problems: list[str] = []
+    for line in layout_section(readme):
+        entry = MAP_ENTRY.match(line)
+        if entry is None:
+            continue
+        relative = entry["path"]
+        if relative in listed:
+            problems.append(f"README lists {relative} twice; remove the line: {line}")
+        elif relative not in expected:
+            problems.append(f"README lists {relative}, which does not exist; remove the line: {line}")
+        elif entry["text"] != map_text(expected[relative]):
+            problems.append(
+                f"README's line for {relative} differs from its docstring; write: "
+                f"{map_line(relative, expected[relative])}"
+            )
+        listed.append(relative)
+    for relative in sorted(set(expected) - set(listed)):
+        folder = relative.rpartition("/")[0] or "the top level"
+        problems.append(
+            f"README does not list {relative}; add under {folder}: {map_line(relative, expected[relative])}"
+        )
+    folders = [relative.rpartition("/")[0] for relative in listed]
+    scattered = sorted({f for i, f in enumerate(folders) if f in folders[:i] and folders[i - 1] != f})
+    problems.extend(
+        f"README's map lists {folder or 'the top level'} in more than one place; keep its lines together"
+        for folder in scattered
+    )
+    return problems
+
+
+# --- the checks themselves can fail --------------------------------------------------------------------
+
+
+def write_package(root: Path, files: Mapping[str, str]) -> Path:
+    package = root / "pkg"
+    for relative, text in files.items():
+        path = package / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return package
+
+
+def test_imports_inside_functions_and_for_typing_make_a_circle(tmp_path: Path) -> None:
+    package = write_package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "telemetry/__init__.py": "",
+            "telemetry/core.py": "def wrap():\n    from pkg.telemetry.model import Traced\n",
+            "telemetry/model.py": (
+                "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.telemetry.core import T\n"
+            ),
+        },
+    )
+    cycle = find_cycle(graph_of(read_imports(package)))
+    assert cycle == ["pkg.telemetry.core", "pkg.telemetry.model", "pkg.telemetry.core"]
+
+
+def test_an_upward_import_is_named_by_file_line_and_module(tmp_path: Path) -> None:
+    package = write_package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "errors.py": "",
+            "agents/__init__.py": "",
+            "agents/ai.py": "from pkg.errors import E\n\n\ndef f():\n    from pkg.cli.main import run\n",
+            "tools/__init__.py": "",
+            "tools/workers.py": "from pkg.telemetry import core\n",
+            "cli/__init__.py": "",
+            "cli/main.py": "from pkg.agents.ai import f\n",
+            "telemetry/__init__.py": "",
+            "telemetry/core.py": "",
+        },
+    )
+    assert layer_violations(read_imports(package), package) == [
+        "agents/ai.py:5 -> pkg.cli.main: agents never imports cli",
+        "tools/workers.py:1 -> pkg.telemetry.core: tools (layer 3) may import only its own package or "
+        "layers below, not telemetry (layer 5)",
+    ]
+
+
+def test_the_map_check_prints_the_line_to_write(tmp_path: Path) -> None:
+    package = write_package(
+        tmp_path,
+        {"a.py": '"""The  public ``face``."""\n', "b/c.py": '"""C does\nthings."""\n', "d.py": '"""D."""\n'},
+    )
+    readme = (
+        "## Layout\n\n- `a.py`: The public face.\n- `gone.py`: Gone.\n- `d.py`: D.\n\n## Next\n- `x.py`: X\n"
+    )
+    assert map_problems(package, readme) == [
+        "README's line for a.py differs from its docstring; write: - `a.py`: The public `face`.",
+        "README lists gone.py, which does not exist; remove the line: - `gone.py`: Gone.",
+        "README does not list b/c.py; add under b: - `b/c.py`: C does",
+    ]
+    scattered = (
+        "## Layout\n- `b/c.py`: C does\n- `a.py`: The public `face`.\n- `d.py`: D.\n- `b/c.py`: C does\n"
+    )
+    assert map_problems(package, scattered) == [
+        "README lists b/c.py twice; remove the line: - `b/c.py`: C does",
+        "README's map lists b in more than one place; keep its lines together",
+    ]
+
+
+# --- the package -------------------------------------------------------------------------------------
+
+
+def test_the_graph_is_read_from_the_source() -> None:
+    graph = graph_of(read_imports(PACKAGE))
+    assert "handoffs_runtime.agents.toolloop" in graph["handoffs_runtime.agents.ai"]
+    assert "handoffs_runtime.telemetry.core" in graph["handoffs_runtime.telemetry.installed"]  # typing-only
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    cycle = find_cycle(graph_of(read_imports(PACKAGE)))
+    assert cycle is None, "import circle: " + " -> ".join(cycle or [])
+
+
+def test_imports_run_down_the_layers() -> None:
+    problems = layer_violations(read_imports(PACKAGE), PACKAGE)
+    assert not problems, "imports against the layers:\n" + "\n".join(problems)
+
+
+def team_names_used(package: Path, names: Mapping[str, str]) -> list[str]:
+    """Where code outside ``teams/`` imports one of the constants ``names`` or spells its value."""
+    values = {value for value in names.values() if value}
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        relative = path.relative_to(package).as_posix()
+        if relative.startswith("teams/"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Constant) and node.value in values:
+                found.append(f"{relative}:{node.lineno} spells {node.value!r}")
+            elif isinstance(node, ast.ImportFrom):
+                found.extend(
+                    f"{relative}:{node.lineno} imports {alias.name}"
+                    for alias in node.names
+                    if alias.name in names
+                )
+    return found
+
+
+def test_only_the_acme_team_names_its_agents(tmp_path: Path) -> None:
+    """Generic code (the offline model, the CLI, the web chat) takes names from the team it is given."""
+    assert not team_names_used(PACKAGE, ACME_NAMES)
+    package = write_package(
+        tmp_path,
+        {
+            "teams/acme.py": 'SALES_AGENT = "SalesAgent"\n',
+            "web/hub.py": '"""SalesAgent."""\nfrom pkg.teams.acme import SALES_AGENT, acme\nx = "SalesAgent"',
+        },
+    )
+    assert team_names_used(package, ACME_NAMES) == [
+        "web/hub.py:2 imports SALES_AGENT",
+        "web/hub.py:3 spells 'SalesAgent'",
+    ]
+
+
+def test_every_room_has_a_layer() -> None:
+    rooms = {room_of(name) for name in module_files(PACKAGE)}
+    assert rooms == {room for layer in LAYERS for room in layer}
+
+
+def test_the_top_level_stays_small() -> None:
+    top = sorted(path.name for path in PACKAGE.glob("*.py"))
+    assert len(top) <= MAX_TOP_LEVEL, f"{len(top)} modules at the top level (at most {MAX_TOP_LEVEL}): {top}"
+
+
+def test_no_module_is_over_500_lines() -> None:
+    long = {
+        path.relative_to(PACKAGE).as_posix(): count
+        for path in PACKAGE.rglob("*.py")
+        if (count := len(path.read_text().splitlines())) > MAX_LINES
+    }
+    assert not long, f"modules over {MAX_LINES} lines (split them by concept): {long}"
+
+
+def test_every_module_says_its_one_job_in_its_first_line() -> None:
+    """A docstring opens with one summary line of its own (PEP 257): short, and not half a sentence."""
+    problems = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE).as_posix()
+        docstring = ast.get_docstring(ast.parse(path.read_text(), str(path)))
+        lines = docstring.splitlines() if docstring else [""]
+        if not lines[0].strip():
+            problems.append(f"{relative}: no docstring, or it does not start on its first line")
+        elif (length := len(lines[0].strip())) > MAX_SUMMARY_CHARS:
+            problems.append(f"{relative}: a first line of {length} characters (at most {MAX_SUMMARY_CHARS})")
+        elif len(lines) > 1 and lines[1].strip():
+            problems.append(
+                f"{relative}: the first line runs on; end it there and leave a blank line after it"
+            )
+    assert not problems, "\n".join(problems)
+
+
+def test_readme_maps_every_module_with_its_first_docstring_line() -> None:
+    problems = map_problems(PACKAGE, README.read_text())
+    assert not problems, "README.md's Layout section is out of date:\n" + "\n".join(problems)
+
+
+def test_readme_states_the_layers_this_test_keeps() -> None:
+    assert readme_layers(README.read_text()) == LAYERS
