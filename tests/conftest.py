@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from .pty_support import Terminal
+
 
 def _is_local(host: Any) -> bool:
     if host in (None, "localhost", "") or not isinstance(host, str):
@@ -39,3 +41,11 @@ def _no_real_models(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator
     monkeypatch.setattr(socket, "getaddrinfo", guarded_getaddrinfo)
     yield
     assert not attempts, f"a test tried to reach a real host: {attempts}"
+
+
+@pytest.fixture
+def terminal() -> Iterator[Terminal]:
+    """A pseudo-terminal standing in for a person's (see ``pty_support``)."""
+    term = Terminal()
+    yield term
+    term.close()

@@ -11,13 +11,23 @@ import os
 import select
 import struct
 import subprocess
+import sys
 import termios
 import time
+
+from .cli_support import cli_env
 
 LEFT = "\x1b[D"
 UP = "\x1b[A"
 CTRL_C = "\x03"
 CTRL_D = "\x04"
+
+# Python, started in a session of its own whose controlling terminal is the pseudo-terminal, so that
+# Ctrl-C typed there is a signal, as on a person's terminal.
+_ON_ITS_TERMINAL = (
+    "import os, sys; os.setsid(); os.close(os.open(os.ttyname(0), os.O_RDWR)); "
+    "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])"
+)
 
 
 class Terminal:
@@ -77,3 +87,19 @@ class Terminal:
         for fd in (self.master, self.slave):
             with contextlib.suppress(OSError):
                 os.close(fd)
+
+
+def start_on(terminal: Terminal, *args: str) -> subprocess.Popen[bytes]:
+    """``handoffs ARGS`` with ``terminal`` as its terminal (stdin, stdout, stderr and controlling)."""
+    return python_on(terminal, "-m", "handoffs_runtime", *args)
+
+
+def python_on(terminal: Terminal, *args: str) -> subprocess.Popen[bytes]:
+    """``python ARGS`` with ``terminal`` as its terminal (stdin, stdout, stderr and controlling)."""
+    return subprocess.Popen(
+        [sys.executable, "-c", _ON_ITS_TERMINAL, *args],
+        stdin=terminal.slave,
+        stdout=terminal.slave,
+        stderr=terminal.slave,
+        env=cli_env({"TERM": "xterm"}),
+    )

@@ -12,7 +12,6 @@ import io
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,35 +19,14 @@ import pytest
 from handoffs_runtime import ConsoleChannel, Notice, Reply
 from handoffs_runtime.tools.approval import default_prompt
 
-from .cli_support import cli_env, run_handoffs
-from .pty_support import CTRL_C, CTRL_D, LEFT, UP, Terminal
+from .cli_support import run_handoffs
+from .pty_support import CTRL_C, CTRL_D, LEFT, UP, Terminal, start_on
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
 
-# The chat, started in a session of its own whose controlling terminal is the pseudo-terminal, so that
-# Ctrl-C typed there is a signal, as on a person's terminal.
-_ON_ITS_TERMINAL = (
-    "import os, sys; os.setsid(); os.close(os.open(os.ttyname(0), os.O_RDWR)); "
-    "os.execv(sys.executable, [sys.executable, '-m', 'handoffs_runtime', *sys.argv[1:]])"
-)
-
-
-@pytest.fixture
-def terminal() -> Iterator[Terminal]:
-    term = Terminal()
-    yield term
-    term.close()
-
 
 def _start_chat(terminal: Terminal, store: Path) -> subprocess.Popen[bytes]:
-    args = ["chat", "--store", str(store), "--session", "tty", "--no-colour"]
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _ON_ITS_TERMINAL, *args],
-        stdin=terminal.slave,
-        stdout=terminal.slave,
-        stderr=terminal.slave,
-        env=cli_env({"TERM": "xterm"}),
-    )
+    proc = start_on(terminal, "chat", "--store", str(store), "--session", "tty", "--no-colour")
     terminal.read_until("you ›")
     return proc
 

@@ -93,7 +93,9 @@ class LineEditor:
 
     The terminal is in raw mode only while a question is open, so Ctrl-C arrives as a key there; it is
     turned back into SIGINT, and the program ends exactly as Ctrl-C ends it at any other moment. Ctrl-D on
-    an empty line is end of input. The history lives as long as the process, in memory only.
+    an empty line is end of input. The history lives as long as the process, in memory only. The event
+    loop's exception handler stays the program's: prompt_toolkit's own would stop the chat on any error
+    reported to the loop, to show it and wait for an Enter.
     """
 
     def __init__(self, stdin: TextIO, stdout: TextIO) -> None:
@@ -119,7 +121,7 @@ class LineEditor:
         if self._eof:
             return None
         try:
-            return await self._session.prompt_async(ANSI(prompt))
+            return await self._session.prompt_async(ANSI(prompt), set_exception_handler=False)
         except EOFError:
             self._eof = True
             return None

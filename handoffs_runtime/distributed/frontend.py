@@ -70,6 +70,7 @@ class FrontEnd:
         store: SessionStore | None = None,
         credentials: str | os.PathLike[str] | None = None,
         on_session_end: SessionEndHook | None = None,
+        connection_notices: bool = False,
     ) -> None:
         self.team = team
         self._on_session_end = on_session_end
@@ -83,7 +84,11 @@ class FrontEnd:
             backoff=backoff,
             user_topic=team.user_topic,
             credentials=None if credentials is None else ClientCredentials.load(credentials, role),
+            on_lost=self._lost if connection_notices else None,
+            on_connected=self._connected if connection_notices else None,
         )
+        self._host = host
+        self._person = channel  # notices about the connection are not the turn's progress
         self.channel = channel
         self._watch: TurnWatch | None = None
         if turn_timeout is not None:
@@ -116,6 +121,17 @@ class FrontEnd:
             except BaseException:
                 await self.runtime.stop()
                 raise
+
+    async def _lost(self, connection: int) -> None:
+        await self._tell_open_sessions(f"⚠ lost the host at {self._host}; reconnecting (what you type waits)")
+
+    async def _connected(self, connection: int) -> None:
+        if connection > 1:
+            await self._tell_open_sessions(f"reconnected to the host at {self._host}")
+
+    async def _tell_open_sessions(self, text: str) -> None:
+        for session_id in [s for s, ended in self._ended.items() if not ended.is_set()]:
+            await self._person.show(session_id, Notice(text=text))
 
     async def _register_user(self, session_id: str | None) -> None:
         """Register this front end's ``UserAgent`` (for one session, or all); if the host refuses, forget
@@ -259,6 +275,7 @@ async def chat_remote(
         backoff=Backoff(give_up_after=connect_timeout),
         store=store,
         credentials=credentials,
+        connection_notices=True,
     )
     async with front:
         if banner:

@@ -8,6 +8,8 @@ What it adds to ``GrpcWorkerAgentRuntime``:
 - **reconnection**: the stock worker never notices that its host went away (its read loop just ends).
   This one watches the stream; when it ends it reconnects with exponential backoff, registers its agent
   types and subscriptions again, and sends what was published meanwhile. Agents keep running;
+  ``on_lost`` and ``on_connected`` hooks hear of each loss and each connection (a console tells its
+  person). Each attempt's stream and its tasks are closed with it (see ``host_stream``);
 - **placement on the worker side**: a subscription only delivers the sessions its agent type accepts
   (``topics.accepts``), so one process can hold several front-end sessions;
 - a clear error, not a broken stream, when a message is over the size limit: a published message is
@@ -44,6 +46,7 @@ from autogen_ext.runtimes.grpc.protos import agent_worker_pb2, agent_worker_pb2_
 from handoffs_runtime.agents.routing import SessionAgent
 from handoffs_runtime.distributed.auth import misconfiguration
 from handoffs_runtime.distributed.credentials import ClientCredentials
+from handoffs_runtime.distributed.host_stream import RAISE_LIMIT, HostStream, mib
 from handoffs_runtime.distributed.options import (
     DEFAULT_KEEPALIVE,
     DEFAULT_MAX_MESSAGE_MB,
@@ -59,11 +62,6 @@ from handoffs_runtime.messages import MESSAGE_TYPES, Undeliverable, UserTask
 from handoffs_runtime.topics import USER
 
 _USER_TASK = type_name(UserTask)
-_RAISE_LIMIT = "raise --max-message-mb on the host and every worker and front end"
-
-
-def _mib(size: int) -> str:
-    return f"{size / 2**20:.1f} MiB"
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,25 +88,6 @@ class Backoff:
 ConnectionHook = Callable[[int], Awaitable[None] | None]
 
 
-class _LimitedConnection(HostConnection):
-    """A host connection that turns a reply over the size limit into an error reply (gRPC would otherwise
-    break the stream, and the caller would never hear back)."""
-
-    def __init__(self, channel: grpc.aio.Channel, stub: Any, limit: int) -> None:
-        super().__init__(channel, stub)
-        self._limit = limit
-
-    async def send(self, message: agent_worker_pb2.Message) -> None:
-        size = message.ByteSize()
-        if message.WhichOneof("message") == "response" and size > self._limit:
-            reason = f"the reply is {_mib(size)}, over the {_mib(self._limit)} limit ({_RAISE_LIMIT})"
-            logger.error("not sending a reply: %s", reason)
-            message = agent_worker_pb2.Message(
-                response=agent_worker_pb2.RpcResponse(request_id=message.response.request_id, error=reason)
-            )
-        await super().send(message)
-
-
 class WorkerRuntime(GrpcWorkerAgentRuntime):
     """A gRPC worker runtime that reconnects to its host. See the module docstring."""
 
@@ -119,6 +98,7 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
         max_message_mb: float = DEFAULT_MAX_MESSAGE_MB,
         backoff: Backoff | None = None,
         on_connected: ConnectionHook | None = None,
+        on_lost: ConnectionHook | None = None,
         user_topic: str = USER,
         keepalive: float = DEFAULT_KEEPALIVE,
         credentials: ClientCredentials | None = None,
@@ -132,6 +112,7 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
             self.add_message_serializer(try_get_known_serializers_for_type(message_type))
         self._backoff = backoff or Backoff()
         self._on_connected = on_connected
+        self._on_lost = on_lost
         self._user_topic = user_topic
         self._connected = asyncio.Event()
         self._supervisor: asyncio.Task[None] | None = None
@@ -204,14 +185,9 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
             secure = self._credentials.channel_credentials()
             channel = grpc.aio.secure_channel(self._host_address, secure, options=options)
         stub = agent_worker_pb2_grpc.AgentRpcStub(channel)  # type: ignore[no-untyped-call]
-        connection = _LimitedConnection(channel, stub, self._limit)
+        connection = HostStream(channel, stub, self._limit)
         try:
-            connection._connection_task = await asyncio.wait_for(
-                HostConnection._connect(
-                    connection.stub, connection._send_queue, connection._recv_queue, connection._client_id
-                ),
-                self._backoff.connect_timeout,
-            )
+            await connection.open(self._backoff.connect_timeout)
             if self._credentials is not None:  # the stream may look open before the host refused it
                 await connection.stub.GetSubscriptions(
                     agent_worker_pb2.GetSubscriptionsRequest(), metadata=connection.metadata
@@ -229,7 +205,7 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
                     metadata=connection.metadata,
                 )
         except BaseException:
-            await _close(connection)
+            await connection.close()
             raise
         self._host_connection = connection
         if self._read_task is not None:
@@ -241,13 +217,17 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
             self._connection_changed.notify_all()
         if self.connections > 1:
             logger.warning("reconnected to the host at %s", self._host_address)
-        if self._on_connected is not None:
+        await self._call_hook(self._on_connected, "on_connected")
+
+    async def _call_hook(self, hook: ConnectionHook | None, name: str) -> None:
+        """Call ``hook`` with the number of the connection; a hook's bug must not stop the reconnecting."""
+        if hook is not None:
             try:
-                result = self._on_connected(self.connections)
+                result = hook(self.connections)
                 if result is not None:
                     await result
-            except Exception:  # a hook's bug must not stop the reconnecting
-                logger.exception("the on_connected hook failed")
+            except Exception:
+                logger.exception("the %s hook failed", name)
 
     async def _supervise(self) -> None:
         while self._running:
@@ -262,7 +242,8 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
                 return
             self._connected.clear()
             logger.warning("lost the host at %s; reconnecting", self._host_address)
-            await _close(connection)
+            await connection.close()
+            await self._call_hook(self._on_lost, "on_lost")
             self._fail_pending(f"lost the host at {self._host_address} before the reply came")
             if not self._running or _cancelled():
                 return
@@ -354,15 +335,15 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
         self, runtime_message: agent_worker_pb2.Message, size: int, recipient: AgentId | TopicId
     ) -> None:
         """Drop a message over the limit (gRPC would break the stream); tell the person if it was theirs."""
-        reason = f"the conversation is {_mib(size)}, over the {_mib(self._limit)} limit ({_RAISE_LIMIT})"
+        reason = f"the conversation is {mib(size)}, over the {mib(self._limit)} limit ({RAISE_LIMIT})"
         logger.error("not sending a message to %s: %s", recipient, reason)
         if runtime_message.WhichOneof("message") == "request":
             future = self._pending_requests.pop(runtime_message.request.request_id, None)
             if future is not None and not future.done():
                 future.set_exception(
                     DistributedError(
-                        f"not sent: the request is {_mib(size)}, over the "
-                        f"{_mib(self._limit)} limit ({_RAISE_LIMIT})"
+                        f"not sent: the request is {mib(size)}, over the "
+                        f"{mib(self._limit)} limit ({RAISE_LIMIT})"
                     )
                 )
             return
@@ -446,7 +427,7 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
             with contextlib.suppress(BaseException):
                 await self._read_task
         if self._host_connection is not None:
-            await _close(self._host_connection)
+            await self._host_connection.close()
 
 
 def _cancelled() -> bool:
@@ -454,15 +435,6 @@ def _cancelled() -> bool:
     still counts: ``asyncio.run`` cancels leftover tasks at shutdown and waits for them to end)."""
     task = asyncio.current_task()
     return task is not None and task.cancelling() > 0
-
-
-async def _close(connection: HostConnection) -> None:
-    with contextlib.suppress(BaseException):
-        await connection._channel.close()
-    task = connection._connection_task
-    if task is not None:
-        with contextlib.suppress(BaseException):
-            await task
 
 
 def _agent_type_of(subscription: Subscription) -> str | None:
