@@ -8,9 +8,11 @@ import sys
 from typing import ClassVar, TextIO
 
 from handoffs_runtime.channels.base import describe, is_exit
-from handoffs_runtime.channels.console_input import LineEditor, PipedLines
+from handoffs_runtime.channels.console_input import Interrupted, LineEditor, PipedLines
 from handoffs_runtime.messages import Event, HandoffLine, Person, Reply
 from handoffs_runtime.text import printable
+
+HOW_TO_LEAVE = "(to leave, type 'exit' or press Ctrl-D)"
 
 # --- console -----------------------------------------------------------------------------------------
 
@@ -79,11 +81,19 @@ class ConsoleChannel:
         return line
 
     async def _edit(self, prompt: str) -> str | None:
+        """The edited line. Ctrl-C drops what was typed and asks again, as a shell does; on an empty
+        line it also says how to leave."""
         assert self._editor is not None
-        line = await self._editor.readline(prompt)
-        if line is None:
-            self.write("")
-        return line
+        while True:
+            try:
+                line = await self._editor.readline(prompt)
+            except Interrupted as stop:
+                if not stop.text.strip():
+                    self.write(self._paint("notice", f"  {HOW_TO_LEAVE}"))
+                continue
+            if line is None:
+                self.write("")
+            return line
 
     async def _read(self, prompt: str) -> str | None:
         self._prompt = prompt

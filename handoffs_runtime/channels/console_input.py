@@ -8,19 +8,27 @@ Two readers, picked by :class:`~handoffs_runtime.channels.ConsoleChannel`:
 - :class:`PipedLines` for piped input and anything that is not a terminal: plain lines read on a thread.
 
 Both answer ``None`` at, and after, end of input. Neither may be read by two questions at once; the
-channel asks one question at a time.
+channel asks one question at a time. Ctrl-C at the editor's prompt raises :class:`Interrupted`, with
+what had been typed.
 """
 
 from __future__ import annotations
 
 import asyncio
-import signal
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
+
+
+class Interrupted(Exception):
+    """Ctrl-C at the prompt: the line typed so far (``text``) is dropped."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
 
 
 class PipedLines:
@@ -91,11 +99,11 @@ class PipedLines:
 class LineEditor:
     """Line editing and history on a terminal, with prompt_toolkit's asynchronous prompt.
 
-    The terminal is in raw mode only while a question is open, so Ctrl-C arrives as a key there; it is
-    turned back into SIGINT, and the program ends exactly as Ctrl-C ends it at any other moment. Ctrl-D on
-    an empty line is end of input. The history lives as long as the process, in memory only. The event
-    loop's exception handler stays the program's: prompt_toolkit's own would stop the chat on any error
-    reported to the loop, to show it and wait for an Enter.
+    The terminal is in raw mode only while a question is open, so Ctrl-C arrives as a key there and
+    drops the line (:class:`Interrupted`), as in a shell; at any other moment Ctrl-C is SIGINT and ends
+    the program. Ctrl-D on an empty line is end of input. The history lives as long as the process, in
+    memory only. The event loop's exception handler stays the program's: prompt_toolkit's own would stop
+    the chat on any error reported to the loop, to show it and wait for an Enter.
     """
 
     def __init__(self, stdin: TextIO, stdout: TextIO) -> None:
@@ -115,7 +123,8 @@ class LineEditor:
         return self._session.app.is_running
 
     async def readline(self, prompt: str) -> str | None:
-        """Show ``prompt`` (it may hold colour codes, nothing else) and return the edited line."""
+        """Show ``prompt`` (it may hold colour codes, nothing else) and return the edited line;
+        :class:`Interrupted` on Ctrl-C."""
         from prompt_toolkit.formatted_text import ANSI
 
         if self._eof:
@@ -126,9 +135,7 @@ class LineEditor:
             self._eof = True
             return None
         except KeyboardInterrupt:
-            signal.raise_signal(signal.SIGINT)
-            await asyncio.get_running_loop().create_future()  # the interrupt cancels this wait
-            return None
+            raise Interrupted(self._session.default_buffer.text) from None
 
     async def print_above(self, write: Callable[[], None]) -> None:
         """Run ``write`` with the open question lifted off the screen, then draw the question again."""
