@@ -3,7 +3,9 @@
 The operator is reached through the team's channel (``person="operator"``), never through ``input()``,
 so a session waiting for the operator holds up nobody else. The operator answers the customer by typing,
 or hands the conversation back to an AI agent with ``/handoff AGENT``; the prompt says so (with the
-choices) when the operator takes a conversation over, and ``/help`` says it again.
+choices) when the operator takes a conversation over, and ``/help`` says it again. An empty answer
+asks again; only an operator who has gone (no answer at all) leaves the customer a message that nobody
+is there.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ class HumanAgentConfig:
 
 HANDOFF_COMMAND = "/handoff"
 HELP_COMMAND = "/help"
+_COMMANDS = (HANDOFF_COMMAND, HELP_COMMAND)
 
 
 def way_back_hint(targets: frozenset[str]) -> str:
@@ -62,9 +65,12 @@ class HumanAgent(SessionAgent):
         if handed_over:  # the operator takes the conversation over: say how to give it back
             prompt = f"{prompt} ({way_back_hint(config.handoff_targets)})"
         answer = await config.channel.ask(session, prompt, person="operator")
-        while answer is not None and answer.strip().startswith((HANDOFF_COMMAND, HELP_COMMAND)):
+        while answer is not None and (not answer.strip() or answer.strip().startswith(_COMMANDS)):
             command, _, target = answer.strip().partition(" ")
             target = target.strip()
+            if not command:  # an empty Enter says nothing; the customer is not sent an empty answer
+                answer = await config.channel.ask(session, prompt, person="operator")
+                continue
             if command == HANDOFF_COMMAND and target in config.handoff_targets:
                 await self._hand_back(message, target)
                 return
@@ -74,7 +80,7 @@ class HumanAgent(SessionAgent):
                 f"{problem}{way_back_hint(config.handoff_targets)}; {config.name} input",
                 person="operator",
             )
-        text = answer.strip() if answer and answer.strip() else OPERATOR_AWAY_REPLY
+        text = answer.strip() if answer is not None else OPERATOR_AWAY_REPLY
         context = [*message.context, AssistantMessage(content=text, source=config.name)]
         response = agent_response(context, config.name, message.usage)  # a person spends no tokens
         await self.publish_message(response, topic_id=session_topic(config.user_topic, session))
