@@ -134,6 +134,8 @@ class PersonQuestion(BaseModel):
 
     prompt: str
     person: Person = "customer"
+    on_record: bool = False
+    """A tool's question (``ask_person``): stored with its answer in the session's transcript."""
 
 
 class PersonAnswer(BaseModel):

@@ -18,6 +18,8 @@ from handoffs_runtime.errors import TeamConfigError
 from handoffs_runtime.messages import Person
 from handoffs_runtime.models.local import Reply
 from handoffs_runtime.models.scripted import FunctionModel, ScriptedModel
+from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
+from handoffs_runtime.sessions.transcript import describe_entry
 from handoffs_runtime.teams.orchestrator import orchestrator_team
 from handoffs_runtime.tools.approval import ApprovalTool, PromptBuilder, default_prompt, requires_approval
 from handoffs_runtime.tools.sandbox.tool import SandboxLimits
@@ -234,3 +236,25 @@ async def test_control_characters_in_arguments_cannot_redraw_the_question() -> N
     assert '1 │ print("hi")\\x1b[1A\\x1b[2K\\r\\x9b2K\n    2 │ os.system("rm -rf ~")' in question
     one_line, _ = await _ask_about("print(1)\r\x9b# all is well")
     assert one_line == 'Allow run_code(code="print(1)\\r\\x9b# all is well")? y/n'
+
+
+async def test_the_approval_and_its_answer_are_kept_in_the_transcript(tmp_path: Path) -> None:
+    """What authorised (or refused) the call is on record, before the call it authorised."""
+    log: list[str] = []
+    tool = _deleter(log)
+    team = TeamSpec(name="t", entry="Clerk", agents=[AgentSpec("Clerk", tools=[tool])])
+    calls = [tool_call("delete_file", {"path": p}) for p in ("a.txt", "b.txt")]
+    model = ScriptedModel([[calls[0]], "a is gone", [calls[1]], "b stays"])
+    channel = ScriptedChannel(customer={"s1": ["delete a.txt", "yes", "delete b.txt", "no"]})
+    store = SQLiteSessionStore(tmp_path / "s.sqlite3")
+    await run_sessions(team, channel, model=model, store=store)
+    entries = await store.entries("s1")
+    await store.close()
+    assert log == ["a.txt"]
+    lines = [describe_entry(e) for e in entries if e.kind in ("question", "tool_calls")]
+    assert lines == [
+        'Allow delete_file(path="a.txt")? y/n › yes',
+        'Clerk called delete_file({"path": "a.txt"})',
+        'Allow delete_file(path="b.txt")? y/n › no',
+        'Clerk called delete_file({"path": "b.txt"})',
+    ]

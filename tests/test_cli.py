@@ -83,3 +83,19 @@ def test_end_of_input_during_a_question_ends_the_session(stdin: str) -> None:
     result = run_cli("chat", "--store", ":memory:", stdin=stdin, timeout=60)
     assert result.returncode == 0, result.stderr
     assert "ended" in result.stdout.splitlines()[-1]
+
+
+def test_piped_input_shows_the_handoff_line_before_the_operators_prompt_it_leads_to() -> None:
+    """The line that says who has the conversation comes first, then that agent's question, once."""
+    result = run_cli(
+        "chat", "--store", ":memory:", stdin="let me talk to a person\n\nHello, Sam here.\nexit\n"
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    handoff = lines.index("  ↪ TriageAgent handed the conversation to HumanAgent")
+    asked = [i for i, line in enumerate(lines) if line.startswith("HumanAgent input")]
+    assert handoff == asked[0] - 1  # no prompt printed before the line, none left dangling
+    assert lines[asked[0]].endswith("› ")  # the operator's empty Enter: asked again
+    assert lines[asked[1]].endswith("› Hello, Sam here.") and len(asked) == 2
+    assert lines[asked[1] + 1] == "HumanAgent › Hello, Sam here."
+    assert "No human operator" not in result.stdout

@@ -17,6 +17,8 @@ from handoffs_runtime.channels.base import describe
 from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.distributed import Backoff, FrontEnd, Host, RelayChannel, WorkerRuntime
 from handoffs_runtime.errors import DistributedError
+from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
+from handoffs_runtime.sessions.transcript import describe_entry
 from handoffs_runtime.teams.acme import acme_team
 from handoffs_runtime.topics import shard_of
 
@@ -207,12 +209,15 @@ async def test_a_message_over_the_limit_is_refused_with_a_clear_notice(processes
         await front.wait("s1")
 
 
-async def test_a_tool_on_a_worker_asks_the_person_at_the_front_end(processes: list[Process]) -> None:
+async def test_a_tool_on_a_worker_asks_the_person_at_the_front_end_which_keeps_the_exchange(
+    processes: list[Process], tmp_path: Path
+) -> None:
     host, address = await start_host()
     processes.append(host)
     processes.append(await start_worker(address, "TriageAgent,SalesAgent"))
     channel = QueueChannel()
-    async with FrontEnd(acme_team(), address, channel) as front:
+    store = SQLiteSessionStore(tmp_path / "s.sqlite3")
+    async with FrontEnd(acme_team(), address, channel, store=store) as front:
         await front.open("s1")
         await channel.say("s1", "I'd like to buy rocket skates")
         agent, text = await reply(channel)
@@ -223,6 +228,12 @@ async def test_a_tool_on_a_worker_asks_the_person_at_the_front_end(processes: li
         assert (agent, text.endswith("execute order → Success.")) == ("SalesAgent", True), text
         await channel.leave("s1")
         await front.wait("s1")
+    [question] = [e for e in await store.entries("s1") if e.kind == "question"]
+    await store.close()
+    assert (question.agent, describe_entry(question)) == (
+        "SalesAgent",
+        "Order summary: rocket skates for $100. Confirm order? y/n › y",
+    )
 
 
 async def test_the_human_agent_on_a_worker_reaches_the_operator_at_the_front_end(

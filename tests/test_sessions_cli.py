@@ -143,3 +143,40 @@ def test_a_corrupt_store_is_a_clear_error_and_left_untouched(
     assert code == 2
     assert err.startswith(f"handoffs: session store {path} is not a readable session store")
     assert path.read_bytes() == b"\x00garbage" * 512
+
+
+def test_the_transcript_keeps_the_confirmation_that_authorised_an_order_and_the_one_that_cancelled_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "sessions.sqlite3"
+    _chat(
+        monkeypatch,
+        path,
+        "orders",
+        "I'd like to buy rocket skates",
+        "yes",
+        "y",
+        "buy an anvil",
+        "yes",
+        "no thanks",
+    )
+    capsys.readouterr()
+    code, out, _ = _run(capsys, "sessions", "show", "orders", "--store", str(path))
+    assert code == 0
+    lines = [line.split(maxsplit=3)[3] for line in out.splitlines() if line[:4].strip().isdigit()]
+    confirmed = "Order summary: rocket skates for $100. Confirm order? y/n › y"
+    cancelled = "Order summary: anvil for $100. Confirm order? y/n › no thanks"
+    assert confirmed in lines and cancelled in lines
+    assert lines.index(confirmed) < lines.index(
+        'SalesAgent called execute_order({"product": "rocket skates", "price": 100})'
+    )
+    assert lines.index(cancelled) < lines.index("result of execute_order: User cancelled order.")
+
+    code, out, _ = _run(capsys, "sessions", "export", "orders", "--format", "json", "--store", str(path))
+    questions = [m for m in json.loads(out)["messages"] if m["kind"] == "question"]
+    assert [(q["agent"], q["body"]["answer"], q["body"]["person"]) for q in questions] == [
+        ("SalesAgent", "y", "customer"),
+        ("SalesAgent", "no thanks", "customer"),
+    ]
+    code, out, _ = _run(capsys, "sessions", "export", "orders", "--format", "md", "--store", str(path))
+    assert f"*{confirmed}*" in out

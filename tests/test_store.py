@@ -238,6 +238,7 @@ def test_default_path_follows_xdg_data_home(tmp_path: Path, monkeypatch: pytest.
             r"entry 1 of session 's1' is damaged in the store \(kind 'user' with a body of type",
         ),
         ("kind", "poem", r"entry 1 of session 's1' is damaged in the store \(kind 'poem'"),
+        ("kind", "question", r"entry 1 of session 's1' is damaged in the store \(a question without its"),
         ("context", '[{"type": "Nonsense"}]', r"the context of session 's1' is damaged in the store"),
     ],
 )

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from autogen_core import MessageContext, message_handler
 from autogen_core.models import LLMMessage, UserMessage
 
+from handoffs_runtime.agents.person import PersonChannel
 from handoffs_runtime.agents.routing import SessionAgent
 from handoffs_runtime.channels.base import Channel, is_exit
 from handoffs_runtime.errors import StoreError
@@ -77,6 +78,9 @@ class UserAgent(SessionAgent):
         super().__init__(config.description)
         self._config = config
         self._usage = Usage.EMPTY  # the session's tokens so far
+        # The channel shared with the agents of this process (``register_team`` builds one for all).
+        shared = config.channel
+        self._channel = shared if isinstance(shared, PersonChannel) else PersonChannel(shared, config.store)
 
     @message_handler
     async def handle_login(self, message: UserLogin, ctx: MessageContext) -> None:
@@ -98,7 +102,7 @@ class UserAgent(SessionAgent):
             return
         self._usage = resumed.usage
         for notice in resumed.notices:
-            await config.channel.show(self.id.key, notice)
+            await self._channel.show(self.id.key, notice)
         await self._next_turn(resumed.context, resumed.agent)
 
     def _vouched_for(self, message: object, ctx: MessageContext) -> bool:
@@ -136,27 +140,28 @@ class UserAgent(SessionAgent):
         self._usage = message.usage
         last = message.context[-1] if message.context else None
         text = last.content if last is not None and isinstance(last.content, str) else ""
-        await self._config.channel.show(self.id.key, Reply(agent=message.reply_to_topic_type, text=text))
+        await self._channel.show(self.id.key, Reply(agent=message.reply_to_topic_type, text=text))
         await self._next_turn(message.context, message.reply_to_topic_type)
 
     @message_handler
     async def handle_event(self, message: HandoffEvent, ctx: MessageContext) -> None:
         if not self._vouched_for(message, ctx) or message.session_id != self.id.key:
             return
-        if self._config.store is not None:
-            try:
-                await record_event(self._config.store, message)
-            except StoreError as exc:  # the reply that follows fails too and ends the session
-                await self._config.channel.show(self.id.key, Notice(text=f"⚠ {exc}"))
-                return
-        if message.said:  # what the agent wrote beside its handoff call, in its own words
-            await self._config.channel.show(self.id.key, Reply(agent=message.source, text=message.said))
-        await self._config.channel.show(self.id.key, message.line())
+        with self._channel.showing_line(self.id.key):  # the next agent's questions wait for the line
+            if self._config.store is not None:
+                try:
+                    await record_event(self._config.store, message)
+                except StoreError as exc:  # the reply that follows fails too and ends the session
+                    await self._channel.show(self.id.key, Notice(text=f"⚠ {exc}"))
+                    return
+            if message.said:  # what the agent wrote beside its handoff call, in its own words
+                await self._channel.show(self.id.key, Reply(agent=message.source, text=message.said))
+            await self._channel.show(self.id.key, message.line())
 
     async def _store_failed(self, exc: StoreError) -> None:
         """Nothing unsaved is shown or sent: tell the person and end the session."""
         notice = Notice(text=f"⚠ the session could not be saved, so it stops: {exc}")
-        await self._config.channel.show(self.id.key, notice)
+        await self._channel.show(self.id.key, notice)
         self._ended()
 
     def _ended(self) -> None:
@@ -166,7 +171,7 @@ class UserAgent(SessionAgent):
     @message_handler
     async def handle_undeliverable(self, message: Undeliverable, ctx: MessageContext) -> None:
         """Nobody serves the agent the conversation was sent to: say so, and let the person try again."""
-        await self._config.channel.show(self.id.key, Notice(text=describe_undeliverable(message)))
+        await self._channel.show(self.id.key, Notice(text=describe_undeliverable(message)))
         context = list(message.context)
         if context and isinstance(context[-1], UserMessage):  # the person will say it again
             context.pop()
@@ -177,7 +182,13 @@ class UserAgent(SessionAgent):
         """An agent on another process asks this session's person something (distributed mode)."""
         if not self._vouched_for(message, ctx):
             return PersonAnswer(text=None)
-        answer = await self._config.channel.ask(self.id.key, message.prompt, person=message.person)
+        if message.on_record:  # a tool's question: kept in the transcript with its answer
+            asker = base_agent_type(ctx.sender.type) if ctx.sender is not None else ""
+            answer = await self._channel.ask_on_record(
+                self.id.key, message.prompt, person=message.person, asker=asker
+            )
+        else:
+            answer = await self._channel.ask(self.id.key, message.prompt, person=message.person)
         return PersonAnswer(text=answer)
 
     @message_handler
@@ -193,23 +204,23 @@ class UserAgent(SessionAgent):
                 "session %s dropped a relayed %s event: not one of %s", self.id.key, event.type, _RELAYED
             )
             return
-        if isinstance(event, PROGRESS) and not self._config.channel.shows_progress:
+        if isinstance(event, PROGRESS) and not self._channel.shows_progress:
             return
-        await self._config.channel.show(self.id.key, event)
+        await self._channel.show(self.id.key, event)
 
     async def _next_turn(self, context: list[LLMMessage], agent: str) -> None:
         config = self._config
         session = self.id.key
-        text = await config.channel.ask(session, USER_PROMPT)
+        text = await self._channel.ask(session, USER_PROMPT)
         while text is not None and not text.strip():
-            text = await config.channel.ask(session, USER_PROMPT)
+            text = await self._channel.ask(session, USER_PROMPT)
         if is_exit(text) or text is None:
             if config.store is not None:
                 try:
                     await config.store.end_session(session)
                 except StoreError as exc:
-                    await config.channel.show(session, Notice(text=f"⚠ {exc}"))
-            await config.channel.show(session, Notice(text=f"session {session} ended"))
+                    await self._channel.show(session, Notice(text=f"⚠ {exc}"))
+            await self._channel.show(session, Notice(text=f"session {session} ended"))
             self._ended()
             return
         said = UserMessage(content=text, source=config.name)

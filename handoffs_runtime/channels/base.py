@@ -44,6 +44,18 @@ class Channel(Protocol):
         ...
 
 
+@runtime_checkable
+class OnRecord(Protocol):
+    """A channel that can keep a question and its answer in the session's transcript (an optional
+    capability: ``ask_person`` uses it where a channel has it, so a confirmation is kept with its answer)."""
+
+    async def ask_on_record(
+        self, session_id: str, prompt: str, *, person: Person = "customer", asker: str = ""
+    ) -> str | None:
+        """As ``Channel.ask``; the question, its answer and ``asker`` (the agent asking) are stored."""
+        ...
+
+
 def describe(event: Event) -> str:
     """``event`` as one line of a console or a text transcript (raw: the printer makes it printable)."""
     match event:

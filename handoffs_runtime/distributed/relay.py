@@ -44,7 +44,15 @@ class RelayChannel:
     async def ask(self, session_id: str, prompt: str, *, person: Person = "customer") -> str | None:
         """The person's answer, or ``None`` if the session's front end is gone or no answer came within
         ``timeout`` seconds (as if they left)."""
-        question = PersonQuestion(prompt=prompt, person=person)
+        return await self._ask(session_id, PersonQuestion(prompt=prompt, person=person))
+
+    async def ask_on_record(
+        self, session_id: str, prompt: str, *, person: Person = "customer", asker: str = ""
+    ) -> str | None:
+        """As ``ask``; the front end stores the question and its answer (it names the asking agent)."""
+        return await self._ask(session_id, PersonQuestion(prompt=prompt, person=person, on_record=True))
+
+    async def _ask(self, session_id: str, question: PersonQuestion) -> str | None:
         try:
             answer = await asyncio.wait_for(
                 self._runtime.send_message(

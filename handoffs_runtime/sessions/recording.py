@@ -11,8 +11,9 @@ person's messages stored after it;
 which stays right when an input filter rewrote the history at a handoff.
 
 Order: entries are stored in the order this side learns of them. A handoff event therefore comes before
-the handoff call of the same turn, which only arrives with the reply; a filter that drops tool calls at a
-handoff drops them from the transcript too (the handoff event still records the handoff).
+the handoff call of the same turn, which only arrives with the reply, and so does a tool's question with
+its answer before the call that asked it; a filter that drops tool calls at a handoff drops them from
+the transcript too (the handoff event still records the handoff).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from handoffs_runtime.sessions.store import (
     entry_for_event,
     entry_for_message,
     notice_entry,
+    question_entry,
 )
 from handoffs_runtime.sessions.transcript import describe_entry, last_exchanges, new_messages, stored_usage
 from handoffs_runtime.usage import Usage
@@ -134,6 +136,13 @@ async def record_reply(
         except StoreConflictError:
             if attempt == _REPLY_ATTEMPTS:
                 raise
+
+
+async def record_question(
+    store: SessionStore, session: str, prompt: str, answer: str | None, *, person: str, asker: str
+) -> None:
+    """Store a tool's question and the answer it got (see ``agents.person``)."""
+    await store.append(session, [question_entry(prompt, answer, person=person, asker=asker)])
 
 
 async def record_event(store: SessionStore, event: HandoffEvent) -> None:

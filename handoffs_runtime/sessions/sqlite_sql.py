@@ -55,6 +55,12 @@ def _entry(session_id: str, row: tuple[Any, ...]) -> StoredEntry:
                 raise ValueError("a notice without text")
         elif kind == "handoff":
             entry.event()
+        elif kind == "question":
+            answer = decoded.get("answer")
+            if not isinstance(decoded.get("prompt"), str) or not isinstance(answer, str | None):
+                raise ValueError("a question without its prompt, or with an answer that is not text")
+            if decoded.get("person") not in ("customer", "operator"):
+                raise ValueError(f"a question for {decoded.get('person')!r}, not the customer or operator")
         else:
             entry.message()
     except ValueError as exc:

@@ -17,7 +17,7 @@ from handoffs_runtime.sessions.leases import Holder
 
 T = TypeVar("T")
 
-EntryKind = Literal["user", "reply", "tool_calls", "tool_results", "handoff", "system", "notice"]
+EntryKind = Literal["user", "reply", "tool_calls", "tool_results", "handoff", "system", "notice", "question"]
 ENTRY_KINDS: frozenset[str] = frozenset(EntryKind.__args__)  # type: ignore[attr-defined]
 SessionStatus = Literal["open", "ended"]
 
@@ -60,7 +60,7 @@ class StoredEntry:
 
     def message(self) -> LLMMessage | None:
         """The conversation message this entry holds, or ``None`` for handoff events and notices."""
-        if self.kind in ("handoff", "notice"):
+        if self.kind in ("handoff", "notice", "question"):
             return None
         return _MESSAGE.validate_python(self.body)
 
@@ -126,6 +126,13 @@ def entry_for_event(event: HandoffEvent) -> NewEntry:
 
 def notice_entry(text: str, *, agent: str = "runtime") -> NewEntry:
     return NewEntry(agent=agent, kind="notice", body={"text": text})
+
+
+def question_entry(prompt: str, answer: str | None, *, person: str, asker: str) -> NewEntry:
+    """A question a tool asked (``ask_person``) and its answer (``None``: the person had left)."""
+    return NewEntry(
+        agent=asker or "runtime", kind="question", body={"prompt": prompt, "answer": answer, "person": person}
+    )
 
 
 # --- the interface -------------------------------------------------------------------------------------

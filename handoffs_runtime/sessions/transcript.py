@@ -13,10 +13,12 @@ from typing import Any, Literal
 from autogen_core.models import LLMMessage, UserMessage
 
 from handoffs_runtime.channels.base import describe
-from handoffs_runtime.messages import Event, Notice, Reply, Said, ToolFinished, ToolStarted
+from handoffs_runtime.messages import Event, Notice, Person, Reply, Said, ToolFinished, ToolStarted
 from handoffs_runtime.sessions.store import SessionState, StoredEntry
 from handoffs_runtime.text import inert_json, printable
 from handoffs_runtime.usage import Usage
+
+NO_ANSWER = "(no answer: the person had left)"
 
 ExportFormat = Literal["md", "json"]
 EXPORT_FORMATS: tuple[ExportFormat, ...] = ("md", "json")
@@ -67,6 +69,11 @@ def entry_events(entry: StoredEntry) -> list[Event]:
         return [Reply(agent=entry.agent, text=entry.text)]
     if entry.kind == "notice":
         return [Notice(text=entry.text)]
+    if entry.kind == "question":  # answered long ago: the question as a line, then what was said
+        person: Person = "operator" if body.get("person") == "operator" else "customer"
+        answer = body.get("answer")
+        said = Said(text=answer, person=person) if answer is not None else Notice(text=NO_ANSWER)
+        return [Notice(text=str(body.get("prompt"))), said]
     if entry.kind == "tool_calls":
         return [
             ToolStarted(
@@ -94,7 +101,10 @@ def entry_events(entry: StoredEntry) -> list[Event]:
 
 def describe_entry(entry: StoredEntry) -> str:
     """One line for an entry, as the console and ``handoffs sessions show`` print it (raw: the printer
-    makes it :func:`printable`)."""
+    makes it :func:`printable`): a question as it was asked, ``Confirm order? y/n › y``."""
+    if entry.kind == "question":
+        answer = entry.body.get("answer")
+        return f"{entry.body.get('prompt')} › {NO_ANSWER if answer is None else answer}"
     lines = [describe(event) for event in entry_events(entry)]
     return "; ".join(lines) if lines else f"({entry.text})"
 

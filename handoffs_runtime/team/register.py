@@ -17,6 +17,7 @@ from handoffs_runtime.agents import (
     UserAgent,
     UserAgentConfig,
 )
+from handoffs_runtime.agents.person import PersonChannel
 from handoffs_runtime.agents.user import SessionEndHook
 from handoffs_runtime.agents.worker import WorkerAgent, WorkerAgentConfig
 from handoffs_runtime.channels.base import Channel
@@ -60,6 +61,8 @@ async def register_team(
     turns, agents, models, tools and handoffs; without it nothing is wrapped.
     """
     install_redaction()  # the API key and tokens never reach the log, whatever echoes them
+    if with_user:  # the agents here and the UserAgent share one: questions wait for handoff lines
+        channel = PersonChannel(channel, store)
     type_of = agent_type or (lambda name: name)
     built = build_team(team)
     telemetry = telemetry or installed()

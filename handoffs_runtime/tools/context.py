@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from autogen_core import AgentId, AgentRuntime
 
-from handoffs_runtime.channels.base import Channel
+from handoffs_runtime.channels.base import Channel, OnRecord
 from handoffs_runtime.messages import Person
 from handoffs_runtime.usage import Usage
 
@@ -99,7 +99,9 @@ async def ask_person(prompt: str, *, person: Person = "customer") -> str | None:
     """Ask the session's person a question; ``None`` if there is no channel or they left.
 
     Tools of one response run at once, so two of them may want to ask; the questions of one session
-    are asked one at a time, each answer going to the question it belongs to.
+    are asked one at a time, each answer going to the question it belongs to. A channel that keeps
+    questions on record (:class:`~handoffs_runtime.channels.base.OnRecord`) stores the question and its
+    answer in the session's transcript: it may be what authorised the tool.
     """
     ctx = _current.get()
     if ctx is None or ctx.channel is None:
@@ -108,4 +110,6 @@ async def ask_person(prompt: str, *, person: Person = "customer") -> str | None:
     if lock is None:
         lock = _asking[ctx.session_id] = asyncio.Lock()
     async with lock:
+        if isinstance(ctx.channel, OnRecord):
+            return await ctx.channel.ask_on_record(ctx.session_id, prompt, person=person, asker=ctx.agent)
         return await ctx.channel.ask(ctx.session_id, prompt, person=person)
