@@ -104,8 +104,9 @@ async def test_take_over_moves_the_session_and_the_old_chat_stops_writing(tmp_pa
     code, out, _ = await first.ended()
     assert code == 2
     assert (
-        f"session 'same' is held by pid {second.process.pid} on host {HOST} now, not by this store (it was "
-        "taken over, or never opened here); nothing was written, and this process stops writing to it"
+        f"⚠ session 'same' was taken over by pid {second.process.pid} on host {HOST}, so it stops here: "
+        "nothing more is saved or sent from this window\n"
+        "  (to take the session back to this terminal, run the same command with --take-over)\n"
     ) in out
     await second.say("thanks")
     await second.wait_for("you › ", occurrence=3)
@@ -115,6 +116,24 @@ async def test_take_over_moves_the_session_and_the_old_chat_stops_writing(tmp_pa
     said = [text for kind, text in spoken if kind == "user"]
     assert said == [REFUND, "yes", "thanks"]  # nothing of the old window after the take-over
     assert len(spoken) == 6
+
+
+async def test_a_window_whose_session_was_taken_over_and_let_go_says_so(tmp_path: Path) -> None:
+    """The one who took the session over has left since: the old window still reads what happened."""
+    path = tmp_path / "s.sqlite3"
+    first = await Chat.start(path, "same", tmp_path)
+    await first.wait_for("you › ")
+    second = await Chat.start(path, "same", tmp_path, "--take-over")
+    await second.wait_for("took session same over")
+    await second.finish()
+    await first.say("hello from the old window")
+    code, out, _ = await first.ended()
+    assert code == 2
+    assert (
+        "⚠ session 'same' was taken over by another process, which has let go of it since, so it stops "
+        "here: nothing more is saved or sent from this window"
+    ) in out
+    assert "open it before writing" not in out and "could not be saved" not in out
 
 
 async def test_a_front_end_chat_on_a_held_session_is_refused_before_it_connects(tmp_path: Path) -> None:
@@ -144,5 +163,5 @@ async def test_a_front_end_chat_can_take_over_too(tmp_path: Path) -> None:
     assert code == 2 and err.startswith("handoffs: cannot reach a handoffs host at 127.0.0.1:9"), err
     await first.say("hello")
     code, out, _ = await first.ended()
-    assert code == 2 and "not by this store (it was taken over" in out
+    assert code == 2 and "⚠ session 'same' was taken over by " in out
     assert await _stored(path, "same") == []

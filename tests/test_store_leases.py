@@ -106,10 +106,7 @@ async def test_a_take_over_makes_the_old_holder_stop_writing(stores: list[SQLite
 
     with pytest.raises(SessionTakenOverError) as lost:
         await record_user(first, "same", _said("two from first"), agent="Agent")
-    assert str(lost.value) == (
-        f"session 'same' is held by {HOLDER} now, not by this store (it was taken over, or never opened "
-        "here); nothing was written, and this process stops writing to it"
-    )
+    assert str(lost.value) == f"session 'same' was taken over by {HOLDER}; nothing was written"
     late = AgentResponse(reply_to_topic_type="Agent", context=[*context, _said("x")])
     with pytest.raises(SessionTakenOverError):
         await record_reply(first, "same", late)
@@ -123,6 +120,13 @@ async def test_a_take_over_makes_the_old_holder_stop_writing(stores: list[SQLite
     state = await second.get_session("same")
     assert state.status == "open" and state.context_seq == state.last_seq == 4
     assert [m.content for m in state.context][-1] == "answer to two from second"
+
+    await second.end_session("same")  # the one who took it over has let go since
+    with pytest.raises(SessionTakenOverError) as gone:
+        await record_user(first, "same", _said("three from first"), agent="Agent")
+    assert str(gone.value) == (
+        "session 'same' was taken over by another process, which has let go of it since; nothing was written"
+    )
 
 
 async def test_append_is_a_compare_and_set_on_the_sequence_number(tmp_path: Path) -> None:

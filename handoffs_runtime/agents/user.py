@@ -18,7 +18,7 @@ from autogen_core.models import LLMMessage, UserMessage
 from handoffs_runtime.agents.person import PersonChannel
 from handoffs_runtime.agents.routing import SessionAgent
 from handoffs_runtime.channels.base import Channel, is_exit
-from handoffs_runtime.errors import StoreError
+from handoffs_runtime.errors import SessionTakenOverError, StoreError
 from handoffs_runtime.messages import (
     PROGRESS,
     RELAYED,
@@ -160,8 +160,12 @@ class UserAgent(SessionAgent):
 
     async def _store_failed(self, exc: StoreError) -> None:
         """Nothing unsaved is shown or sent: tell the person and end the session."""
-        notice = Notice(text=f"⚠ the session could not be saved, so it stops: {exc}")
-        await self._channel.show(self.id.key, notice)
+        if isinstance(exc, SessionTakenOverError):  # not a failure: someone else has the session now
+            reason = str(exc).removesuffix("; nothing was written")
+            text = f"⚠ {reason}, so it stops here: nothing more is saved or sent from this window"
+        else:
+            text = f"⚠ the session could not be saved, so it stops: {exc}"
+        await self._channel.show(self.id.key, Notice(text=text))
         self._ended()
 
     def _ended(self) -> None:

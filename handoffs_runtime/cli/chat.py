@@ -28,7 +28,7 @@ from handoffs_runtime.cli.options import (
 from handoffs_runtime.cli.process import quiet_grpc
 from handoffs_runtime.distributed.frontend import chat_remote
 from handoffs_runtime.distributed.options import Address
-from handoffs_runtime.errors import DistributedError
+from handoffs_runtime.errors import DistributedError, SessionTakenOverError
 from handoffs_runtime.models.choice import model_label
 from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
 from handoffs_runtime.team.chat import run_chat
@@ -143,6 +143,8 @@ def _converse(
         channel.write("\nsession ended (interrupted)")
     finally:
         store.close_now()
+    if isinstance(store.failure, SessionTakenOverError):
+        channel.write("  (to take the session back to this terminal, run the same command with --take-over)")
     # The person was told why the session stopped (could not be saved, or was taken over); the exit
     # status tells a script.
     return 0 if store.failure is None else 2

@@ -120,23 +120,32 @@ def live_holder(conn: sqlite3.Connection, session_id: str, me: Holder) -> Holder
     return None
 
 
-def check(conn: sqlite3.Connection, session_id: str, me: Holder) -> None:
-    """Refuse a write by anyone but the session's holder (inside the write's transaction)."""
+def check(conn: sqlite3.Connection, session_id: str, me: Holder, *, opened: bool = False) -> None:
+    """Refuse a write by anyone but the session's holder (inside the write's transaction). ``opened``: this
+    store did open the session, so a claim that is gone or someone else's was taken over."""
     row = conn.execute(
         "SELECT l.token, h.pid, h.host FROM leases AS l LEFT JOIN holders AS h ON h.token = l.token "
         "WHERE l.session_id = ?",
         (session_id,),
     ).fetchone()
-    if row is None:
+    if row is not None and row[0] == me.token:
+        return
+    if row is None and not opened:
         raise SessionTakenOverError(
             f"session {session_id!r} was not opened by this store; open it before writing to it"
         )
-    if row[0] != me.token:
-        who = str(Holder(*row)) if row[1] is not None else "another process that has stopped since"
+    if row is None:
         raise SessionTakenOverError(
-            f"session {session_id!r} is held by {who} now, not by this store (it was taken over, "
-            "or never opened here); nothing was written, and this process stops writing to it"
+            f"session {session_id!r} was taken over by another process, which has let go of it since; "
+            "nothing was written"
         )
+    who = str(Holder(*row)) if row[1] is not None else "another process that has stopped since"
+    if not opened:
+        raise SessionTakenOverError(
+            f"session {session_id!r} is held by {who}, not by this store (it was never opened here); "
+            "nothing was written"
+        )
+    raise SessionTakenOverError(f"session {session_id!r} was taken over by {who}; nothing was written")
 
 
 def release(conn: sqlite3.Connection, me: Holder, session_id: str) -> None:

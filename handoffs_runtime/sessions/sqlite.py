@@ -83,6 +83,7 @@ class SQLiteSessionStore:
         self.read_only = read_only
         self.failure: StoreError | None = None
         self._holder = Holder.here()
+        self._opened: set[str] = set()  # sessions this store claimed (read and written on its thread)
         self._lease_seconds = lease_seconds
         self._heartbeat = leases.Heartbeat(self._renew_soon, lease_seconds / 3)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="handoffs-store")
@@ -207,6 +208,7 @@ class SQLiteSessionStore:
         conn.execute("BEGIN IMMEDIATE")
         taken = leases.claim(conn, session_id, self._holder, take_over=take_over, seconds=self._lease_seconds)
         conn.execute("COMMIT")
+        self._opened.add(session_id)
         self._holding()
         return taken
 
@@ -220,6 +222,7 @@ class SQLiteSessionStore:
         leases.claim(conn, session_id, self._holder, take_over=False, seconds=self._lease_seconds)
         created = sql.create_or_reopen(conn, session_id, agent, team)
         conn.execute("COMMIT")
+        self._opened.add(session_id)
         self._holding()
         return sql.get_session(conn, session_id), created
 
@@ -242,12 +245,28 @@ class SQLiteSessionStore:
     ) -> int:
         context_json = _MESSAGES.dump_json(list(context)).decode() if context is not None else None
         rows = [(e.agent, e.kind, json.dumps(e.body, ensure_ascii=False)) for e in entries]
-        return await self._run(
-            sql.append_entries, session_id, rows, active_agent, context_json, expected_seq, self._holder
+        return await self._run(self._append, session_id, rows, active_agent, context_json, expected_seq)
+
+    def _append(
+        self,
+        conn: sqlite3.Connection,
+        session_id: str,
+        rows: list[tuple[str, str, str]],
+        active_agent: str | None,
+        context_json: str | None,
+        expected_seq: int | None,
+    ) -> int:
+        opened = session_id in self._opened
+        return sql.append_entries(
+            conn, session_id, rows, active_agent, context_json, expected_seq, self._holder, opened
         )
 
     async def end_session(self, session_id: str) -> None:
-        await self._run(sql.end_session, session_id, self._holder)
+        await self._run(self._end_session, session_id)
+
+    def _end_session(self, conn: sqlite3.Connection, session_id: str) -> None:
+        sql.end_session(conn, session_id, self._holder, session_id in self._opened)
+        self._opened.discard(session_id)  # let go of: a later write was never opened here
 
     async def entries(self, session_id: str, *, after: int = 0) -> list[StoredEntry]:
         return await self._run(sql.read_entries, session_id, after)

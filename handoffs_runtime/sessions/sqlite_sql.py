@@ -99,13 +99,14 @@ def append_entries(
     context_json: str | None,
     expected_seq: int | None,
     holder: Holder,
+    opened: bool,
 ) -> int:
     now = time.time()
     conn.execute("BEGIN IMMEDIATE")
     found = conn.execute("SELECT last_seq FROM sessions WHERE id = ?", (session_id,)).fetchone()
     if found is None:
         raise UnknownSessionError(f"no session {session_id!r} in the store; open it before appending")
-    leases.check(conn, session_id, holder)
+    leases.check(conn, session_id, holder, opened=opened)
     last = int(found[0])
     if expected_seq is not None and last != expected_seq:
         raise StoreConflictError(
@@ -133,14 +134,14 @@ def append_entries(
     return last
 
 
-def end_session(conn: sqlite3.Connection, session_id: str, holder: Holder) -> None:
+def end_session(conn: sqlite3.Connection, session_id: str, holder: Holder, opened: bool) -> None:
     conn.execute("BEGIN IMMEDIATE")
     cursor = conn.execute(
         "UPDATE sessions SET status = 'ended', updated_at = ? WHERE id = ?", (time.time(), session_id)
     )
     if cursor.rowcount == 0:
         raise UnknownSessionError(f"no session {session_id!r} in the store")
-    leases.check(conn, session_id, holder)
+    leases.check(conn, session_id, holder, opened=opened)
     leases.release(conn, holder, session_id)
     conn.execute("COMMIT")
 
