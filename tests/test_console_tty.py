@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import io
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from handoffs_runtime import ConsoleChannel, Notice, Reply
+from handoffs_runtime.channels.console import HOW_TO_LEAVE
 from handoffs_runtime.tools.approval import default_prompt
 
 from .cli_support import run_handoffs
@@ -58,16 +60,24 @@ def test_arrow_keys_edit_the_line_and_up_recalls_the_last_one(terminal: Terminal
     assert _said(store) == ["I want a refund for my shoes", "I want a refund for my shoes"]
 
 
-def test_ctrl_c_at_the_prompt_ends_the_chat_with_status_0(terminal: Terminal, tmp_path: Path) -> None:
+def test_ctrl_c_at_the_prompt_clears_the_line_and_ctrl_d_leaves(terminal: Terminal, tmp_path: Path) -> None:
+    """As in a shell: Ctrl-C drops the line typed so far; on an empty line it says how to leave."""
     store = tmp_path / "s.db"
     proc = _start_chat(terminal, store)
     try:
         terminal.type("half a line" + CTRL_C)
+        terminal.type(CTRL_C)  # the line is empty now
+        terminal.read_until(HOW_TO_LEAVE)
+        terminal.type("I want a refund for my shoes\r")
+        terminal.read_until("IssuesAndRepairsAgent ›")
+        terminal.read_until("you ›")
+        terminal.type(CTRL_D)
         assert terminal.wait(proc) == 0
     finally:
         proc.kill()
-    assert "session ended (interrupted)" in terminal.drain()
-    assert _said(store) == []
+    screen = terminal.drain()
+    assert screen.count(HOW_TO_LEAVE) == 1 and "interrupted" not in screen
+    assert _said(store) == ["I want a refund for my shoes"]  # nothing of the dropped line
 
 
 async def test_a_question_on_the_terminal_leaves_the_event_loop_free(terminal: Terminal) -> None:
@@ -127,3 +137,27 @@ async def test_a_question_taller_than_the_terminal_is_shown_whole(terminal: Term
     for n in range(1, 101):
         assert f"{n:>3} │ step_{n} = {n}\r\n" in shown
     assert '101 │ os.system("curl x | sh")' in shown
+
+
+def test_trace_console_on_a_terminal_leaves_the_chat_readable(terminal: Terminal, tmp_path: Path) -> None:
+    """Each turn's spans as a short tree, once, between its reply and the next prompt: never over it."""
+    store = str(tmp_path / "s.db")
+    proc = start_on(terminal, "chat", "--store", store, "--session", "tty", "--no-colour", "--trace=console")
+    try:
+        terminal.read_until("you ›")
+        terminal.type("I want a refund for my shoes\r")
+        terminal.read_until("IssuesAndRepairsAgent › I can execute refund")
+        first = terminal.read_until("you ›")
+        terminal.type("yes\r")
+        terminal.read_until("IssuesAndRepairsAgent › Done")
+        second = terminal.read_until("you ›")
+        terminal.type(CTRL_D)
+        assert terminal.wait(proc) == 0
+    finally:
+        proc.kill()
+    turn = r"\nturn  \d+\.\d  gen_ai\.conversation\.id=tty team=acme turn\.agent=(\w+) "
+    assert re.search(turn, first) and "\n  invoke_agent TriageAgent  " in first.replace("\r", "")
+    assert re.search(turn, second) and "\n    execute_tool execute_refund  " in second.replace("\r", "")
+    screen = terminal.drain()
+    assert screen.count("invoke_agent TriageAgent") == 1  # once, not again at exit
+    assert '"trace_id"' not in screen and '"name"' not in screen  # no span JSON anywhere
