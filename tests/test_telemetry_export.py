@@ -85,11 +85,13 @@ def test_a_cli_chat_sends_its_spans_and_metrics_where_the_standard_variables_say
     assert "shoes" not in str([s.attributes for s in spans])  # no content unless opted in
 
 
-def test_trace_console_writes_spans_to_stderr_and_leaves_the_conversation_on_stdout() -> None:
+def test_trace_console_writes_each_turn_to_stderr_as_a_tree_and_leaves_the_conversation_on_stdout() -> None:
     result = chat("hi\nexit\n", {}, "--trace", "console")
     assert result.returncode == 0, result.stderr
-    assert '"name": "turn"' in result.stderr
-    assert '"name"' not in result.stdout  # the conversation stays readable
+    turn, agent, model = result.stderr.splitlines()
+    assert turn.startswith("turn  ") and "turn.agent=TriageAgent turn.replied_by=TriageAgent" in turn
+    assert agent.startswith("  invoke_agent TriageAgent  ") and model.startswith("    chat offline  ")
+    assert "invoke_agent" not in result.stdout  # the conversation stays readable
 
 
 def test_an_unknown_exporter_is_one_clear_error_before_the_chat_starts() -> None:

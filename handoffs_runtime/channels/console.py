@@ -41,6 +41,7 @@ class ConsoleChannel:
         *,
         stdin: TextIO | None = None,
         stdout: TextIO | None = None,
+        stderr: TextIO | None = None,
         colour: bool | None = None,
         echo_input: bool | None = None,
         line_editing: bool | None = None,
@@ -49,6 +50,7 @@ class ConsoleChannel:
         keys and history; without it lines are read as they come, which is what piped input needs."""
         self._in = stdin or sys.stdin
         self._out = stdout or sys.stdout
+        self._err = stderr or sys.stderr
         tty = _isatty(self._out)
         self._colour = tty if colour is None else colour
         self._echo = (not _isatty(self._in)) if echo_input is None else echo_input
@@ -59,6 +61,8 @@ class ConsoleChannel:
         self._spinner: asyncio.Task[None] | None = None
         self._spin = tty
         self._prompt: str | None = None
+        self._asides: list[str] = []  # see ``aside``
+        self._aside_tasks: set[asyncio.Task[None]] = set()
 
     def _paint(self, role: str, text: str) -> str:
         return f"{self._COLOURS[role]}{text}{self._RESET}" if self._colour else text
@@ -67,9 +71,31 @@ class ConsoleChannel:
         self._out.write(text + "\n")
         self._out.flush()
 
+    def aside(self, text: str) -> None:
+        """Show ``text`` beside the conversation, on stderr (``--trace console`` writes each turn's tree
+        here): above the open question on a terminal, else just before the next question, so it never
+        lands in the middle of a line or of what the person is typing. Safe to call from any thread."""
+        self._asides.append(printable(text))
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # another thread: the next question shows it
+            return
+        if self._editor is not None and self._editor.reading:
+            task = loop.create_task(self._editor.print_above(self._write_asides))
+            self._aside_tasks.add(task)
+            task.add_done_callback(self._aside_tasks.discard)
+
+    def _write_asides(self) -> None:
+        asides, self._asides = self._asides, []
+        if asides:
+            self._out.flush()
+            self._err.write("".join(f"{text}\n" for text in asides))
+            self._err.flush()
+
     async def ask(self, session_id: str, prompt: str, *, person: Person = "customer") -> str | None:
         async with self._one_question:
             self._stop_spinner()
+            self._write_asides()
             label = "you" if person == "customer" else "operator"
             above, _, question = printable(prompt).rpartition("\n")
             if above:  # printed once, in full, into the scrollback: an editor shows only what fits

@@ -71,11 +71,16 @@ def add_parser(sub: Subcommands) -> None:
 
 def run(args: argparse.Namespace) -> int:
     team = team_from_option(args.team)
-    install_from_options(args, service_name="handoffs-chat")
     if args.host:  # a front end: the workers call the models (and decide whether replies stream)
-        console = ConsoleChannel if args.no_stream else StreamingConsoleChannel
-        return _remote(args, team, console(colour=_colour(args)))
+        channel = (ConsoleChannel if args.no_stream else StreamingConsoleChannel)(colour=_colour(args))
+        _trace(args, channel)
+        return _remote(args, team, channel)
     return _local(args, team)
+
+
+def _trace(args: argparse.Namespace, channel: ConsoleChannel) -> None:
+    """Telemetry as the options say; ``--trace console``'s trees go beside the conversation."""
+    install_from_options(args, service_name="handoffs-chat", summary=channel.aside)
 
 
 def _colour(args: argparse.Namespace) -> bool | None:
@@ -91,6 +96,7 @@ def _local(args: argparse.Namespace, team: TeamSpec) -> int:
     model_line = OFFLINE_LINE if label == "offline" else f"model: {label}"
     stream = label != "offline" and not args.no_stream
     channel = (StreamingConsoleChannel if stream else ConsoleChannel)(colour=_colour(args))
+    _trace(args, channel)
     if stream:
         team = streaming_team(team, stream=True)
     banner = f"handoffs · {team.title or team.name} · {model_line}"

@@ -1,8 +1,9 @@
 """Turning telemetry on the standard way: the ``OTEL_*`` environment variables, or ``--trace``.
 
-- ``OTEL_TRACES_EXPORTER``: ``console``, ``otlp`` or ``none`` (comma-separated for several); ``--trace``
-  overrides it. With neither, ``OTEL_EXPORTER_OTLP_ENDPOINT`` (or ``..._TRACES_ENDPOINT``) alone means
-  ``otlp``; with nothing set, telemetry stays off.
+- ``OTEL_TRACES_EXPORTER``: ``console`` (each turn as a short tree on stderr, see :mod:`.summary`),
+  ``otlp`` or ``none`` (comma-separated for several); ``--trace`` overrides it. With neither,
+  ``OTEL_EXPORTER_OTLP_ENDPOINT`` (or ``..._TRACES_ENDPOINT``) alone means ``otlp``; with nothing set,
+  telemetry stays off.
 - ``OTEL_EXPORTER_OTLP_PROTOCOL`` (or ``..._TRACES_PROTOCOL``): ``http/protobuf`` (default) or ``grpc``;
   the exporters read the endpoint, headers and timeouts from the standard variables themselves.
 - ``OTEL_METRICS_EXPORTER``: ``console``, ``otlp`` or ``none``; by default metrics go over OTLP when
@@ -20,6 +21,7 @@ import argparse
 import logging
 import os
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from handoffs_runtime.errors import TelemetryConfigError
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
     from handoffs_runtime.telemetry.core import Telemetry
 
 EXPORTERS = ("console", "otlp")
+Write = Callable[[str], None]
 
 
 def _names(value: str, variable: str) -> list[str]:
@@ -52,10 +55,13 @@ def _protocol(signal: str) -> str:
 
 
 def telemetry_from_environment(
-    trace: str | None = None, *, service_name: str = "handoffs"
+    trace: str | None = None, *, service_name: str = "handoffs", summary: Write | None = None
 ) -> Telemetry | None:
     """A ``Telemetry`` configured by ``trace`` (``console``/``otlp``) and the ``OTEL_*`` variables, or
-    ``None`` when nothing asks for it. ``TelemetryConfigError`` for a bad setting or a missing extra."""
+    ``None`` when nothing asks for it. ``TelemetryConfigError`` for a bad setting or a missing extra.
+
+    The ``console`` exporter writes each turn as a short tree (:mod:`.summary`) to ``summary`` (default:
+    stderr), when the turn ends."""
     env = os.environ
     if env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
         return None
@@ -88,7 +94,12 @@ def telemetry_from_environment(
     resource = Resource.create({} if env.get("OTEL_SERVICE_NAME") else {"service.name": service_name})
     tracer_provider = TracerProvider(resource=resource)
     for name in traces:
-        tracer_provider.add_span_processor(BatchSpanProcessor(_span_exporter(name)))
+        if name == "console":
+            from handoffs_runtime.telemetry.summary import TurnSummary
+
+            tracer_provider.add_span_processor(TurnSummary(summary))
+        else:
+            tracer_provider.add_span_processor(BatchSpanProcessor(_otlp_span_exporter()))
     readers: list[MetricReader] = [
         PeriodicExportingMetricReader(_metric_exporter(name)) for name in metric_exporters
     ]
@@ -96,11 +107,7 @@ def telemetry_from_environment(
     return Telemetry(tracer_provider=tracer_provider, meter_provider=meter_provider)
 
 
-def _span_exporter(name: str) -> Any:
-    if name == "console":
-        from opentelemetry.sdk.trace.export import ConsoleSpanExporter
-
-        return ConsoleSpanExporter(out=sys.stderr)  # stdout is the conversation
+def _otlp_span_exporter() -> Any:
     try:
         if _protocol("TRACES") == "grpc":
             from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
@@ -139,16 +146,20 @@ def add_trace_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--trace",
         choices=EXPORTERS,
-        help="send OpenTelemetry traces to stderr (console) or an OTLP endpoint (otlp; "
-        "$OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318); default: $OTEL_TRACES_EXPORTER",
+        help="show each turn's spans as a short tree on stderr (console), or send traces to an OTLP "
+        "endpoint (otlp; $OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318); default: "
+        "$OTEL_TRACES_EXPORTER",
     )
 
 
-def install_from_options(args: argparse.Namespace, service_name: str) -> None:
-    """Install the telemetry that ``--trace`` and the environment ask for, if any, for this process."""
+def install_from_options(args: argparse.Namespace, service_name: str, summary: Write | None = None) -> None:
+    """Install the telemetry that ``--trace`` and the environment ask for, if any, for this process;
+    ``summary`` writes what ``--trace console`` shows (default: stderr)."""
     from handoffs_runtime.telemetry.installed import install
 
-    telemetry = telemetry_from_environment(getattr(args, "trace", None), service_name=service_name)
+    telemetry = telemetry_from_environment(
+        getattr(args, "trace", None), service_name=service_name, summary=summary
+    )
     install(telemetry)
     exporters = logging.getLogger("opentelemetry")
     if telemetry is not None and exporters.getEffectiveLevel() > logging.ERROR:
