@@ -44,11 +44,13 @@ async def served(
     model: ChatCompletionClient | None = None,
     host: str | None = None,
     hosts: AllowedHosts | None = None,
+    store: SQLiteSessionStore | None = None,
     **hub_options: Any,
 ) -> AsyncIterator[Served]:
     """With ``host``: the server is a front end of that gRPC host (``handoffs serve --host``); ``hosts``:
-    the host names it answers to; ``limits`` (a hub option) are the server's too."""
-    store = SQLiteSessionStore(str(tmp_path / "sessions.sqlite3"))
+    the host names it answers to; ``limits`` (a hub option) are the server's too; ``store``: default, a
+    new SQLite file in ``tmp_path``."""
+    store = store or SQLiteSessionStore(str(tmp_path / "sessions.sqlite3"))
     team = team or acme_team()
     if host is not None:
         hub_options["backend"] = RemoteTeam(team, host, store)
