@@ -105,6 +105,13 @@ def protocols(limits: Limits) -> tuple[type[H11Protocol], type[WebSocketsSansIOP
     class WebSocket(WebSocketsSansIOProtocol):
         _client: str | None = None
 
+        async def send(self, message: Any) -> None:
+            await super().send(message)
+            if message["type"] == "websocket.http.response.body" and not message.get("more_body", False):
+                # A refusal (429, 400) was sent whole. uvicorn does not count that as the end of the
+                # handshake and would log an error for each one; an attacker would fill the log.
+                self.handshake_complete = True
+
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
             self._client = counted(self.client)  # counted by the HTTP protocol it was upgraded from
