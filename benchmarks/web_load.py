@@ -43,6 +43,7 @@ def serve(latency: float) -> None:
     limits = Limits(
         max_connections=many,
         connections_per_client=many,
+        connections_per_minute=many,
         sockets_per_minute=many,
         sessions_per_client=many,
         new_sessions_per_minute=many,

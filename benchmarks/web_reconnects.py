@@ -43,6 +43,7 @@ def serve(folder: str, default_limits: bool) -> None:
 
     lifted = Limits(
         connections_per_client=UNLIMITED,
+        connections_per_minute=UNLIMITED,
         sockets_per_minute=UNLIMITED,
         sessions_per_client=UNLIMITED,
         new_sessions_per_minute=UNLIMITED,
@@ -99,7 +100,7 @@ async def reconnect_loop(ws: str, hello: dict[str, str], stop: asyncio.Event, co
     """Reopen the session until ``stop``, each time reading its transcript; counts what was served and
     what was refused."""
     from websockets.asyncio.client import connect
-    from websockets.exceptions import ConnectionClosed, InvalidStatus
+    from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
     while not stop.is_set():
         try:
@@ -108,7 +109,7 @@ async def reconnect_loop(ws: str, hello: dict[str, str], stop: asyncio.Event, co
                 json.loads(await socket.recv())  # the session
                 if json.loads(await socket.recv())["type"] == "history":
                     counts["served"] += 1
-        except (InvalidStatus, ConnectionClosed):
+        except (InvalidHandshake, ConnectionClosed, OSError):
             counts["refused"] += 1  # a page would wait; a hostile script tries again at once
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from websockets.asyncio.client import connect
-from websockets.exceptions import ConnectionClosed, InvalidStatus
+from websockets.exceptions import ConnectionClosed, InvalidMessage, InvalidStatus
 
 from handoffs_runtime.web.hosts import AllowedHosts
 from handoffs_runtime.web.limits import Limits
@@ -95,8 +95,9 @@ def test_host_names_are_read_as_browsers_send_them() -> None:
     assert everywhere.admits("192.168.1.20:8000") and not everywhere.admits("shop.example:8000")
 
 
-async def hello_and_leave(server: Served) -> dict[str, Any] | int:
-    """One hello on a new connection, then away: what the server answered (or its HTTP status)."""
+async def hello_and_leave(server: Served) -> dict[str, Any] | int | str:
+    """One hello on a new connection, then away: what the server answered, its HTTP status when it
+    refused the socket, or "closed" when it closed the connection at once."""
     try:
         async with connect(server.ws + "/ws") as socket:
             await socket.send(json.dumps({"type": "hello"}))
@@ -104,6 +105,8 @@ async def hello_and_leave(server: Served) -> dict[str, Any] | int:
             return answer
     except InvalidStatus as exc:
         return exc.response.status_code
+    except InvalidMessage:
+        return "closed"
 
 
 async def chat_from(server: Served, local_addr: tuple[str, int]) -> str:
@@ -119,15 +122,17 @@ async def chat_from(server: Served, local_addr: tuple[str, int]) -> str:
 
 async def test_a_thousand_hellos_from_one_address_leave_other_customers_able_to_chat(tmp_path: Path) -> None:
     async with served(tmp_path) as server:  # the default limits
-        answers: list[dict[str, Any] | int] = []
+        answers: list[dict[str, Any] | int | str] = []
         for _ in range(20):
             answers += await asyncio.gather(*(hello_and_leave(server) for _ in range(50)))
         assert await asyncio.wait_for(chat_from(server, OTHER_ADDRESS), 60)  # a new customer chats at once
-        outcomes = Counter(a if isinstance(a, int) else a["type"] for a in answers)
+        outcomes = Counter(a["type"] if isinstance(a, dict) else a for a in answers)
         defaults = Limits()
         assert outcomes["session"] <= defaults.new_sessions_per_minute
-        assert outcomes[429] >= 1000 - defaults.sockets_per_minute  # reconnecting in a loop is refused
-        assert outcomes["session"] + outcomes["error"] + outcomes[429] == 1000
+        assert outcomes["error"] <= defaults.sockets_per_minute - outcomes["session"]
+        assert outcomes[429] <= defaults.connections_per_minute - defaults.sockets_per_minute
+        assert outcomes["closed"] == 1000 - defaults.connections_per_minute  # the rest: closed at once
+        assert sum(outcomes.values()) == 1000
 
 
 async def test_a_session_nobody_wrote_in_ends_soon_after_its_page_left(tmp_path: Path) -> None:
@@ -213,6 +218,17 @@ async def test_a_half_sent_request_is_closed_at_the_deadline(tmp_path: Path) -> 
         with pytest.raises(ConnectionClosed):
             await quiet.recv()
     assert Limits().request_seconds <= 30
+
+
+async def test_a_client_opening_too_many_connections_a_minute_is_cut_off(tmp_path: Path) -> None:
+    async with served(tmp_path, limits=Limits(connections_per_minute=5)) as server:
+        for _ in range(5):
+            assert await asyncio.to_thread(get_as, server, "127.0.0.1") == 200  # urllib: a connection each
+        reader, _ = await open_raw(server)
+        assert await asyncio.wait_for(reader.read(), 10) == b""  # closed before anything was read
+        reader, writer = await open_raw(server, OTHER_ADDRESS)  # another client is served
+        writer.write(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert b"200 OK" in await reader.readuntil(b"\r\n\r\n")
 
 
 async def test_connections_beyond_the_caps_are_answered_busy(tmp_path: Path) -> None:

@@ -84,6 +84,7 @@ def _add_limit_options(serve: argparse.ArgumentParser) -> None:
     for option, field, help_text in [
         ("--max-connections", "max_connections", "connections open at once"),
         ("--connections-per-client", "connections_per_client", "connections one client holds open"),
+        ("--connections-per-minute", "connections_per_minute", "connections one client opens a minute"),
         ("--sockets-per-minute", "sockets_per_minute", "WebSockets one client opens a minute (reconnects)"),
         ("--sessions-per-client", "sessions_per_client", "sessions one client keeps live"),
         ("--new-sessions-per-minute", "new_sessions_per_minute", "sessions one client starts a minute"),
@@ -115,6 +116,7 @@ def _limits(args: argparse.Namespace) -> Limits:
     return Limits(
         max_connections=args.max_connections,
         connections_per_client=args.connections_per_client,
+        connections_per_minute=args.connections_per_minute,
         sockets_per_minute=args.sockets_per_minute,
         sessions_per_client=args.sessions_per_client,
         new_sessions_per_minute=args.new_sessions_per_minute,

@@ -19,7 +19,7 @@ import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
-from handoffs_runtime.web.limits import Limits, client_key, networks, within
+from handoffs_runtime.web.limits import Limits, RateWindow, client_key, networks, within
 
 logger = logging.getLogger("handoffs_runtime.web")
 
@@ -36,6 +36,12 @@ def protocols(limits: Limits) -> tuple[type[H11Protocol], type[WebSocketsSansIOP
     """The HTTP and WebSocket protocol classes for one server (``uvicorn.Config(http=..., ws=...)``)."""
     proxies = networks(limits.trusted_proxies)
     open_by_client: Counter[str] = Counter()
+    opened = RateWindow(limits.connections_per_minute)
+    told = RateWindow(1)  # a refused client is logged once a minute, not once per connection
+
+    def refuse(client: str | None, why: str) -> None:
+        if told.allow(client or "a trusted proxy"):
+            logger.warning("refused connections from %s: %s", client or "a trusted proxy", why)
 
     def counted(peer: tuple[str, int] | None) -> str | None:
         """The client a connection counts for; ``None`` for a trusted proxy (it carries many clients)."""
@@ -55,10 +61,14 @@ def protocols(limits: Limits) -> tuple[type[H11Protocol], type[WebSocketsSansIOP
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             client = counted(self.client)
+            if client is not None and not opened.allow(client):
+                refuse(client, "too many a minute")
+                transport.close()  # the cheapest refusal: a client opening this many is not a page
+                return
             if len(self.connections) > limits.max_connections or (
                 client is not None and open_by_client[client] >= limits.connections_per_client
             ):
-                logger.warning("refused a connection from %s: too many open", client or "a trusted proxy")
+                refuse(client, "too many open")
                 transport.write(BUSY)
                 transport.close()
                 return

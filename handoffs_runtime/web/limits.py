@@ -25,6 +25,8 @@ class Limits:
     """Connections open at once, server-wide; more are answered 503 and closed."""
     connections_per_client: int = 50
     """Connections one client holds open at once (pages, the API and sockets together)."""
+    connections_per_minute: int = 600
+    """Connections one client opens per minute; more are closed at once, before anything is read."""
     sockets_per_minute: int = 60
     """WebSockets one client opens per minute: a page reconnecting in a loop is told to slow down (429)."""
     sessions_per_client: int = 20
