@@ -10,7 +10,7 @@ from pathlib import Path
 
 from handoffs_runtime.errors import HandoffsError
 from handoffs_runtime.web.connections import protocols
-from handoffs_runtime.web.limits import Limits
+from handoffs_runtime.web.limits import Limits, networks
 from handoffs_runtime.web.protocol import MAX_FRAME_BYTES
 
 
@@ -57,7 +57,7 @@ async def running(
         limit_concurrency=limits.max_connections,
         timeout_graceful_shutdown=5,
         proxy_headers=bool(limits.trusted_proxies),
-        forwarded_allow_ips=list(limits.trusted_proxies),
+        forwarded_allow_ips=[str(n) for n in networks(limits.trusted_proxies)],  # "10.0.0.7/24" too
         log_level="warning",
         lifespan="on",
     )
