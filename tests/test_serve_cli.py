@@ -112,16 +112,26 @@ async def claim(store_path: Path, session: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("ignore_sigint", "sig"),
-    [(True, signal.SIGINT), (False, signal.SIGINT), (False, signal.SIGTERM)],
-    ids=["SIGINT-ignored-at-start", "SIGINT", "SIGTERM"],
+    ("ignore_sigint", "signals"),
+    [
+        (True, [signal.SIGINT]),
+        (False, [signal.SIGINT]),
+        (False, [signal.SIGTERM]),
+        (False, [signal.SIGINT, signal.SIGINT, signal.SIGTERM]),
+    ],
+    ids=["SIGINT-ignored-at-start", "SIGINT", "SIGTERM", "impatient"],
 )
-def test_a_signal_ends_serve_and_frees_its_sessions(tmp_path: Path, ignore_sigint: bool, sig: int) -> None:
+def test_a_signal_ends_serve_and_frees_its_sessions(
+    tmp_path: Path, ignore_sigint: bool, signals: list[int]
+) -> None:
     with serve(tmp_path, ignore_sigint=ignore_sigint) as (process, lines):
         session = asyncio.run(a_conversation(lines[1].split()[-1]))
-        process.send_signal(sig)
+        for sig in signals:
+            process.send_signal(sig)
         assert process.wait(timeout=30) == 0
-        assert process.stderr is not None and "stopped" in process.stderr.read()
+        assert process.stderr is not None
+        said = process.stderr.read()
+        assert "stopped" in said and "Traceback" not in said and "ERROR" not in said, said
     asyncio.run(claim(tmp_path / "s.sqlite3", session))  # a second process takes the session over
 
 

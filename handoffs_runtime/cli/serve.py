@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import ipaddress
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -22,7 +23,6 @@ from handoffs_runtime.cli.options import (
     open_store,
     team_from_option,
 )
-from handoffs_runtime.cli.process import run_until_signal
 from handoffs_runtime.errors import HandoffsError
 from handoffs_runtime.models.choice import model_label
 from handoffs_runtime.team.spec import model_timeout_team, streaming_team
@@ -184,8 +184,9 @@ def run(args: argparse.Namespace) -> int:
     app = create_app(hub, operator_token=token, hosts=AllowedHosts(args.bind, args.allowed_host))
 
     async def serve() -> None:
-        stopped = asyncio.Event()  # uvicorn may see SIGINT or SIGTERM first: it stops, and so do we
+        stopped = asyncio.Event()
         async with running(app, host=args.bind, port=args.port, limits=limits, stopped=stopped) as url:
+            _stop_on_signals(stopped)
             print(f"handoffs serve · {team.title or team.name} · {label}", flush=True)
             print(f"customer chat:    {url}/", flush=True)
             if args.operator_token_file is None:
@@ -196,8 +197,8 @@ def run(args: argparse.Namespace) -> int:
                 print("warning: listening beyond this machine over plain HTTP; put TLS in front", flush=True)
             await stopped.wait()
 
-    try:  # SIGINT and SIGTERM end it, even in a script's background job that started it ignoring SIGINT
-        run_until_signal(serve())
+    try:
+        asyncio.run(serve())
         print("stopped", file=sys.stderr)
     except HandoffsError:
         if hub.failure is not None:  # say why the team did not start, not only that the server did not
@@ -208,6 +209,16 @@ def run(args: argparse.Namespace) -> int:
     finally:
         store.close_now()
     return 0
+
+
+def _stop_on_signals(stopped: asyncio.Event) -> None:
+    """SIGINT and SIGTERM set ``stopped``, whatever the process inherited (a script's background job
+    starts with SIGINT ignored). Installed over uvicorn's own handlers, which stop the server but then
+    raise the signal again as inherited: ignored (the process never ends), or SIGTERM's default (it dies
+    before letting go of its sessions). A second signal changes nothing: the shutdown is under way."""
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stopped.set)
 
 
 def _is_loopback(host: str) -> bool:
