@@ -21,8 +21,8 @@ from handoffs_runtime.sessions.store import SessionStore, StoredEntry
 
 logger = logging.getLogger("handoffs_runtime.web")
 
-ItemOf = Callable[[StoredEntry], "dict[str, Any] | None"]
-"""How a stored entry is shown on a page (``None``: not at all)."""
+ItemsOf = Callable[[StoredEntry], "list[dict[str, Any]]"]
+"""How a stored entry is shown on a page: as no item, one, or several."""
 
 
 @dataclass(eq=False)
@@ -37,9 +37,9 @@ class _Transcript:
 class Transcripts:
     """The encoded transcripts of live sessions, read from ``store``; ``forget`` one when it ends."""
 
-    def __init__(self, store: SessionStore, item_of: ItemOf, *, page: int = 50) -> None:
+    def __init__(self, store: SessionStore, items_of: ItemsOf, *, page: int = 50) -> None:
         self._store = store
-        self._item_of = item_of
+        self._items_of = items_of
         self.page_size = page
         self._live: dict[str, _Transcript] = {}
 
@@ -75,7 +75,7 @@ class Transcripts:
         return transcript.items
 
     def _encode(self, entries: list[StoredEntry]) -> list[str]:
-        return [json.dumps(item) for e in entries if (item := self._item_of(e)) is not None]
+        return [json.dumps(item) for entry in entries for item in self._items_of(entry)]
 
 
 def _message(kind: str, start: int, items: list[str]) -> str:

@@ -23,7 +23,7 @@ from autogen_core.models import ChatCompletionClient
 from handoffs_runtime.channels.events import EventChannel
 from handoffs_runtime.errors import HandoffsError, StoreError, UnknownSessionError
 from handoffs_runtime.messages import PROGRESS, Notice, Person, Question, Said, event_json
-from handoffs_runtime.sessions.store import SessionStore
+from handoffs_runtime.sessions.store import SessionStore, StoredEntry
 from handoffs_runtime.sessions.transcript import entry_events
 from handoffs_runtime.team.spec import TeamSpec
 from handoffs_runtime.web.backends import LocalTeam, TeamBackend
@@ -98,7 +98,7 @@ class SessionHub:
         self.idle_seconds = idle_seconds
         self.max_sessions = max_sessions
         self.limits = limits or Limits()
-        self.transcripts = Transcripts(store, history_item, page=self.limits.history_page)
+        self.transcripts = Transcripts(store, page_items, page=self.limits.history_page)
         self.agents = [a.name for a in team.agents if a.kind == "ai"]
         """The agents an operator may hand a conversation back to."""
         self._live: dict[str, _Live] = {}
@@ -315,8 +315,12 @@ class SessionHub:
         except StoreError as exc:  # the page still works; the session itself reports a broken store
             logger.warning("no history for session %s: %s", session_id, exc)
             return []
-        shown = (event for entry in entries for event in entry_events(entry))
-        return [event_json(event) for event in shown if not isinstance(event, PROGRESS)]  # no tool traffic
+        return [item for entry in entries for item in page_items(entry)]
+
+
+def page_items(entry: StoredEntry) -> list[dict[str, Any]]:
+    """A stored entry as pages show it: the events a live session showed, without the tool traffic."""
+    return [event_json(event) for event in entry_events(entry) if not isinstance(event, PROGRESS)]
 
 
 async def _send_quietly(peer: Peer, data: dict[str, Any]) -> None:
