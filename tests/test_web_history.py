@@ -9,6 +9,7 @@ from typing import Any
 
 from handoffs_runtime import SQLiteSessionStore
 from handoffs_runtime.sessions.store import StoredEntry
+from handoffs_runtime.web.hub import customer_items, page_items
 from handoffs_runtime.web.limits import Limits
 
 from .web_support import TOKEN, Client, Served, customer, http_get, served
@@ -96,3 +97,17 @@ async def test_reconnecting_reads_only_what_is_new(tmp_path: Path) -> None:
         assert history["items"][-2]["text"] == "one more thing"
         assert 0 < store.read - read <= 4  # what that turn wrote, and no more
         await page.socket.close()
+
+
+def test_a_customers_page_shows_nothing_of_a_question_put_to_the_operator() -> None:
+    """A stored approval shows what would have run: the operator's view keeps it, a customer's never."""
+    approval = {"prompt": "Allow run_code(code='ls')? y/n", "answer": "y", "person": "operator"}
+    confirmation = {"prompt": "Confirm order? y/n", "answer": "y", "person": "customer"}
+    asked_operator = StoredEntry("s1", 1, "Clerk", "question", approval, 0.0)
+    asked_customer = StoredEntry("s1", 2, "SalesAgent", "question", confirmation, 0.0)
+    assert customer_items(asked_operator) == []
+    assert [item["type"] for item in page_items(asked_operator)] == ["notice", "said"]
+    assert customer_items(asked_customer) == [
+        {"type": "notice", "text": "Confirm order? y/n"},
+        {"type": "said", "text": "y", "person": "customer"},
+    ]

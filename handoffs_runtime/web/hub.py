@@ -98,7 +98,7 @@ class SessionHub:
         self.idle_seconds = idle_seconds
         self.max_sessions = max_sessions
         self.limits = limits or Limits()
-        self.transcripts = Transcripts(store, page_items, page=self.limits.history_page)
+        self.transcripts = Transcripts(store, customer_items, page=self.limits.history_page)
         self.agents = [a.name for a in team.agents if a.kind == "ai"]
         """The agents an operator may hand a conversation back to."""
         self._live: dict[str, _Live] = {}
@@ -321,6 +321,14 @@ class SessionHub:
 def page_items(entry: StoredEntry) -> list[dict[str, Any]]:
     """A stored entry as pages show it: the events a live session showed, without the tool traffic."""
     return [event_json(event) for event in entry_events(entry) if not isinstance(event, PROGRESS)]
+
+
+def customer_items(entry: StoredEntry) -> list[dict[str, Any]]:
+    """What a customer's page shows of a stored entry: ``page_items``, but nothing of a question put to
+    the operator (an approval shows what would run), as the live session shows the customer nothing."""
+    if entry.kind == "question" and entry.body.get("person") == "operator":
+        return []
+    return page_items(entry)
 
 
 async def _send_quietly(peer: Peer, data: dict[str, Any]) -> None:
