@@ -34,6 +34,7 @@ from handoffs_runtime.messages import (
     UserLogin,
     user_task,
 )
+from handoffs_runtime.sessions.leases import NOTHING_WRITTEN
 from handoffs_runtime.sessions.recording import record_event, record_reply, record_user, resume
 from handoffs_runtime.sessions.store import SessionStore
 from handoffs_runtime.topics import base_agent_type, session_topic
@@ -161,7 +162,7 @@ class UserAgent(SessionAgent):
     async def _store_failed(self, exc: StoreError) -> None:
         """Nothing unsaved is shown or sent: tell the person and end the session."""
         if isinstance(exc, SessionTakenOverError):  # not a failure: someone else has the session now
-            reason = str(exc).removesuffix("; nothing was written")
+            reason = str(exc).removesuffix(NOTHING_WRITTEN)
             text = f"⚠ {reason}, so it stops here: nothing more is saved or sent from this window"
         else:
             text = f"⚠ the session could not be saved, so it stops: {exc}"

@@ -120,6 +120,10 @@ def live_holder(conn: sqlite3.Connection, session_id: str, me: Holder) -> Holder
     return None
 
 
+NOTHING_WRITTEN = "; nothing was written"
+"""How a refused write ends its message (a person is told what happened, not this)."""
+
+
 def check(conn: sqlite3.Connection, session_id: str, me: Holder, *, opened: bool = False) -> None:
     """Refuse a write by anyone but the session's holder (inside the write's transaction). ``opened``: this
     store did open the session, so a claim that is gone or someone else's was taken over."""
@@ -136,16 +140,16 @@ def check(conn: sqlite3.Connection, session_id: str, me: Holder, *, opened: bool
         )
     if row is None:
         raise SessionTakenOverError(
-            f"session {session_id!r} was taken over by another process, which has let go of it since; "
-            "nothing was written"
+            f"session {session_id!r} was taken over by another process, which has let go of it since"
+            + NOTHING_WRITTEN
         )
     who = str(Holder(*row)) if row[1] is not None else "another process that has stopped since"
     if not opened:
         raise SessionTakenOverError(
-            f"session {session_id!r} is held by {who}, not by this store (it was never opened here); "
-            "nothing was written"
+            f"session {session_id!r} is held by {who}, not by this store (it was never opened here)"
+            + NOTHING_WRITTEN
         )
-    raise SessionTakenOverError(f"session {session_id!r} was taken over by {who}; nothing was written")
+    raise SessionTakenOverError(f"session {session_id!r} was taken over by {who}{NOTHING_WRITTEN}")
 
 
 def release(conn: sqlite3.Connection, me: Holder, session_id: str) -> None:
