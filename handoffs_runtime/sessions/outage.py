@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Protocol, runtime_checkable
 
+from handoffs_runtime.channels.base import Channel, Notice
+
 DelayListener = Callable[[str, str], Awaitable[None]]
 """Called with a session id and a line for its person when the store delays that session's turn."""
 
@@ -34,3 +36,12 @@ class KeepsSecrets(Protocol):
         """The secret called ``name``, made of ``size`` random bytes by whoever asked first (atomic:
         front ends that start together all get the same one)."""
         ...
+
+
+def notices_to(channel: Channel) -> DelayListener:
+    """A listener that shows the line to the session's person on ``channel``, as a notice."""
+
+    async def show(session: str, text: str) -> None:
+        await channel.show(session, Notice(text))
+
+    return show
