@@ -16,8 +16,9 @@ from typing import TypeVar
 
 from handoffs_runtime.cli.output_file import write_output
 from handoffs_runtime.errors import StoreError, UnknownSessionError
-from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
-from handoffs_runtime.sessions.store import MEMORY, SessionStore, default_store_path
+from handoffs_runtime.sessions.open import OpenedStore, is_url, store_target
+from handoffs_runtime.sessions.open import open_store as open_store_at
+from handoffs_runtime.sessions.store import MEMORY, SessionStore
 from handoffs_runtime.sessions.transcript import EXPORT_FORMATS, describe_entry, export
 from handoffs_runtime.text import printable
 from handoffs_runtime.usage import describe, summed, total
@@ -28,8 +29,9 @@ T = TypeVar("T")
 def add_store_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--store",
-        metavar="PATH",
-        help=f"session store file (default: {_shown_default()}); ':memory:' keeps nothing",
+        metavar="PATH|URL",
+        help=f"session store file (default: $HANDOFFS_STORE, else {_shown_default()}); ':memory:' keeps "
+        "nothing; a postgresql://... URL shares the sessions with other front ends",
     )
 
 
@@ -38,15 +40,15 @@ def _shown_default() -> str:
 
 
 def store_path(option: str | None) -> str:
-    return option or str(default_store_path())
+    return store_target(option)
 
 
 def open_store(
     option: str | None, *, read_only: bool = False, session: str | None = None, take_over: bool = False
-) -> SQLiteSessionStore:
+) -> OpenedStore:
     """The store the options name, holding ``session`` when given (taken over from a live holder only
     with ``take_over``); raises ``StoreError`` with what to do when it cannot be used."""
-    store = SQLiteSessionStore(store_path(option), read_only=read_only)
+    store = open_store_at(store_path(option), read_only=read_only)
     if session is not None:
         try:
             asyncio.run(store.claim(session, take_over=take_over))
@@ -78,7 +80,7 @@ def add_sessions_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]
 
 def run_sessions_command(args: argparse.Namespace) -> int:
     path = store_path(args.store)
-    if path != MEMORY and not Path(path).exists():
+    if path != MEMORY and not is_url(path) and not Path(path).exists():
         if args.action == "list":
             print(f"no sessions: there is no store at {path} yet")
             return 0
@@ -156,7 +158,7 @@ def _export(store: SessionStore, args: argparse.Namespace) -> int:
 def _store_files(option: str | None) -> list[Path]:
     """The store's database and the journal files SQLite keeps beside it."""
     path = store_path(option)
-    if path == MEMORY:
+    if path == MEMORY or is_url(path):
         return []
     return [Path(path + suffix) for suffix in ("", "-wal", "-shm", "-journal")]
 

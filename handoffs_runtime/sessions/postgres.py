@@ -51,8 +51,6 @@ _log = logging.getLogger(__name__)
 _NOW = "extract(epoch from now())::float8"
 """The database's time as seconds since the epoch, as the store's ``created_at`` columns hold it."""
 
-URL_PREFIXES = ("postgresql://", "postgres://")
-
 
 class _Outage(Exception):
     """The database could not be reached for one attempt; the caller's side decides whether to retry."""
