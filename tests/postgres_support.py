@@ -22,7 +22,7 @@ import pytest
 _INSTALL_HINT = "no PostgreSQL server binaries (initdb, pg_ctl) found; install Debian's `postgresql` package"
 
 
-def _bin_dir() -> Path | None:
+def bin_dir() -> Path | None:
     """Where ``initdb`` and ``pg_ctl`` are: on PATH, else Debian's newest /usr/lib/postgresql/N/bin."""
     found = shutil.which("initdb")
     if found and shutil.which("pg_ctl"):
@@ -89,12 +89,12 @@ class PostgresServer:
 
 def start_server() -> PostgresServer:
     """A new server, or a skip that says why none can run here."""
-    bin_dir = _bin_dir()
-    if bin_dir is None:
+    found = bin_dir()
+    if found is None:
         pytest.skip(_INSTALL_HINT)
     if os.geteuid() == 0 and shutil.which("runuser") is None:
         pytest.skip("running as root without `runuser`, so PostgreSQL (which refuses root) cannot start")
-    return PostgresServer(bin_dir)
+    return PostgresServer(found)
 
 
 @pytest.fixture(scope="session")
