@@ -19,13 +19,16 @@ from autogen_core import SingleThreadedAgentRuntime
 from autogen_core.models import LLMMessage
 from autogen_core.tools import ToolSchema
 
-from handoffs_runtime import FunctionModel, Notice, ScriptedChannel, ScriptedModel, acme_team, register_team
+from handoffs_runtime import Notice, register_team
 from handoffs_runtime import start_session as start
+from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.errors import SessionBusyError, StoreError
 from handoffs_runtime.models.local import Reply
+from handoffs_runtime.models.scripted import FunctionModel, ScriptedModel
 from handoffs_runtime.sessions.outage import DELAYED, RECOVERED, KeepsSecrets, ReportsDelays
 from handoffs_runtime.sessions.postgres import PostgresSessionStore
 from handoffs_runtime.sessions.postgres_schema import SCHEMA_VERSION
+from handoffs_runtime.teams.acme import acme_team
 
 from .postgres_support import PostgresServer, fresh_schema, start_server
 from .support import texts
