@@ -44,13 +44,7 @@ def _add_create(actions: Subcommands) -> None:
         help_text="write ca.pem, host.pem, host.key, worker.token, frontend.token (mode 0600) into DIR",
         run=_create,
     )
-    create.add_argument(
-        "--host-name",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="a DNS name or IP address workers use to reach the host (repeatable; loopback is always in)",
-    )
+    _add_host_names(create)
 
 
 def _create(args: argparse.Namespace) -> int:
@@ -87,10 +81,20 @@ def _add_renew(actions: Subcommands) -> None:
         help_text="a new host certificate from the same CA in DIR (tokens kept)",
         run=_renew,
     )
-    renew.add_argument("--host-name", action="append", default=[], metavar="NAME", help="a name to add")
+    _add_host_names(renew)
 
 
 def _renew(args: argparse.Namespace) -> int:
     renew_host_certificate(args.directory, args.host_name)
     print(f"wrote a new host.pem and host.key to {args.directory}: restart the host (nothing else)")
     return 0
+
+
+def _add_host_names(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--host-name",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a DNS name or IP address workers use to reach the host (repeatable; loopback is always in)",
+    )

@@ -1,4 +1,4 @@
-"""One way to open a session store from what a person typed: a file path, ``:memory:``, or a PostgreSQL URL.
+"""Opening a session store from what a person typed: a file path, ``:memory:``, or a PostgreSQL URL.
 
 The command line (``--store``), the ``HANDOFFS_STORE`` variable and code all go through :func:`open_store`,
 so every command accepts the same things and a deployment switches stores by changing one string.

@@ -1,5 +1,6 @@
-"""Optional capabilities of a store shared by several front ends: telling a person their turn waits for
-the store, and secrets every front end must agree on.
+"""Optional capabilities of a store shared by several front ends: outage notices and shared secrets.
+
+A store may tell a person their turn waits for it, and keep secrets every front end must agree on.
 
 These are Protocols, as the runtime's other optional capabilities: a store that has them says so by its
 methods, and a caller checks with ``isinstance`` rather than by name.

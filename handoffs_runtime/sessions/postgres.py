@@ -1,5 +1,6 @@
-"""A session store in PostgreSQL, shared by several front ends and web servers: any of them resumes any
-session, and a front end that dies loses nothing that was acknowledged.
+"""A session store in PostgreSQL, shared by several front ends and web servers.
+
+Any of them resumes any session, and a front end that dies loses nothing that was acknowledged.
 
 It keeps the SQLite store's rules (one writer per session by lease, compare-and-set appends, a crashed
 holder's claim expiring by itself), with the database's clock deciding every expiry. It runs on its own

@@ -1,5 +1,6 @@
-"""One live writer per session on PostgreSQL: the leases of :mod:`handoffs_runtime.sessions.leases`, timed
-by the database's clock.
+"""One live writer per session on PostgreSQL, timed by the database's clock.
+
+The leases of :mod:`handoffs_runtime.sessions.leases`, with expiry decided by ``now()``.
 
 The rules are the SQLite store's (see that module): a ``holders`` row per store object that its heartbeat
 renews, a ``leases`` row per session naming the holder, a write refused unless the lease names the writer.

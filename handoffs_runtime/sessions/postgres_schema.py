@@ -1,4 +1,4 @@
-"""The PostgreSQL store's tables, in a schema of their own, and the migrations that bring them up to date.
+"""The PostgreSQL store's tables, in a schema of their own, and the migrations that update them.
 
 Several front ends may start at once against a new database: the first takes a transaction-scoped
 advisory lock, migrates, and commits; the others wait on the lock and then find nothing left to do. So
