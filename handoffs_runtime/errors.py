@@ -5,6 +5,8 @@
     HandoffsError
     ├── TeamConfigError      a team, agent or handoff is misconfigured (raised when the team is built)
     ├── ModelConfigError     the model could not be set up from the given options
+    ├── ModelProtocolError   a model server's answer broke the chat-completions protocol (a stream that
+    │                        ended before the answer did); the agent tells the person, the session goes on
     ├── ScriptError          a scripted test model ran out of steps or has steps left
     ├── StoreError           the session store cannot be opened, read or written
     │   ├── UnknownSessionError   no session with that id in the store
@@ -34,6 +36,12 @@ class TeamConfigError(HandoffsError, ValueError):
 
 class ModelConfigError(HandoffsError, ValueError):
     """The model options are incomplete or inconsistent; the message says what to set."""
+
+
+class ModelProtocolError(HandoffsError):
+    """A model server's answer broke the protocol, e.g. a stream that ended with no finish reason and no
+    ``[DONE]``: a failed call, not an empty answer. Raised inside the model client; never reaches a session.
+    """
 
 
 class ScriptError(HandoffsError, AssertionError):

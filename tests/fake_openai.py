@@ -21,25 +21,67 @@ class FakeOpenAI:
     ``pause_after``: after that many text deltas, wait until ``resume`` is set before sending the rest
     (so a test can see the first words arrive while the model is still "writing");
     ``cut_after``: after that many text deltas, close the connection without finishing the stream.
-    Both apply to the next streamed answer with text only, then reset.
+    ``end_after``: after that many text deltas, end the stream there (no finish reason, no ``[DONE]``).
+    They apply to the next streamed answer with text only, then reset.
+
+    Quirks of real servers, each off by default (a refused request uses no scripted answer):
+    ``legacy_function_call``: a plain tool-call answer also carries the legacy ``function_call``;
+    ``streams_tool_calls=False``: a streamed tool-call answer is ``200`` and then nothing (no data, no
+    ``[DONE]``); ``refuses_null_content``: 500 to a request with an assistant ``"content": null``;
+    ``refuses_stream_options``: 400 to a request with ``stream_options``; ``context_chars``: 400
+    ``context_length_exceeded`` to a request whose messages hold more characters than that.
+    Streams report usage only when asked (``stream_options.include_usage``), as OpenAI does.
+    ``statuses`` is the HTTP status of every answer, in order.
     """
 
     def __init__(self, answers: list[Answer]) -> None:
         self.answers = list(answers)
         self.requests: list[dict[str, Any]] = []
+        self.statuses: list[int] = []
         self._lock = threading.Lock()
         self.url = ""
         self.pause_after: int | None = None
         self.resume = threading.Event()
         self.cut_after: int | None = None
+        self.end_after: int | None = None
         self.deltas_sent = 0
+        self.legacy_function_call = False
+        self.streams_tool_calls = True
+        self.refuses_null_content = False
+        self.refuses_stream_options = False
+        self.context_chars: int | None = None
 
     def next_answer(self, request: dict[str, Any]) -> Answer:
         with self._lock:
             self.requests.append(request)
+            refused = self._refusal(request)
+            if refused is not None:
+                return refused
             if not self.answers:
                 return 599
             return self.answers.pop(0)
+
+    def _refusal(self, request: dict[str, Any]) -> dict[str, Any] | None:
+        messages = request.get("messages") or []
+        if self.refuses_null_content and any(
+            m.get("role") == "assistant" and m.get("content", "") is None for m in messages
+        ):
+            return _error(500, "1 validation error: messages.1.content: Input should be a valid string")
+        if self.refuses_stream_options and "stream_options" in request:
+            return _error(400, "Unrecognized request argument supplied: stream_options")
+        if self.context_chars is not None and len(json.dumps(messages)) > self.context_chars:
+            message = (
+                "This model's maximum context length is 2048 tokens. However, you requested 2100 tokens "
+                "(2100 in the messages, None in the completion). Please reduce the length of the messages."
+            )
+            return _error(400, message, code="context_length_exceeded")
+        return None
+
+
+def _error(status: int, message: str, code: str | None = None) -> dict[str, Any]:
+    """A refusal: the HTTP status and an OpenAI-style error body (``_status`` marks it)."""
+    kind = "server_error" if status >= 500 else "invalid_request_error"
+    return {"_status": status, "error": {"message": message, "type": kind, "code": code}}
 
 
 def _message(answer: Answer, n: int) -> dict[str, Any]:
@@ -66,17 +108,30 @@ def _handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             if isinstance(answer, int):
                 self._send(answer, {"error": {"message": "scripted failure", "type": "server_error"}})
                 return
+            if isinstance(answer, dict) and "_status" in answer:
+                self._send(answer["_status"], {"error": answer["error"]})
+                return
             message = _message(answer, n)
             finish = "tool_calls" if message.get("tool_calls") else "stop"
             usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
             base = {"id": f"chatcmpl-{n}", "created": int(time.time()), "model": body.get("model", "m")}
             if not body.get("stream"):
+                if server.legacy_function_call and message.get("tool_calls"):
+                    message = {**message, "function_call": message["tool_calls"][0]["function"]}
                 choice = {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
                 self._send(200, {**base, "object": "chat.completion", "choices": [choice], "usage": usage})
                 return
-            pause, cut = (server.pause_after, server.cut_after) if message.get("content") else (None, None)
+            if message.get("tool_calls") and not server.streams_tool_calls:
+                server.statuses.append(200)
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()  # and nothing more: the server failed after its headers
+                return
+            server.statuses.append(200)
+            knobs = (server.pause_after, server.cut_after, server.end_after)
+            pause, cut, end = knobs if message.get("content") else (None, None, None)
             if message.get("content"):
-                server.pause_after = server.cut_after = None
+                server.pause_after = server.cut_after = server.end_after = None
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             if cut is not None:  # promise more than is sent, so the client sees a broken stream
@@ -95,17 +150,21 @@ def _handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 if i - 1 == cut:
                     self.close_connection = True
                     return
+                if i - 1 == end:
+                    return
                 server.deltas_sent += bool(delta.get("content"))  # counted before the client can see it
                 self._event({**chunk, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
                 self.wfile.flush()
             self._event({**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
-            self._event({**chunk, "choices": [], "usage": usage})
+            if (body.get("stream_options") or {}).get("include_usage"):
+                self._event({**chunk, "choices": [], "usage": usage})
             self.wfile.write(b"data: [DONE]\n\n")
 
         def _event(self, data: dict[str, Any]) -> None:
             self.wfile.write(f"data: {json.dumps(data)}\n\n".encode())
 
         def _send(self, status: int, data: dict[str, Any]) -> None:
+            server.statuses.append(status)
             payload = json.dumps(data).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")

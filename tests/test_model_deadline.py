@@ -25,9 +25,12 @@ from handoffs_runtime.agents.worker import WorkerAgent, WorkerAgentConfig
 from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.errors import TeamConfigError
 from handoffs_runtime.messages import WorkerResult, WorkerTask
+from handoffs_runtime.models.deadline import cut_note
 from handoffs_runtime.models.scripted import ScriptedModel
+from handoffs_runtime.team.spec import model_timeout_team
 from handoffs_runtime.teams.acme import acme_team
 
+from .cli_support import run_handoffs
 from .support import run_sessions, texts
 
 TRICKLE_SECONDS = 0.02
@@ -39,6 +42,7 @@ class Trickler:
 
     def __init__(self) -> None:
         self.requests = 0
+        self.bodies: list[dict[str, Any]] = []
         self.sent_all = False
         self.dropped = threading.Event()
         self.url = ""
@@ -66,6 +70,7 @@ def _handler(state: Trickler) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
             state.requests += 1
+            state.bodies.append(body)
             first = state.requests == 1
             stream = bool(body.get("stream"))
             self.send_response(200)
@@ -120,7 +125,13 @@ async def test_a_trickling_endpoint_ends_at_the_deadline_and_the_session_goes_on
         await run_sessions(acme_team(policy=policy), channel, model=model)
         # The client hung up on the trickle: the server notices at one of its next writes.
         dropped = await asyncio.to_thread(server.dropped.wait, 30)
-    assert texts(channel) == [("TriageAgent", MODEL_ERROR_REPLY), ("TriageAgent", "fast answer")]
+    first, second = texts(channel)
+    if stream:  # the person read the first words: they stay, marked as cut, in what the model reads next
+        assert first[1].startswith("slow slow ") and first[1].endswith(cut_note(1.0))
+        assert server.bodies[1]["messages"][-2] == {"role": "assistant", "content": first[1]}
+    else:
+        assert first[1] == MODEL_ERROR_REPLY
+    assert second == ("TriageAgent", "fast answer")
     assert dropped and not server.sent_all
     assert server.requests == 2  # no retry after the deadline: it covers the retries too
 
@@ -153,3 +164,30 @@ async def test_a_worker_applies_the_policy_timeout_to_each_model_call() -> None:
     result = await runtime.send_message(task, AgentId("W", "k"))
     await runtime.stop()
     assert result == WorkerResult(text="W's model failed: TimeoutError: no answer within 0.05 s", ok=False)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
+def test_model_timeout_option_sets_the_deadline_and_a_cut_streamed_reply_is_kept(stream: bool) -> None:
+    with trickling_server() as server:  # about ten seconds of answer, well within the usual 30 s
+        options = ["--model", "m", "--base-url", server.url, "--model-timeout", "1", "--no-colour"]
+        result = run_handoffs("chat", *options, *([] if stream else ["--no-stream"]), stdin="hello\n")
+    assert result.returncode == 0, result.stderr
+    if stream:  # printed once, as it came, and the note after it
+        assert result.stdout.count(cut_note(1.0)) == 1
+        assert f"slow slow {cut_note(1.0)}\n" in result.stdout
+    else:
+        assert MODEL_ERROR_REPLY in result.stdout and "slow" not in result.stdout
+    assert server.requests == 1
+
+
+def test_model_timeout_option_must_be_positive() -> None:
+    url = "http://127.0.0.1:9/v1"
+    result = run_handoffs("chat", "--model", "m", "--base-url", url, "--model-timeout", "0")
+    assert result.returncode == 2
+    assert "--model-timeout must be a positive number of seconds, got 0" in result.stderr
+
+
+def test_a_long_model_timeout_moves_the_teams_own_limit_past_it() -> None:
+    """Else the team's limit (45 s) would cut a 60 s call first, and could only apologise."""
+    team = model_timeout_team(acme_team(), 60)
+    assert team.policy.model_timeout is not None and team.policy.model_timeout > 60

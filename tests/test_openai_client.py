@@ -36,13 +36,25 @@ async def test_handoff_and_answer_through_a_real_openai_client(stream: bool) -> 
     assert second["messages"][3]["content"].startswith("Transferred to SalesAgent")
 
 
-async def test_model_errors_are_retried_then_apologised_for() -> None:
+async def test_a_server_error_that_repeats_is_said_as_such_and_the_session_goes_on() -> None:
     with fake_openai([500, 500, "back again"]) as server:
         model = openai_model("gpt-4o-mini", base_url=server.url, api_key="k", max_retries=1, timeout=10)
         channel = ScriptedChannel.for_sessions({"s1": ["hello", "hello again"]})
         await run_sessions(acme_team(), channel, model=model)
-    assert texts(channel) == [("TriageAgent", MODEL_ERROR_REPLY), ("TriageAgent", "back again")]
+    (first_agent, first), second = texts(channel)
+    assert first_agent == "TriageAgent"
+    assert "fails on this request (HTTP 500, also when tried again)" in first
+    assert "try again in a moment" not in first
+    assert second == ("TriageAgent", "back again")
     assert len(server.requests) == 3  # one try and one retry, then the next turn
+
+
+async def test_a_transient_server_error_keeps_the_apology() -> None:
+    with fake_openai([503, "back again"]) as server:
+        model = openai_model("gpt-4o-mini", base_url=server.url, api_key="k", max_retries=0, timeout=10)
+        channel = ScriptedChannel.for_sessions({"s1": ["hello", "hello again"]})
+        await run_sessions(acme_team(), channel, model=model)
+    assert texts(channel) == [("TriageAgent", MODEL_ERROR_REPLY), ("TriageAgent", "back again")]
 
 
 async def test_unknown_model_names_get_generic_model_info() -> None:

@@ -32,7 +32,7 @@ from handoffs_runtime.errors import DistributedError
 from handoffs_runtime.models.choice import model_label
 from handoffs_runtime.sessions.open import OpenedStore
 from handoffs_runtime.team.chat import run_chat
-from handoffs_runtime.team.spec import TeamSpec, streaming_team
+from handoffs_runtime.team.spec import TeamSpec, model_timeout_team, streaming_team
 from handoffs_runtime.telemetry.setup import add_trace_option, install_from_options
 from handoffs_runtime.topics import check_session_id
 
@@ -86,6 +86,7 @@ def _colour(args: argparse.Namespace) -> bool | None:
 def _local(args: argparse.Namespace, team: TeamSpec) -> int:
     """The whole team in this process, on the model the options name."""
     model = model_from_args(args, team)
+    team = model_timeout_team(team, args.model_timeout)
     label = model_label(model)
     model_line = OFFLINE_LINE if label == "offline" else f"model: {label}"
     stream = label != "offline" and not args.no_stream

@@ -57,21 +57,29 @@ def team_from_option(value: str) -> TeamSpec:
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
-    """``--model`` and ``--base-url``: which OpenAI-compatible model runs the agents (the API key comes
-    from ``$OPENAI_API_KEY``, never the command line, where other users of the machine could read it)."""
+    """``--model``, ``--base-url`` and ``--model-timeout``: which OpenAI-compatible model runs the agents,
+    and how long one call may take (the API key comes from ``$OPENAI_API_KEY``, never the command line,
+    where other users of the machine could read it)."""
     parser.add_argument(
         "--model",
         help="model name on an OpenAI-compatible endpoint (default: $HANDOFFS_MODEL, else the offline model)",
     )
     parser.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
+    parser.add_argument(
+        "--model-timeout",
+        type=float,
+        metavar="S",
+        help="seconds one model call may take, the whole reply included (default: 30); a streamed reply "
+        "cut there is kept, marked as cut",
+    )
 
 
 def model_from_args(args: argparse.Namespace, team: TeamSpec | None = None) -> ChatCompletionClient:
     """The model :func:`add_model_options` asked for; without one, the team's own (a team file's
-    ``model``), else the built-in offline model."""
+    ``model``), else the built-in offline model (pass the team through ``model_timeout_team``)."""
     if args.model is None and not os.environ.get("HANDOFFS_MODEL") and team is not None and team.model:
         return team.model
-    return model_from_options(args.model, base_url=args.base_url)
+    return model_from_options(args.model, base_url=args.base_url, timeout=args.model_timeout)
 
 
 def add_verbose_option(parser: argparse.ArgumentParser) -> None:

@@ -23,7 +23,7 @@ from handoffs_runtime.cli.options import (
 )
 from handoffs_runtime.errors import HandoffsError
 from handoffs_runtime.models.choice import model_label
-from handoffs_runtime.team.spec import streaming_team
+from handoffs_runtime.team.spec import model_timeout_team, streaming_team
 from handoffs_runtime.web.server import operator_token, running
 
 
@@ -74,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
         if args.credentials is not None:
             raise HandoffsError("--credentials is for --host: the credentials of the gRPC host to join")
         model = model_from_args(args, team)
+        team = model_timeout_team(team, args.model_timeout)
         label = f"model: {model_label(model)}"
         team = streaming_team(team, stream=not args.no_stream and model_label(model) != "offline")
         store = open_store(args.store)

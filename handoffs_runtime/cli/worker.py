@@ -23,7 +23,7 @@ from handoffs_runtime.distributed.options import Address
 from handoffs_runtime.distributed.worker import parse_shard_option, start_worker
 from handoffs_runtime.distributed.worker_runtime import Backoff
 from handoffs_runtime.models.choice import model_label
-from handoffs_runtime.team.spec import streaming_team
+from handoffs_runtime.team.spec import model_timeout_team, streaming_team
 from handoffs_runtime.telemetry.setup import add_trace_option, install_from_options
 
 
@@ -60,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
     agents = [a.strip() for a in args.agents.split(",") if a.strip()] if args.agents else None
     shard = parse_shard_option(args.shard)
     model = model_from_args(args, team)
+    team = model_timeout_team(team, args.model_timeout)
     team = streaming_team(team, stream=model_label(model) != "offline" and not args.no_stream)
     Address.parse(args.host)
     quiet_grpc(args)

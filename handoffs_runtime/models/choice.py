@@ -2,24 +2,36 @@
 
 from __future__ import annotations
 
+import math
 import os
 
 from autogen_core.models import (
     ChatCompletionClient,
 )
 
+from handoffs_runtime.errors import ModelConfigError
 from handoffs_runtime.models.offline import OfflineModel
 from handoffs_runtime.models.openai_compatible import openai_model
 
 
 def model_from_options(
-    model: str | None = None, *, base_url: str | None = None, api_key: str | None = None
+    model: str | None = None,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    timeout: float | None = None,
 ) -> ChatCompletionClient:
-    """The model the CLI asked for: ``--model``/``HANDOFFS_MODEL``, else the built-in offline model."""
+    """The model the CLI asked for: ``--model``/``HANDOFFS_MODEL``, else the built-in offline model;
+    ``timeout`` is ``--model-timeout`` (seconds per call; the offline model answers at once)."""
+    if timeout is not None and not 0 < timeout < math.inf:
+        raise ModelConfigError(f"--model-timeout must be a positive number of seconds, got {timeout:g}")
     name = model or os.environ.get("HANDOFFS_MODEL") or "offline"
     if name == "offline":
         return OfflineModel()
-    return openai_model(name, base_url=base_url or os.environ.get("OPENAI_BASE_URL"), api_key=api_key)
+    url = base_url or os.environ.get("OPENAI_BASE_URL")
+    if timeout is None:
+        return openai_model(name, base_url=url, api_key=api_key)
+    return openai_model(name, base_url=url, api_key=api_key, timeout=timeout)
 
 
 def model_label(client: ChatCompletionClient) -> str:

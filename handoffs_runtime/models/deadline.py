@@ -4,6 +4,10 @@ The HTTP client's own timeout bounds each read, so an endpoint that trickles one
 trips it and holds a turn for as long as it likes. Here the whole call (connecting, the whole body or
 every chunk of a stream, and the client's retries) must finish within ``deadline`` seconds; past it the
 call raises ``TimeoutError`` and the request is dropped, so the agent apologises and the session goes on.
+
+A streamed reply the deadline cuts after its first words is not disowned: the person has read them, so
+the stream ends with a note that the reply was cut, and the words and the note are the reply, kept in
+the conversation like any other.
 """
 
 from __future__ import annotations
@@ -12,12 +16,19 @@ import asyncio
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from autogen_core.models import CreateResult
-from autogen_ext.models.openai import OpenAIChatCompletionClient
+from autogen_core.models import CreateResult, RequestUsage
+
+from handoffs_runtime.models.stream_fallback import StreamFallbackClient
 
 
-class DeadlineOpenAIClient(OpenAIChatCompletionClient):
-    """``OpenAIChatCompletionClient`` whose ``create`` and ``create_stream`` end at a total deadline."""
+def cut_note(deadline: float) -> str:
+    """What follows a streamed reply the deadline cut: the person and the model both read it."""
+    return f" [cut off: the reply took longer than the {deadline:g} s the model is given]"
+
+
+class DeadlineOpenAIClient(StreamFallbackClient):
+    """``OpenAIChatCompletionClient`` whose ``create`` and ``create_stream`` end at a total deadline; a
+    streamed reply cut by it is kept, marked as cut."""
 
     def __init__(self, *, deadline: float, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -38,6 +49,7 @@ class DeadlineOpenAIClient(OpenAIChatCompletionClient):
         # ``yield``, or it would cancel whatever the consumer does in between.
         end = asyncio.get_running_loop().time() + self.deadline
         stream = super().create_stream(*args, **kwargs)
+        said: list[str] = []
         try:
             while True:
                 scope = asyncio.timeout_at(end)
@@ -47,10 +59,18 @@ class DeadlineOpenAIClient(OpenAIChatCompletionClient):
                 except StopAsyncIteration:
                     return
                 except TimeoutError as exc:
-                    raise self._late(exc, scope) from exc
+                    if not (said and scope.expired()):
+                        raise self._late(exc, scope) from exc
+                    break
+                if isinstance(chunk, str):
+                    said.append(chunk)
                 yield chunk
         finally:
             await stream.aclose()
+        note = cut_note(self.deadline)
+        yield note
+        usage = RequestUsage(prompt_tokens=0, completion_tokens=0)  # the server reports it at the end
+        yield CreateResult(finish_reason="length", content="".join(said) + note, usage=usage, cached=False)
 
     def _late(self, exc: TimeoutError, scope: asyncio.Timeout) -> TimeoutError:
         """The deadline's own error, or ``exc`` itself when something else timed out."""

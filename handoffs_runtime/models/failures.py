@@ -1,14 +1,26 @@
-"""Model failures a person can act on, each said in one line that tells them what to check.
+"""Model failures said as what they are, each in one line that tells the person what is wrong.
 
-An endpoint that cannot be reached, a key that is refused, a model or URL that does not exist. Retrying
-does not fix these, so the person is told what to check instead of getting the same apology on every
-line. Transient failures (timeouts, server errors) are not explained here: the usual apology fits them,
-and the next line may well work.
+An endpoint that cannot be reached, a key that is refused, a model or URL that does not exist, a
+conversation longer than the model's context, a server that fails on the request every time, an answer
+that breaks the protocol. Trying again in a moment does not fix these, so the person is told what is
+wrong instead of getting the same apology on every line. Transient failures (timeouts, rate limits, an
+overloaded server, a connection cut mid-answer) are not explained here: the usual apology ("try again
+in a moment") fits them, and it is true.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+from handoffs_runtime.errors import ModelProtocolError
+
+_OVERFLOW = re.compile(
+    r"context_length_exceeded|maximum context length|context window|context length|exceeds? the "
+    r"(?:model's )?(?:available )?context|n_ctx|too many tokens|prompt is too long",
+    re.IGNORECASE,
+)
+_LIMIT = re.compile(r"(?:context length|context window)\D{0,20}(\d[\d,]*)", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +59,20 @@ def explain_model_error(exc: BaseException) -> ModelProblem | None:
             f"the model endpoint {where} refused the API key ({exc.status_code}); check OPENAI_API_KEY",
             f"the model endpoint {where} refused the API key",
         )
+    if isinstance(exc, openai.BadRequestError | openai.UnprocessableEntityError):
+        return _refused(exc, where)
+    if isinstance(exc, openai.InternalServerError) and exc.status_code == 500:
+        return ModelProblem(
+            f"the model server at {where} fails on this request (HTTP 500, also when tried again); its "
+            "log says why",
+            f"the model server at {where} fails on this request (HTTP 500)",
+        )
+    if isinstance(exc, ModelProtocolError | ValueError):  # the client could not read the answer
+        return ModelProblem(
+            f"the model server's answer could not be read ({_short(exc)}); the server may not support "
+            "tool calls this way",
+            "the model server's answer could not be read",
+        )
     if isinstance(exc, openai.NotFoundError):
         return ModelProblem(
             f"the model endpoint {where} answered 404 not found; check the model name (--model) and "
@@ -54,6 +80,34 @@ def explain_model_error(exc: BaseException) -> ModelProblem | None:
             f"the model endpoint {where} answered 404 not found",
         )
     return None
+
+
+def is_context_overflow(text: str) -> bool:
+    """Whether a server's error text says the request is longer than the model's context."""
+    return _OVERFLOW.search(text) is not None
+
+
+def _refused(exc: BaseException, where: str) -> ModelProblem:
+    """A 400/422: the conversation is too long for the model, or the server refuses the request."""
+    text = str(exc)
+    if is_context_overflow(text) or getattr(exc, "code", None) == "context_length_exceeded":
+        limit = _LIMIT.search(text)
+        holds = f" (it reads at most {limit.group(1)} tokens)" if limit else ""
+        return ModelProblem(
+            f"this conversation has grown longer than the model can read{holds}; please start a new "
+            "conversation",
+            "this conversation is longer than the model can read",
+        )
+    status = getattr(exc, "status_code", 400)
+    return ModelProblem(
+        f"the model server at {where} refuses the request (HTTP {status}: {_short(exc)})",
+        f"the model server at {where} refuses the request (HTTP {status})",
+    )
+
+
+def _short(exc: BaseException) -> str:
+    message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    return " ".join(str(message).split())[:160]
 
 
 def _endpoint(exc: BaseException) -> str:

@@ -13,6 +13,7 @@ from autogen_core.models import (
 )
 
 from handoffs_runtime.errors import ModelConfigError
+from handoffs_runtime.models.compat import ServerCompat, ToolCallContent, endpoint_transport
 from handoffs_runtime.models.redaction import add_secret
 
 # --- OpenAI-compatible endpoints ---------------------------------------------------------------------
@@ -38,6 +39,7 @@ def openai_model(
     timeout: float = 30.0,
     max_retries: int = 2,
     model_info: ModelInfo | None = None,
+    tool_call_content: ToolCallContent = "auto",
 ) -> ChatCompletionClient:
     """A client for any OpenAI-compatible endpoint (OpenAI, Azure's v1 API, Ollama, vLLM, llama.cpp).
 
@@ -45,7 +47,14 @@ def openai_model(
     message). ``parallel_tool_calls=None`` leaves the setting out for servers that reject it.
     ``timeout`` is the total deadline of one call in seconds: connecting, the whole answer (streamed or
     not) and the client's ``max_retries`` retries; a slow or trickling endpoint ends the call there.
+
+    What real servers get wrong is handled per endpoint (see :mod:`~handoffs_runtime.models.compat`):
+    ``tool_call_content`` says how an assistant message with tool calls and no text is sent (``"auto"``:
+    ``null`` until the server refuses it, then ``""``), streamed calls ask for usage, answers are read by
+    the project, and a streamed call that fails before its first word is asked again without streaming.
     """
+    import openai
+
     from handoffs_runtime.models.deadline import DeadlineOpenAIClient
 
     if not model:
@@ -62,7 +71,18 @@ def openai_model(
         add_secret(key)  # an endpoint may echo it in an error, which may be logged
     if not (isinstance(timeout, int | float) and 0 < timeout < math.inf):
         raise ModelConfigError(f"timeout must be a positive number of seconds, got {timeout!r}")
-    kwargs: dict[str, Any] = {"model": model, "api_key": key, "timeout": timeout, "max_retries": max_retries}
+    if tool_call_content not in ("auto", "null", "empty"):
+        raise ModelConfigError(
+            f"tool_call_content must be 'auto', 'null' or 'empty', got {tool_call_content!r}"
+        )
+    transport = endpoint_transport(base_url, ServerCompat(tool_call_content))
+    kwargs: dict[str, Any] = {
+        "model": model,
+        "api_key": key,
+        "timeout": timeout,
+        "max_retries": max_retries,
+        "http_client": openai.DefaultAsyncHttpxClient(transport=transport),
+    }
     if base_url:
         kwargs["base_url"] = base_url
     if parallel_tool_calls is not None:

@@ -104,3 +104,18 @@ class TeamSpec:
 def streaming_team(team: TeamSpec, stream: bool) -> TeamSpec:
     """``team`` with its models called with ``create_stream`` (``stream``) or ``create``."""
     return replace(team, policy=replace(team.policy, stream=stream))
+
+
+MODEL_TIMEOUT_MARGIN = 5.0
+"""Seconds the team's own per-call limit waits past a client's deadline (``--model-timeout``)."""
+
+
+def model_timeout_team(team: TeamSpec, seconds: float | None) -> TeamSpec:
+    """``team`` for a model client whose calls end after ``seconds`` (``--model-timeout``; ``None``: as is).
+
+    The client's deadline must fire first: it keeps a streamed reply it cuts (marked as cut), while the
+    team's limit, a backstop a few seconds later, can only apologise.
+    """
+    if seconds is None:
+        return team
+    return replace(team, policy=replace(team.policy, model_timeout=seconds + MODEL_TIMEOUT_MARGIN))

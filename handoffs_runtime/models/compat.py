@@ -1,0 +1,205 @@
+"""Requests a real OpenAI-compatible server accepts, learnt per endpoint, and its answers read by us.
+
+What OpenAI accepts, other servers may refuse, and the ``openai`` client sends the OpenAI form:
+
+- an assistant message with tool calls has ``"content": null``; llama.cpp's Python server answers 500 to
+  every call after a tool call for it. With ``tool_call_content="auto"`` (the default) a refused request
+  that had such a message is sent once more with ``""``, and when that works the endpoint gets ``""``
+  from then on; ``"empty"`` sends ``""`` from the start, ``"null"`` never changes it.
+- streamed requests ask for token usage (``stream_options.include_usage``), so streamed turns count
+  tokens; a server that refuses the field (4xx) gets the request again without it, and never again.
+
+So nothing the server refused is sent to it a second time. Answers go through
+:mod:`~handoffs_runtime.models.responses` (legacy ``function_call``, truncated streams).
+
+It is an httpx transport wrapping the real one: it sees every request of the client, streamed or not,
+and copies nothing of the client.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import httpx2
+
+from handoffs_runtime.models.failures import is_context_overflow
+from handoffs_runtime.models.responses import CheckedStream, fix_completion
+
+logger = logging.getLogger("handoffs_runtime")
+
+Adapt = Callable[[dict[str, Any]], "dict[str, Any] | None"]
+"""A change to a request body, or ``None`` when it does not apply to that body."""
+
+ToolCallContent = Literal["auto", "null", "empty"]
+"""How an assistant message with tool calls and no text is sent: ``null`` until the server refuses it
+(``auto``), always ``""`` (``empty``), or always ``null`` (``null``)."""
+
+
+@dataclass(slots=True)
+class ServerCompat:
+    """What one endpoint was found to refuse, so it is not sent again. One per model client."""
+
+    tool_call_content: ToolCallContent = "auto"
+    usage_in_streams: bool = True
+    """Whether streamed requests ask for usage; cleared when the server refuses ``stream_options``."""
+
+    @property
+    def empty_content(self) -> bool:
+        return self.tool_call_content == "empty"
+
+
+def _with_empty_content(body: dict[str, Any]) -> dict[str, Any] | None:
+    """``body`` with ``""`` for the null content of assistant tool-call messages; ``None`` if it had none."""
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return None
+    fixed = [
+        {**m, "content": ""}
+        if isinstance(m, dict) and m.get("role") == "assistant" and m.get("content", "") is None
+        else m
+        for m in messages
+    ]
+    if all(a is b for a, b in zip(fixed, messages, strict=True)):
+        return None
+    return {**body, "messages": fixed}
+
+
+def _without_stream_options(body: dict[str, Any]) -> dict[str, Any] | None:
+    if "stream_options" not in body:
+        return None
+    return {k: v for k, v in body.items() if k != "stream_options"}
+
+
+class CompatTransport(httpx2.AsyncBaseTransport):
+    """Adapts chat-completion requests to what the endpoint accepts, and reads the answers (see module)."""
+
+    def __init__(self, inner: httpx2.AsyncBaseTransport, compat: ServerCompat | None = None) -> None:
+        self._inner = inner
+        self.compat = compat if compat is not None else ServerCompat()
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        body = _chat_body(request)
+        if body is None:
+            return await self._inner.handle_async_request(request)
+        sent = self._adapted(body)
+        response = await self._send(request, body, sent)
+        for change, learn in await self._fallbacks(response):
+            retry = change(sent)
+            if retry is None:
+                continue
+            await response.aclose()
+            logger.warning(
+                "the model server refused a request (%d); sending it adapted", response.status_code
+            )
+            sent = retry
+            response = await self._send(request, body, sent)
+            if response.status_code < 400:
+                learn()
+                break
+        return await _read(response, streamed=bool(sent.get("stream")))
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def _adapted(self, body: dict[str, Any]) -> dict[str, Any]:
+        if self.compat.empty_content:
+            body = _with_empty_content(body) or body
+        if body.get("stream") and self.compat.usage_in_streams and "stream_options" not in body:
+            body = {**body, "stream_options": {"include_usage": True}}
+        return body
+
+    async def _fallbacks(self, response: httpx2.Response) -> list[tuple[Adapt, Callable[[], None]]]:
+        """What the server may have refused in a request it answered ``response`` to, in the order it is
+        tried again without it; nothing when the refusal is not about the form of the request."""
+        status = response.status_code
+        if status < 400 or status in (401, 403, 404, 408, 429):
+            return []
+        if is_context_overflow((await response.aread()).decode(errors="replace")):
+            return []  # too long as it is: no other form of it is shorter
+        tries: list[tuple[Adapt, Callable[[], None]]] = []
+        if self.compat.tool_call_content == "auto":
+            tries.append((_with_empty_content, self._learn_empty_content))
+        if status < 500 and self.compat.usage_in_streams:
+            tries.append((_without_stream_options, self._learn_no_stream_options))
+        return tries
+
+    def _learn_empty_content(self) -> None:
+        logger.warning('the model server refuses null content beside tool calls: sending "" from now on')
+        self.compat.tool_call_content = "empty"
+
+    def _learn_no_stream_options(self) -> None:
+        logger.warning("the model server refuses stream_options: streamed calls will not report usage")
+        self.compat.usage_in_streams = False
+
+    async def _send(
+        self, request: httpx2.Request, body: dict[str, Any], sent: dict[str, Any]
+    ) -> httpx2.Response:
+        if sent is body:
+            return await self._inner.handle_async_request(request)
+        headers = [(k, v) for k, v in request.headers.multi_items() if k.lower() != "content-length"]
+        adapted = httpx2.Request(
+            request.method, request.url, headers=headers, json=sent, extensions=request.extensions
+        )
+        return await self._inner.handle_async_request(adapted)
+
+
+def _chat_body(request: httpx2.Request) -> dict[str, Any] | None:
+    """The JSON body of a chat-completions request, or ``None`` for anything else (passed on untouched)."""
+    if request.method != "POST" or not request.url.path.endswith("/chat/completions"):
+        return None
+    try:
+        body = json.loads(request.content)
+    except (ValueError, httpx2.RequestNotRead):
+        return None
+    return body if isinstance(body, dict) else None
+
+
+async def _read(response: httpx2.Response, *, streamed: bool) -> httpx2.Response:
+    """The answer as the client gets it: a 2xx body read by the project (see ``responses``)."""
+    encoded = response.headers.get("content-encoding", "identity") != "identity"
+    if response.status_code >= 300 or encoded:
+        return response
+    if streamed and "text/event-stream" in response.headers.get("content-type", ""):
+        return httpx2.Response(
+            response.status_code,
+            headers=response.headers,
+            stream=CheckedStream(_stream_of(response)),
+            extensions=response.extensions,
+        )
+    if streamed:
+        return response
+    raw = await response.aread()
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return _replayed(response, raw)
+    return _replayed(response, json.dumps(data).encode() if fix_completion(data) else raw)
+
+
+def _stream_of(response: httpx2.Response) -> httpx2.AsyncByteStream:
+    stream = response.stream
+    if not isinstance(stream, httpx2.AsyncByteStream):  # pragma: no cover - an async transport's body
+        raise TypeError(f"expected an async byte stream, got {type(stream).__name__}")
+    return stream
+
+
+def _replayed(response: httpx2.Response, content: bytes) -> httpx2.Response:
+    headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() != "content-length"]
+    return httpx2.Response(
+        response.status_code, headers=headers, content=content, extensions=response.extensions
+    )
+
+
+def endpoint_transport(base_url: str | None, compat: ServerCompat) -> CompatTransport:
+    """A transport to ``base_url`` (through the proxy the environment names for it, as httpx would)."""
+    url = httpx2.URL(base_url or "https://api.openai.com/v1")
+    proxies = urllib.request.getproxies()
+    proxy = proxies.get(url.scheme) or proxies.get("all")
+    if proxy and urllib.request.proxy_bypass(url.host):
+        proxy = None
+    return CompatTransport(httpx2.AsyncHTTPTransport(proxy=proxy), compat)

@@ -1,0 +1,65 @@
+"""A streamed call that fails before its first word is asked once more without streaming.
+
+Some servers stream text but cannot stream a tool call: llama.cpp's Python server answers ``200`` and
+then ends the stream with nothing in it whenever the model picks a tool. The model had chosen a handoff;
+without this, the person would read an apology (or, before truncated streams were failures, "put it
+another way"). Asked again without streaming, the same server answers with the tool call, so the
+handoff happens. Only failures that another form of the request may fix are tried again; a refused key,
+an unreachable host or a context overflow fail the same either way and are raised at once.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncGenerator
+from typing import Any
+
+import httpx2
+import openai
+from autogen_core.models import CreateResult
+from autogen_ext.models.openai import OpenAIChatCompletionClient
+
+from handoffs_runtime.errors import ModelProtocolError
+
+logger = logging.getLogger("handoffs_runtime")
+
+_STREAM_ONLY_ARGS = ("max_consecutive_empty_chunk_tolerance", "include_usage")
+
+
+def worth_a_plain_try(exc: BaseException) -> bool:
+    """Whether a streamed call that failed with ``exc`` may work without streaming."""
+    if isinstance(exc, ModelProtocolError | httpx2.RemoteProtocolError | openai.InternalServerError):
+        return True
+    if isinstance(exc, openai.APIStatusError | openai.APIConnectionError):
+        return False  # refused or unreachable: the same without streaming
+    # An error event inside the stream (openai.APIError), or a chunk the client could not read.
+    return isinstance(exc, openai.APIError | ValueError)
+
+
+class StreamFallbackClient(OpenAIChatCompletionClient):
+    """``OpenAIChatCompletionClient`` whose ``create_stream`` falls back to ``create`` once, before the
+    first word (see the module docstring)."""
+
+    async def create_stream(  # type: ignore[override]
+        self, *args: Any, **kwargs: Any
+    ) -> AsyncGenerator[str | CreateResult, None]:
+        stream = super().create_stream(*args, **kwargs)
+        spoke = False
+        try:
+            async for chunk in stream:
+                spoke = spoke or (isinstance(chunk, str) and bool(chunk))
+                yield chunk
+            return
+        except Exception as exc:
+            if spoke or not worth_a_plain_try(exc):
+                raise
+            logger.warning(
+                "streamed model call failed before its first word (%s); asking without streaming", exc
+            )
+        finally:
+            await stream.aclose()
+        plain = {k: v for k, v in kwargs.items() if k not in _STREAM_ONLY_ARGS}
+        result = await super().create(*args, **plain)
+        if isinstance(result.content, str) and result.content:
+            yield result.content  # the person reads the answer as if it had streamed, in one piece
+        yield result

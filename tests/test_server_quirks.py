@@ -1,0 +1,165 @@
+"""Each way real OpenAI-compatible servers differ from OpenAI, against the local fake server with that
+quirk turned on, through the real ``openai`` client: the handoff still happens, or the person reads
+what went wrong, and nothing the server refused is sent to it again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from handoffs_runtime import (
+    HandoffsRuntime,
+    SQLiteSessionStore,
+    TeamPolicy,
+    openai_model,
+    register_team,
+    start_session,
+)
+from handoffs_runtime.agents.ai import EMPTY_REPLY, MODEL_ERROR_REPLY
+from handoffs_runtime.channels.memory import ScriptedChannel
+from handoffs_runtime.errors import ModelProtocolError
+from handoffs_runtime.models.failures import explain_model_error
+from handoffs_runtime.models.responses import TRUNCATED_STREAM
+from handoffs_runtime.teams.acme import acme_team
+
+from .fake_openai import fake_openai
+from .support import run_sessions, texts
+
+TO_SALES = [("transfer_to_sales_agent", {})]
+SALES_ANSWER = "Rocket skates, $500. Interested?"
+
+
+def model_for(url: str, **options: object) -> object:
+    return openai_model("gpt-4o-mini", base_url=url, api_key="k", max_retries=0, timeout=10, **options)  # type: ignore[arg-type]
+
+
+async def test_a_legacy_function_call_beside_tool_calls_is_ignored_and_the_handoff_happens() -> None:
+    with fake_openai([TO_SALES, SALES_ANSWER]) as server:  # type: ignore[list-item]
+        server.legacy_function_call = True
+        channel = ScriptedChannel.for_sessions({"s1": ["I want to buy something"]})
+        await run_sessions(acme_team(), channel, model=model_for(server.url))  # type: ignore[arg-type]
+    assert [(e.target, e.outcome) for e in channel.events("s1")] == [("SalesAgent", "handoff")]
+    assert texts(channel) == [("SalesAgent", SALES_ANSWER)]
+
+
+async def test_a_lone_legacy_function_call_is_read_as_a_tool_call() -> None:
+    legacy = {"role": "assistant", "content": None, "function_call": {"name": "transfer_to_sales_agent"}}
+    with fake_openai([legacy, SALES_ANSWER]) as server:
+        channel = ScriptedChannel.for_sessions({"s1": ["I want to buy something"]})
+        await run_sessions(acme_team(), channel, model=model_for(server.url))  # type: ignore[arg-type]
+    assert texts(channel) == [("SalesAgent", SALES_ANSWER)]
+
+
+async def test_a_tool_call_the_server_cannot_stream_is_asked_again_without_streaming() -> None:
+    with fake_openai([TO_SALES, TO_SALES, SALES_ANSWER]) as server:  # type: ignore[list-item]
+        server.streams_tool_calls = False  # 200, then nothing: no data, no [DONE]
+        channel = ScriptedChannel.for_sessions({"s1": ["I want to buy something"]})
+        policy = TeamPolicy(stream=True)
+        await run_sessions(acme_team(policy=policy), channel, model=model_for(server.url))  # type: ignore[arg-type]
+    assert texts(channel) == [("SalesAgent", SALES_ANSWER)]
+    streamed = [bool(r.get("stream")) for r in server.requests]
+    assert streamed == [True, False, True]  # the truncated stream, the same call plain, then Sales
+    assert server.requests[0]["messages"] == server.requests[1]["messages"]
+
+
+async def test_a_stream_that_stops_after_its_first_words_is_a_failure_not_an_answer() -> None:
+    with fake_openai(["Let me see what I can find for you today."]) as server:
+        server.end_after = 2  # two deltas, then the stream just ends
+        channel = ScriptedChannel.for_sessions({"s1": ["hello"]})
+        policy = TeamPolicy(stream=True)
+        await run_sessions(acme_team(policy=policy), channel, model=model_for(server.url))  # type: ignore[arg-type]
+    [(_, said)] = texts(channel)
+    assert said == "Sorry, I can't answer: the model server's answer could not be read " + (
+        f"({TRUNCATED_STREAM}); the server may not support tool calls this way."
+    )
+    assert said not in (EMPTY_REPLY, MODEL_ERROR_REPLY)
+    assert len(server.requests) == 1  # words were shown: not asked again
+
+
+def test_a_truncated_stream_is_explained_once_then_recalled() -> None:
+    problem = explain_model_error(ModelProtocolError(TRUNCATED_STREAM))
+    assert problem is not None and "could not be read" in problem.first and "see above" in problem.again
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
+async def test_null_content_refused_once_then_sent_as_empty_text_for_that_endpoint(stream: bool) -> None:
+    answers = [TO_SALES, SALES_ANSWER, "Size 42, yes."]
+    with fake_openai(answers) as server:  # type: ignore[arg-type]
+        server.refuses_null_content = True
+        channel = ScriptedChannel.for_sessions({"s1": ["I want to buy something", "In size 42?"]})
+        policy = TeamPolicy(stream=stream)
+        await run_sessions(acme_team(policy=policy), channel, model=model_for(server.url))  # type: ignore[arg-type]
+    assert texts(channel) == [("SalesAgent", SALES_ANSWER), ("SalesAgent", "Size 42, yes.")]
+    assert server.statuses == [200, 500, 200, 200]  # refused once; the next turn is sent right at once
+    calls = [m for m in server.requests[3]["messages"] if m.get("tool_calls")]
+    assert calls and all(m["content"] == "" for m in calls)
+
+
+async def test_empty_content_can_be_chosen_so_nothing_is_refused() -> None:
+    with fake_openai([TO_SALES, SALES_ANSWER]) as server:  # type: ignore[list-item]
+        server.refuses_null_content = True
+        channel = ScriptedChannel.for_sessions({"s1": ["I want to buy something"]})
+        model = model_for(server.url, tool_call_content="empty")
+        await run_sessions(acme_team(), channel, model=model)  # type: ignore[arg-type]
+    assert texts(channel) == [("SalesAgent", SALES_ANSWER)]
+    assert server.statuses == [200, 200]
+
+
+async def test_a_server_that_keeps_refusing_null_content_when_told_to_send_it_is_said_clearly() -> None:
+    with fake_openai([TO_SALES]) as server:  # type: ignore[list-item]
+        server.refuses_null_content = True
+        channel = ScriptedChannel.for_sessions({"s1": ["I want to buy something"]})
+        model = model_for(server.url, tool_call_content="null")
+        await run_sessions(acme_team(), channel, model=model)  # type: ignore[arg-type]
+    [(agent, said)] = texts(channel)
+    assert agent == "SalesAgent"
+    assert said.startswith("Sorry, I can't answer: the model server at http://127.0.0.1:")
+    assert said.endswith("fails on this request (HTTP 500, also when tried again); its log says why.")
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
+async def test_the_conversation_outgrowing_the_context_is_told_once_then_recalled(stream: bool) -> None:
+    with fake_openai(["Hello! How can I help?"]) as server:
+        server.context_chars = 6000  # the first turn fits (system prompt, tools aside), the second not
+        channel = ScriptedChannel.for_sessions({"s1": ["hi", "x" * 6000, "and again"]})
+        policy = TeamPolicy(stream=stream)
+        await run_sessions(acme_team(policy=policy), channel, model=model_for(server.url))  # type: ignore[arg-type]
+    first, second, third = texts(channel)
+    assert first == ("TriageAgent", "Hello! How can I help?")
+    assert second[1] == (
+        "Sorry, I can't answer: this conversation has grown longer than the model can read (it reads at "
+        "most 2048 tokens); please start a new conversation."
+    )
+    assert (
+        third[1] == "Sorry, I can't answer: this conversation is longer than the model can read (see above)."
+    )
+    assert server.statuses == [200, 400, 400]  # each overflow sent once: no other form of it is shorter
+
+
+async def test_streamed_turns_record_the_usage_the_server_reports(tmp_path: Path) -> None:
+    store = SQLiteSessionStore(str(tmp_path / "sessions.sqlite3"))
+    with fake_openai(["Hello! How can I help?"]) as server:  # usage only when include_usage is asked
+        channel = ScriptedChannel.for_sessions({"s1": ["hi"]})
+        runtime = HandoffsRuntime()
+        model = model_for(server.url)
+        policy = TeamPolicy(stream=True)
+        await register_team(runtime, acme_team(policy=policy), model=model, channel=channel, store=store)  # type: ignore[arg-type]
+        runtime.start()
+        await start_session(runtime, "s1")
+        await runtime.stop_when_idle()
+    assert server.requests[0]["stream_options"] == {"include_usage": True}
+    [reply] = [e for e in await store.entries("s1") if e.kind == "reply"]
+    assert reply.body.get("usage") == {"TriageAgent": [10, 5]}
+    await store.close()
+
+
+async def test_a_server_that_refuses_stream_options_is_asked_without_them_from_then_on() -> None:
+    with fake_openai(["Hello!", "Hello again!"]) as server:
+        server.refuses_stream_options = True
+        channel = ScriptedChannel.for_sessions({"s1": ["hi", "hi again"]})
+        policy = TeamPolicy(stream=True)
+        await run_sessions(acme_team(policy=policy), channel, model=model_for(server.url))  # type: ignore[arg-type]
+    assert texts(channel) == [("TriageAgent", "Hello!"), ("TriageAgent", "Hello again!")]
+    assert server.statuses == [400, 200, 200]
+    assert ["stream_options" in r for r in server.requests] == [True, False, False]
