@@ -1,4 +1,5 @@
-"""The SQLite session store on real files: transactions, migrations, and every bad file left untouched."""
+"""The session stores on real databases: the behaviour both share (on SQLite and on PostgreSQL), then the
+SQLite file's own cases: transactions, migrations, and every bad file left untouched."""
 
 from __future__ import annotations
 
@@ -22,12 +23,14 @@ from handoffs_runtime.sessions.store import (
     entry_for_message,
 )
 
+from .store_backends import Backend
+
 HI = UserMessage(content="hi", source="User")
 HELLO = AssistantMessage(content="hello", source="Triage")
 
 
-async def test_append_assigns_sequence_numbers_and_keeps_state(tmp_path: Path) -> None:
-    store = SQLiteSessionStore(tmp_path / "s.sqlite3")
+async def test_append_assigns_sequence_numbers_and_keeps_state(backend: Backend) -> None:
+    store = backend.make()
     assert isinstance(store, SessionStore)
     state, created = await store.open_session("s1", agent="Triage", team="acme")
     assert created and state.active_agent == "Triage" and state.context == [] and state.last_seq == 0
@@ -54,14 +57,14 @@ async def test_append_assigns_sequence_numbers_and_keeps_state(tmp_path: Path) -
     assert [e.seq for e in await store.entries("s1", after=2)] == [3]
     await store.close()
 
-    reopened = SQLiteSessionStore(tmp_path / "s.sqlite3")
+    reopened = backend.make()
     again, created = await reopened.open_session("s1", agent="Triage")
     assert not created and again.context == [HI, HELLO] and again.active_agent == "Sales"
     await reopened.close()
 
 
-async def test_ended_session_reopens_and_list_is_most_recent_first() -> None:
-    store = SQLiteSessionStore(":memory:")
+async def test_ended_session_reopens_and_list_is_most_recent_first(backend: Backend) -> None:
+    store = backend.make()
     await store.open_session("old", agent="A")
     await store.open_session("new", agent="B")
     await store.append("new", [entry_for_message(HI)])
@@ -74,8 +77,8 @@ async def test_ended_session_reopens_and_list_is_most_recent_first() -> None:
     await store.close()
 
 
-async def test_unknown_sessions_are_clear_errors() -> None:
-    store = SQLiteSessionStore(":memory:")
+async def test_unknown_sessions_are_clear_errors(backend: Backend) -> None:
+    store = backend.make()
     with pytest.raises(UnknownSessionError, match=r"no session 'nope'.*sessions list"):
         await store.get_session("nope")
     with pytest.raises(UnknownSessionError):
@@ -91,8 +94,8 @@ async def test_unknown_sessions_are_clear_errors() -> None:
         await store.list_sessions()
 
 
-async def test_delete_removes_the_session_and_its_transcript_only() -> None:
-    store = SQLiteSessionStore(":memory:")
+async def test_delete_removes_the_session_and_its_transcript_only(backend: Backend) -> None:
+    store = backend.make()
     for s in ("a", "b"):
         await store.open_session(s, agent="T")
         await store.append(s, [entry_for_message(HI)])
@@ -242,19 +245,15 @@ def test_default_path_follows_xdg_data_home(tmp_path: Path, monkeypatch: pytest.
     ],
 )
 async def test_a_scribbled_row_is_a_store_error_naming_it(
-    tmp_path: Path, column: str, value: str, message: str
+    backend: Backend, column: str, value: str, message: str
 ) -> None:
-    path = tmp_path / "s.sqlite3"
-    store = SQLiteSessionStore(path)
+    store = backend.make()
     await store.open_session("s1", agent="T")
     await store.append("s1", [entry_for_message(HI)], context=[HI])
     await store.close()
     table = "sessions" if column == "context" else "messages"
-    conn = sqlite3.connect(path)
-    with conn:
-        conn.execute(f"UPDATE {table} SET {column} = ?", (value,))
-    conn.close()
-    store = SQLiteSessionStore(path, read_only=True)
+    backend.execute(f"UPDATE {table} SET {column} = ?", (value,))
+    store = backend.make(read_only=True)
     with pytest.raises(StoreError, match=message):
         await (store.get_session("s1") if column == "context" else store.entries("s1"))
     assert store.failure is not None

@@ -6,60 +6,17 @@ and check the session's lease inside it, so a process that lost its claim writes
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
 from typing import Any
 
-from handoffs_runtime.errors import SessionBusyError, StoreConflictError, StoreError, UnknownSessionError
+from handoffs_runtime.errors import SessionBusyError, StoreConflictError, UnknownSessionError
 from handoffs_runtime.sessions import leases
 from handoffs_runtime.sessions.leases import Holder
-from handoffs_runtime.sessions.store import _MESSAGES, ENTRY_KINDS, SessionInfo, SessionState, StoredEntry
-
-_STATE_COLUMNS = "id, active_agent, context, context_seq, last_seq, status, team, created_at, updated_at"
-
-
-def _damaged(what: str, exc: Exception) -> StoreError:
-    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return StoreError(f"{what} is damaged in the store ({reason}); the store was left as is")
-
-
-def _state(row: tuple[Any, ...]) -> SessionState:
-    try:
-        context = _MESSAGES.validate_json(row[2])
-    except ValueError as exc:
-        raise _damaged(f"the context of session {row[0]!r}", exc) from exc
-    return SessionState(
-        session_id=row[0],
-        active_agent=row[1],
-        context=context,
-        context_seq=row[3],
-        last_seq=row[4],
-        status=row[5],
-        team=row[6],
-        created_at=row[7],
-        updated_at=row[8],
-    )
-
-
-def _entry(session_id: str, row: tuple[Any, ...]) -> StoredEntry:
-    """A stored row as an entry, checked so that whoever reads it can rely on its shape."""
-    seq, agent, kind, body, at = row
-    try:
-        decoded = json.loads(body)
-        if kind not in ENTRY_KINDS or not isinstance(decoded, dict):
-            raise ValueError(f"kind {kind!r} with a body of type {type(decoded).__name__}")
-        entry = StoredEntry(session_id, seq, agent, kind, decoded, at)
-        if kind == "notice":
-            if not isinstance(decoded.get("text"), str):
-                raise ValueError("a notice without text")
-        elif kind == "handoff":
-            entry.event()
-        else:
-            entry.message()
-    except ValueError as exc:
-        raise _damaged(f"entry {seq} of session {session_id!r}", exc) from exc
-    return entry
+from handoffs_runtime.sessions.rows import STATE_COLUMNS as _STATE_COLUMNS
+from handoffs_runtime.sessions.rows import entry_from_row as _entry
+from handoffs_runtime.sessions.rows import state_from_row as _state
+from handoffs_runtime.sessions.store import SessionInfo, SessionState, StoredEntry
 
 
 def get_session(conn: sqlite3.Connection, session_id: str) -> SessionState:
