@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import stat
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -107,9 +108,52 @@ async def test_delete_removes_the_session_and_its_transcript_only(backend: Backe
     await store.close()
 
 
-def test_file_is_in_wal_mode_with_the_current_schema(tmp_path: Path) -> None:
+async def test_a_secret_is_made_once_and_shared_by_every_store_on_the_database(backend: Backend) -> None:
+    """Web servers starting together agree on one key secret, and a restart finds it again."""
+    stores = [backend.make(), backend.make()]
+    made = await asyncio.gather(*(s.secret("web-session-key") for s in stores * 5))
+    assert len(set(made)) == 1 and len(made[0]) == 32
+    assert await stores[0].secret("another", size=16) not in (made[0], b"") and len(made[0]) == 32
+    for store in stores:
+        await store.close()
+    again = backend.make()
+    assert await again.secret("web-session-key") == made[0]
+    await again.close()
+
+
+async def test_which_session_waits_for_an_operator_and_who_took_it_is_shared(backend: Backend) -> None:
+    here, there = backend.make(), backend.make()  # two web servers on one store
+    for session in ("s1", "s2"):
+        await here.open_session(session, agent="HumanAgent")
+    first = await here.wait_for_operator("s1", "Customer asks for a person")
+    await here.wait_for_operator("s2", "Approve the refund?")
+    assert [(w.session_id, w.taken_by) for w in await there.operator_waits()] == [("s1", None), ("s2", None)]
+    taken = await asyncio.gather(here.take_for_operator("s1", "ann"), there.take_for_operator("s1", "bob"))
+    assert sorted(taken) == [False, True]  # exactly one of two operators on two servers
+    winner = "ann" if taken[0] else "bob"
+    assert await there.take_for_operator("s1", winner)  # taking again what one holds is fine
+    assert not await there.take_for_operator("s3", winner)  # nobody waits there
+    again = await there.wait_for_operator("s1", "the customer wrote again")
+    assert (again.since, again.taken_by, again.prompt) == (first.since, winner, "the customer wrote again")
+    await here.release_operator("s1", "somebody else")  # only the taker lets go
+    await here.release_operator("s1", winner)
+    assert [(w.session_id, w.taken_by) for w in await there.operator_waits()] == [("s1", None), ("s2", None)]
+    await there.release_operator("s2")  # answered: it waits no more
+    await here.end_session("s1")
+    await here.delete_session("s1")  # a deleted session waits for nobody
+    assert await there.operator_waits() == []
+    for store in (here, there):
+        await store.close()
+
+
+async def test_file_is_private_in_wal_mode_with_the_current_schema(tmp_path: Path) -> None:
+    """Only its owner reads a new store: it holds conversations and the web servers' key secret."""
     path = tmp_path / "s.sqlite3"
-    SQLiteSessionStore(path).close_now()
+    store = SQLiteSessionStore(path)
+    await store.secret("web-session-key")
+    for file in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        assert stat.S_IMODE(file.stat().st_mode) == 0o600, file
+    await store.close()
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert conn.execute("SELECT version FROM schema_version").fetchone()[0] == SCHEMA_VERSION

@@ -1,5 +1,5 @@
 """What only a store shared by several machines must do, on a real PostgreSQL server: races between
-processes, clocks that disagree, a schema migrated once, secrets shared by web servers, and outages."""
+processes, clocks that disagree, a schema migrated once, and outages."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.errors import SessionBusyError, StoreError
 from handoffs_runtime.models.local import Reply
 from handoffs_runtime.models.scripted import FunctionModel, ScriptedModel
-from handoffs_runtime.sessions.outage import DELAYED, RECOVERED, KeepsSecrets, ReportsDelays
+from handoffs_runtime.sessions.outage import DELAYED, RECOVERED, ReportsDelays
 from handoffs_runtime.sessions.postgres import PostgresSessionStore
 from handoffs_runtime.sessions.postgres_schema import SCHEMA_VERSION
 from handoffs_runtime.teams.acme import acme_team
@@ -150,12 +150,12 @@ def test_a_newer_or_foreign_schema_is_refused_and_left_as_is(postgres_server: Po
         conn.execute(f"INSERT INTO {newer}.schema_version VALUES ({SCHEMA_VERSION + 3})")
         conn.execute(f"CREATE SCHEMA {foreign}")
         conn.execute(f"CREATE TABLE {foreign}.invoices (id integer)")
-    with pytest.raises(StoreError, match=r"newer handoffs-runtime \(schema 4; this version reads up to 1\)"):
+    with pytest.raises(StoreError, match=r"newer handoffs-runtime \(schema 5; this version reads up to 2\)"):
         PostgresSessionStore(postgres_server.url, schema=newer)
     with pytest.raises(StoreError, match=r"holds other tables \(invoices\), not a session store"):
         PostgresSessionStore(postgres_server.url, schema=foreign)
     with psycopg.connect(postgres_server.url) as conn:
-        assert conn.execute(f"SELECT version FROM {newer}.schema_version").fetchall() == [(4,)]
+        assert conn.execute(f"SELECT version FROM {newer}.schema_version").fetchall() == [(5,)]
         tables = conn.execute(
             "SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (foreign,)
         ).fetchall()
@@ -168,17 +168,6 @@ def test_a_server_that_cannot_be_reached_is_one_clear_error_without_the_password
     message = str(refused.value)
     assert message.startswith("cannot connect to the session store PostgreSQL database shop on 127.0.0.1:9 (")
     assert "check the URL, that the server runs" in message and "s3cret" not in message
-
-
-async def test_web_servers_starting_together_share_one_key_secret(
-    postgres_server: PostgresServer, schema: str, store: PostgresSessionStore
-) -> None:
-    other = await asyncio.to_thread(PostgresSessionStore, postgres_server.url, schema=schema)
-    assert isinstance(store, KeepsSecrets)
-    secrets = await asyncio.gather(*(s.secret("web-session-key") for s in [store, other] * 5))
-    assert len(set(secrets)) == 1 and len(secrets[0]) == 32
-    assert await store.secret("another") != secrets[0]
-    await other.close()
 
 
 # --- outages -------------------------------------------------------------------------------------------

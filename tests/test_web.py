@@ -372,13 +372,15 @@ async def test_an_operator_approves_and_refuses_tool_calls(tmp_path: Path) -> No
 
 
 async def test_a_session_resumes_from_the_store_after_the_server_restarts(tmp_path: Path) -> None:
+    """The key secret is kept in the store, not made from the token: a server started with a new token
+    (as every start without a token file is) still knows its customers."""
     async with served(tmp_path) as server:
         page, session = await customer(server)
         await page.until("question")
         await page.send({"type": "say", "text": "I want a refund for my shoes"})
         await page.until("question")
         await page.socket.close()
-    async with served(tmp_path) as server:  # the same store and operator token, a new process state
+    async with served(tmp_path, operator_token="another-operator-token-0123") as server:  # the same store
         again, resumed = await customer(
             server, {"type": "hello", "session": session["session"], "key": session["key"]}
         )

@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     """What ``handoffs serve`` does; returns when interrupted."""
     team = team_from_option(args.team)
     try:
-        from handoffs_runtime.web.app import create_app
+        from handoffs_runtime.web.app import KEY_SECRET, create_app
         from handoffs_runtime.web.backends import RemoteTeam
         from handoffs_runtime.web.hub import SessionHub
     except ImportError as exc:
@@ -87,9 +87,10 @@ def run(args: argparse.Namespace) -> int:
         store = open_store(args.store)
         backend = RemoteTeam(team, args.host, store, credentials=args.credentials)
         hub = SessionHub(team, None, store, idle_seconds=idle, backend=backend)
-    app = create_app(hub, operator_token=token)
 
     async def serve() -> None:
+        # Kept with the sessions, so customers resume after a restart or on another server of the store.
+        app = create_app(hub, operator_token=token, secret=await store.secret(KEY_SECRET))
         async with running(app, host=args.bind, port=args.port) as url:
             print(f"handoffs serve · {team.title or team.name} · {label}", flush=True)
             print(f"customer chat:    {url}/", flush=True)

@@ -1,9 +1,7 @@
-"""Optional capabilities of a store shared by several front ends: outage notices and shared secrets.
+"""A store that waits out a brief outage tells the person whose turn it delays: an optional capability.
 
-A store may tell a person their turn waits for it, and keep secrets every front end must agree on.
-
-These are Protocols, as the runtime's other optional capabilities: a store that has them says so by its
-methods, and a caller checks with ``isinstance`` rather than by name.
+It is a Protocol, as the runtime's other optional capabilities: a store that has it says so by its
+method, and a caller checks with ``isinstance`` rather than by name.
 """
 
 from __future__ import annotations
@@ -26,16 +24,6 @@ class ReportsDelays(Protocol):
 
     def report_delays(self, listener: DelayListener) -> None:
         """Call ``listener`` when a session's store call starts waiting, and when it goes on."""
-        ...
-
-
-@runtime_checkable
-class KeepsSecrets(Protocol):
-    """A store that keeps secrets shared by every process using it (the web servers' key secret)."""
-
-    async def secret(self, name: str, *, size: int = 32) -> bytes:
-        """The secret called ``name``, made of ``size`` random bytes by whoever asked first (atomic:
-        front ends that start together all get the same one)."""
         ...
 
 

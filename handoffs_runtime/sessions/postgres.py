@@ -39,18 +39,22 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from handoffs_runtime.errors import SessionBusyError, StoreConflictError, StoreError, UnknownSessionError
 from handoffs_runtime.sessions import postgres_leases as leases
+from handoffs_runtime.sessions import postgres_sql as sql
 from handoffs_runtime.sessions.leases import LEASE_SECONDS, Holder
 from handoffs_runtime.sessions.outage import DELAYED, RECOVERED, DelayListener
 from handoffs_runtime.sessions.postgres_schema import DEFAULT_SCHEMA, check_schema_name, migrate
-from handoffs_runtime.sessions.rows import ENTRY_COLUMNS, STATE_COLUMNS, entry_from_row, state_from_row
-from handoffs_runtime.sessions.store import _MESSAGES, NewEntry, SessionInfo, SessionState, StoredEntry
+from handoffs_runtime.sessions.store import (
+    _MESSAGES,
+    NewEntry,
+    OperatorWait,
+    SessionInfo,
+    SessionState,
+    StoredEntry,
+)
 
 T = TypeVar("T")
 Conn = AsyncConnection[TupleRow]
 _log = logging.getLogger(__name__)
-
-_NOW = "extract(epoch from now())::float8"
-"""The database's time as seconds since the epoch, as the store's ``created_at`` columns hold it."""
 
 
 class _Outage(Exception):
@@ -268,18 +272,18 @@ class PostgresSessionStore:
             await leases.claim(conn, session_id, self._holder, take_over=False, seconds=self._lease_seconds)
             cursor = await conn.execute(
                 f"INSERT INTO sessions (id, active_agent, team, created_at, updated_at) "
-                f"VALUES (%s, %s, %s, {_NOW}, {_NOW}) ON CONFLICT (id) DO NOTHING",
+                f"VALUES (%s, %s, %s, {sql.NOW}, {sql.NOW}) ON CONFLICT (id) DO NOTHING",
                 (session_id, agent, team),
             )
             created = cursor.rowcount == 1
             if not created:
                 await conn.execute("UPDATE sessions SET status = 'open' WHERE id = %s", (session_id,))
-            state = await _get_session(conn, retry, session_id)
+            state = await sql.get_session(conn, retry, session_id)
         self._hold()
         return state, created
 
     async def get_session(self, session_id: str) -> SessionState:
-        return await self._call(session_id, _get_session, session_id)
+        return await self._call(session_id, sql.get_session, session_id)
 
     async def append(
         self,
@@ -323,7 +327,7 @@ class PostgresSessionStore:
                 async with conn.cursor() as insert:
                     await insert.executemany(
                         "INSERT INTO messages (session_id, seq, agent, kind, body, created_at, write_id) "
-                        f"VALUES (%s, %s, %s, %s, %s, {_NOW}, %s)",
+                        f"VALUES (%s, %s, %s, %s, %s, {sql.NOW}, %s)",
                         [
                             (session_id, last + i, agent, kind, body, write.write_id)
                             for i, (agent, kind, body) in enumerate(write.rows, start=1)
@@ -331,7 +335,7 @@ class PostgresSessionStore:
                     )
             last += len(write.rows)
             await conn.execute(
-                f"UPDATE sessions SET last_seq = %s, updated_at = {_NOW}, "
+                f"UPDATE sessions SET last_seq = %s, updated_at = {sql.NOW}, "
                 "active_agent = coalesce(%s, active_agent), context = coalesce(%s, context), "
                 "context_seq = CASE WHEN %s::text IS NULL THEN context_seq ELSE %s END WHERE id = %s",
                 (last, write.active_agent, write.context_json, write.context_json, last, session_id),
@@ -344,7 +348,7 @@ class PostgresSessionStore:
     async def _end_session(self, conn: Conn, retry: bool, session_id: str) -> None:
         async with conn.transaction():
             cursor = await conn.execute(
-                f"UPDATE sessions SET status = 'ended', updated_at = {_NOW} WHERE id = %s", (session_id,)
+                f"UPDATE sessions SET status = 'ended', updated_at = {sql.NOW} WHERE id = %s", (session_id,)
             )
             if cursor.rowcount == 0:
                 raise UnknownSessionError(f"no session {session_id!r} in the store")
@@ -354,10 +358,10 @@ class PostgresSessionStore:
             await leases.release(conn, self._holder, session_id)
 
     async def entries(self, session_id: str, *, after: int = 0) -> list[StoredEntry]:
-        return await self._call(session_id, _entries, session_id, after)
+        return await self._call(session_id, sql.entries, session_id, after)
 
     async def list_sessions(self) -> list[SessionInfo]:
-        return await self._call(None, _list_sessions)
+        return await self._call(None, sql.list_sessions)
 
     async def delete_session(self, session_id: str) -> None:
         await self._call(None, self._delete_session, session_id)
@@ -379,7 +383,19 @@ class PostgresSessionStore:
 
     async def secret(self, name: str, *, size: int = 32) -> bytes:
         """The secret ``name`` every process on this database shares, made once by whoever asked first."""
-        return await self._call(None, _secret, name, secrets.token_bytes(size))
+        return await self._call(None, sql.secret, name, secrets.token_bytes(size), self.read_only)
+
+    async def wait_for_operator(self, session_id: str, prompt: str) -> OperatorWait:
+        return await self._call(session_id, sql.wait_for_operator, session_id, prompt)
+
+    async def take_for_operator(self, session_id: str, operator: str) -> bool:
+        return await self._call(session_id, sql.take_for_operator, session_id, operator)
+
+    async def release_operator(self, session_id: str, operator: str | None = None) -> None:
+        await self._call(session_id, sql.release_operator, session_id, operator)
+
+    async def operator_waits(self) -> list[OperatorWait]:
+        return await self._call(None, sql.operator_waits)
 
     async def close(self) -> None:
         if not self._closed:
@@ -434,45 +450,3 @@ async def _check_readable(conn: Conn, schema: str, where: str) -> None:
     )
     if await cursor.fetchone() is None:
         raise StoreError(f"{where} is empty: nothing has been stored there yet (schema {schema!r})")
-
-
-# --- the SQL that needs no holder ----------------------------------------------------------------------
-
-
-async def _get_session(conn: Conn, retry: bool, session_id: str) -> SessionState:
-    cursor = await conn.execute(f"SELECT {STATE_COLUMNS} FROM sessions WHERE id = %s", (session_id,))
-    row = await cursor.fetchone()
-    if row is None:
-        raise UnknownSessionError(
-            f"no session {session_id!r} in the store; `handoffs sessions list` shows the ids"
-        )
-    return state_from_row(row)
-
-
-async def _entries(conn: Conn, retry: bool, session_id: str, after: int) -> list[StoredEntry]:
-    cursor = await conn.execute(
-        f"SELECT {ENTRY_COLUMNS} FROM messages WHERE session_id = %s AND seq > %s ORDER BY seq",
-        (session_id, after),
-    )
-    rows = await cursor.fetchall()
-    if not rows:
-        await _get_session(conn, retry, session_id)  # an unknown session is an error, not an empty list
-    return [entry_from_row(session_id, row) for row in rows]
-
-
-async def _list_sessions(conn: Conn, retry: bool) -> list[SessionInfo]:
-    cursor = await conn.execute(
-        "SELECT id, active_agent, status, last_seq, team, created_at, updated_at FROM sessions "
-        "ORDER BY updated_at DESC, id"
-    )
-    return [SessionInfo(*row) for row in await cursor.fetchall()]
-
-
-async def _secret(conn: Conn, retry: bool, name: str, candidate: bytes) -> bytes:
-    await conn.execute(
-        "INSERT INTO secrets (name, value) VALUES (%s, %s) ON CONFLICT (name) DO NOTHING", (name, candidate)
-    )
-    cursor = await conn.execute("SELECT value FROM secrets WHERE name = %s", (name,))
-    row = await cursor.fetchone()
-    assert row is not None  # inserted above, or by whoever asked first; secrets are never deleted
-    return bytes(row[0])

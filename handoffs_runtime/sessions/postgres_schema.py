@@ -62,7 +62,17 @@ CREATE TABLE secrets (
 )
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1,)
+_V2 = """
+CREATE TABLE operator_waits (
+    session_id text PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+    prompt text NOT NULL,
+    since double precision NOT NULL,
+    taken_by text
+)
+"""
+"""Which session waits for an operator and who took it, shared by every web server."""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2)
 """``MIGRATIONS[n]`` takes a schema from version ``n`` to ``n + 1``; never edit one, append a new one."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

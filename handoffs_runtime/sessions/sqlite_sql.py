@@ -1,7 +1,8 @@
 """The SQL of the SQLite store, run on its thread: sessions, entries, appends with compare-and-set.
 
 Each function takes the store's connection; those that write run one ``BEGIN IMMEDIATE`` transaction
-and check the session's lease inside it, so a process that lost its claim writes nothing.
+and check the session's lease inside it, so a process that lost its claim writes nothing. Secrets and
+operator state belong to no one session's writer, so they need no lease.
 """
 
 from __future__ import annotations
@@ -10,13 +11,13 @@ import sqlite3
 import time
 from typing import Any
 
-from handoffs_runtime.errors import SessionBusyError, StoreConflictError, UnknownSessionError
+from handoffs_runtime.errors import SessionBusyError, StoreConflictError, StoreError, UnknownSessionError
 from handoffs_runtime.sessions import leases
 from handoffs_runtime.sessions.leases import Holder
 from handoffs_runtime.sessions.rows import STATE_COLUMNS as _STATE_COLUMNS
 from handoffs_runtime.sessions.rows import entry_from_row as _entry
 from handoffs_runtime.sessions.rows import state_from_row as _state
-from handoffs_runtime.sessions.store import SessionInfo, SessionState, StoredEntry
+from handoffs_runtime.sessions.store import OperatorWait, SessionInfo, SessionState, StoredEntry
 
 
 def get_session(conn: sqlite3.Connection, session_id: str) -> SessionState:
@@ -130,3 +131,56 @@ def delete_session(conn: sqlite3.Connection, session_id: str, holder: Holder) ->
     conn.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
     leases.forget(conn, session_id)
     conn.execute("COMMIT")
+
+
+def secret(conn: sqlite3.Connection, name: str, candidate: bytes, read_only: bool) -> bytes:
+    """The secret ``name``: ``candidate`` if nobody made it before (atomic across processes)."""
+    if not read_only:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute(
+            "INSERT INTO secrets (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING", (name, candidate)
+        )
+        conn.execute("COMMIT")
+    row = conn.execute("SELECT value FROM secrets WHERE name = ?", (name,)).fetchone()
+    if row is None:
+        raise StoreError(f"the store holds no secret {name!r} yet, and a read-only store cannot make one")
+    return bytes(row[0])
+
+
+_WAIT_COLUMNS = "session_id, prompt, since, taken_by"
+
+
+def wait_for_operator(conn: sqlite3.Connection, session_id: str, prompt: str) -> OperatorWait:
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute(
+        "INSERT INTO operator_waits (session_id, prompt, since) VALUES (?, ?, ?) "
+        "ON CONFLICT (session_id) DO UPDATE SET prompt = excluded.prompt",
+        (session_id, prompt, time.time()),
+    )
+    row = conn.execute(f"SELECT {_WAIT_COLUMNS} FROM operator_waits WHERE session_id = ?", (session_id,))
+    wait = OperatorWait(*row.fetchone())
+    conn.execute("COMMIT")
+    return wait
+
+
+def take_for_operator(conn: sqlite3.Connection, session_id: str, operator: str) -> bool:
+    cursor = conn.execute(
+        "UPDATE operator_waits SET taken_by = ? WHERE session_id = ? AND (taken_by IS NULL OR taken_by = ?)",
+        (operator, session_id, operator),
+    )
+    return cursor.rowcount == 1
+
+
+def release_operator(conn: sqlite3.Connection, session_id: str, operator: str | None) -> None:
+    if operator is None:
+        conn.execute("DELETE FROM operator_waits WHERE session_id = ?", (session_id,))
+    else:
+        conn.execute(
+            "UPDATE operator_waits SET taken_by = NULL WHERE session_id = ? AND taken_by = ?",
+            (session_id, operator),
+        )
+
+
+def operator_waits(conn: sqlite3.Connection) -> list[OperatorWait]:
+    rows = conn.execute(f"SELECT {_WAIT_COLUMNS} FROM operator_waits ORDER BY since, session_id")
+    return [OperatorWait(*row) for row in rows.fetchall()]

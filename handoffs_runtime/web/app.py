@@ -4,15 +4,15 @@
 ``/sessions`` the stored sessions (``/api/sessions``). The pages are static files shipped in the package;
 everything they show arrives over the socket or the API and is rendered as text, never as HTML.
 
-Who may see what: a customer gets a new session id and a key only this server can make
-(:func:`~handoffs_runtime.web.protocol.session_key`); the page keeps both and needs both to resume, so
-knowing another session's id is not enough. Operators and the sessions view need the operator token.
+Who may see what: a customer gets a new session id and a key only the servers of this store can make
+(:func:`~handoffs_runtime.web.protocol.session_key`, under the store's :data:`KEY_SECRET`); the page keeps
+both and needs both to resume, so knowing another session's id is not enough, and a restarted server or
+another one on the same store resumes it. Operators and the sessions view need the operator token.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -43,6 +43,10 @@ from handoffs_runtime.web.protocol import (
 )
 
 logger = logging.getLogger("handoffs_runtime.web")
+
+KEY_SECRET = "web-session-key"
+"""The store's secret (:meth:`SessionStore.secret`) that signs customer session keys: made once, kept
+with the sessions, so a restart, a crash or a second server on the same store resumes every customer."""
 
 POLICY_VIOLATION = 1008
 PAGES = {"/": "index.html", "/operator": "operator.html", "/sessions": "sessions.html"}
@@ -97,8 +101,9 @@ def _same_origin(socket: WebSocket) -> bool:
 
 
 def create_app(hub: SessionHub, *, operator_token: str, secret: bytes | None = None) -> Starlette:
-    """The application for ``hub``. ``secret`` signs customer session keys (default: from the token)."""
-    key_secret = secret or hashlib.sha256(b"handoffs-serve-session-key:" + operator_token.encode()).digest()
+    """The application for ``hub``. ``secret`` signs customer session keys (default: the store's
+    :data:`KEY_SECRET`, read when the application starts)."""
+    key_secret = secret
     pages = {path: _static(name) for path, name in PAGES.items()}
     assets = {name: _static(name) for name in ASSETS}
 
@@ -166,7 +171,7 @@ def create_app(hub: SessionHub, *, operator_token: str, secret: bytes | None = N
                             raise BadMessage("this connection is in a session already")
                         session = _open(message)
                         await peer.send(
-                            {"type": "session", "session": session, "key": session_key(key_secret, session)}
+                            {"type": "session", "session": session, "key": session_key(signing(), session)}
                         )
                         await hub.attach_customer(session, peer)
                     elif session is None:
@@ -188,7 +193,7 @@ def create_app(hub: SessionHub, *, operator_token: str, secret: bytes | None = N
     def _open(message: Hello) -> str:
         if message.session is None:
             return hub.new_session_id()
-        if message.key is None or not key_matches(key_secret, message.session, message.key):
+        if message.key is None or not key_matches(signing(), message.session, message.key):
             raise _Refused("unknown session, or not yours: start a new one")
         return message.session
 
@@ -229,8 +234,15 @@ def create_app(hub: SessionHub, *, operator_token: str, secret: bytes | None = N
             if signed_in:
                 await hub.remove_operator(peer)
 
+    def signing() -> bytes:
+        assert key_secret is not None, "the application signs keys only once started"
+        return key_secret
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        nonlocal key_secret
+        if key_secret is None:
+            key_secret = await hub.store.secret(KEY_SECRET)
         await hub.start()
         try:
             yield
