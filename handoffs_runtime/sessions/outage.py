@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Protocol, runtime_checkable
 
-from handoffs_runtime.channels.base import Channel, Notice
+from handoffs_runtime.channels.base import Channel
+from handoffs_runtime.messages import Notice
 
 DelayListener = Callable[[str, str], Awaitable[None]]
 """Called with a session id and a line for its person when the store delays that session's turn."""
@@ -31,6 +32,6 @@ def notices_to(channel: Channel) -> DelayListener:
     """A listener that shows the line to the session's person on ``channel``, as a notice."""
 
     async def show(session: str, text: str) -> None:
-        await channel.show(session, Notice(text))
+        await channel.show(session, Notice(text=text))
 
     return show
