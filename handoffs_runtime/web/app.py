@@ -27,7 +27,7 @@ from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from handoffs_runtime.errors import UnknownSessionError
-from handoffs_runtime.web.hub import HubError, SessionHub
+from handoffs_runtime.web.hub import HubError, SessionHub, TryLater
 from handoffs_runtime.web.protocol import (
     Answer,
     BadMessage,
@@ -49,6 +49,7 @@ KEY_SECRET = "web-session-key"
 with the sessions, so a restart, a crash or a second server on the same store resumes every customer."""
 
 POLICY_VIOLATION = 1008
+TRY_AGAIN_LATER = 1013
 PAGES = {"/": "index.html", "/operator": "operator.html", "/sessions": "sessions.html"}
 ASSETS = {
     "app.css": "text/css",
@@ -181,6 +182,9 @@ def create_app(hub: SessionHub, *, operator_token: str, secret: bytes | None = N
                 except _Refused as exc:
                     await peer.send({"type": "error", "message": str(exc)})
                     await socket.close(POLICY_VIOLATION)
+                    return
+                except TryLater as exc:  # the page shows the reason and comes back by itself
+                    await socket.close(TRY_AGAIN_LATER, str(exc))
                     return
                 except (BadMessage, HubError) as exc:
                     await peer.send({"type": "error", "message": str(exc)})

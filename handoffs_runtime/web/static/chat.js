@@ -92,9 +92,10 @@ function connect() {
     socket.send(JSON.stringify(session && key ? { type: "hello", session: session, key: key } : { type: "hello" }));
   });
   socket.addEventListener("message", (message) => handle(JSON.parse(message.data)));
-  socket.addEventListener("close", () => {
+  socket.addEventListener("close", (event) => {
     setTurn(null);
-    statusLine.textContent = "reconnecting…";
+    // 1013: the server asks to come back later (the conversation is still open on another server)
+    statusLine.textContent = event.code === 1013 && event.reason ? event.reason : "reconnecting…";
     setTimeout(connect, retry);
     retry = Math.min(retry * 2, 10000);
   });
