@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 from autogen_core import SingleThreadedAgentRuntime
 from autogen_core.models import AssistantMessage, LLMMessage, UserMessage
@@ -17,7 +19,7 @@ from handoffs_runtime.models.scripted import FunctionModel, ScriptedModel
 from handoffs_runtime.runtime.release import SessionActivity, live_sessions, release_idle, release_session
 from handoffs_runtime.sessions.recording import UNANSWERED
 from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
-from handoffs_runtime.sessions.store import entry_for_message
+from handoffs_runtime.sessions.store import NewEntry, entry_for_message
 from handoffs_runtime.teams.acme import acme_team
 
 from .store_backends import Backend, Store
@@ -42,6 +44,30 @@ async def _run(
 
 def _notices(channel: ScriptedChannel, session: str = "s1") -> list[str]:
     return [o.text for o in channel.shown[session] if isinstance(o, Notice)]
+
+
+class SlowEvents(SQLiteSessionStore):
+    """A real store whose handoff events take a while to write (a busy database, a slow disk)."""
+
+    async def append(self, session_id: str, entries: Sequence[NewEntry], **options: Any) -> int:
+        if entries and entries[0].kind == "handoff":
+            await asyncio.sleep(0.3)
+        return await super().append(session_id, entries, **options)
+
+
+async def test_a_slow_handoff_event_is_stored_before_the_reply_that_followed_it(tmp_path: Path) -> None:
+    store = SlowEvents(tmp_path / "s.sqlite3")
+    channel = ScriptedChannel.for_sessions({"s1": ["I want to buy skates"]})  # then it ends on the reply
+    await _run(
+        channel,
+        store,
+        TriageAgent=ScriptedModel([[tool_call("transfer_to_sales_agent")]]),
+        SalesAgent=ScriptedModel(["Rocket skates, $500?"]),
+    )
+    kinds = [e.kind for e in await store.entries("s1")]
+    assert kinds == ["user", "handoff", "tool_calls", "tool_results", "reply"]
+    assert not [n for n in _notices(channel) if n.startswith("⚠")]
+    await store.close()
 
 
 async def test_a_session_resumes_with_its_active_agent_and_context(backend: Backend) -> None:
