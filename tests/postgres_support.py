@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
 
 _INSTALL_HINT = "no PostgreSQL server binaries (initdb, pg_ctl) found; install Debian's `postgresql` package"
@@ -108,3 +109,11 @@ def postgres_server() -> Iterator[PostgresServer]:
 def fresh_schema() -> str:
     """A schema name no other test uses: every test gets empty tables on the shared server."""
     return f"t_{uuid.uuid4().hex[:16]}"
+
+
+def fresh_database(server: PostgresServer) -> str:
+    """The URL of a new, empty database on ``server``: for processes that use the default schema."""
+    name = fresh_schema()
+    with psycopg.connect(server.url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}".encode())
+    return server.url.rsplit("/", 1)[0] + f"/{name}"
