@@ -1,27 +1,32 @@
 """The session store's cost per turn, SQLite against PostgreSQL, with one and two front ends on one database.
 
 Every session runs turns as the ``UserAgent`` records them (the person's message; a model that takes
-``--latency``; the reply with its context, a compare-and-set write) while ``--sessions`` sessions run at
-once. "Two front ends" are two store objects on one database with the sessions split between them, as two
-web servers behind a load balancer. It prints a Markdown table: the store's time per turn (median and 99th
-percentile of the time a turn spent in the store) and whole sessions finished per second::
+``--latency`` on average, from half to one and a half times it; the reply with its context, a
+compare-and-set write) while ``--sessions`` sessions run at once, starting within the first second. "Two
+front ends" are two processes, each with its own store object on the one database and half of the
+sessions, as two web servers behind a load balancer. It prints a Markdown table: the store's time per turn
+(median and 99th percentile of the time a turn spent waiting for the store, queueing included) and whole
+sessions finished per second::
 
     python benchmarks/store_backends.py                       # 1000 sessions, 50 ms model, 3 turns each
     python benchmarks/store_backends.py --postgres postgresql://user@host/db
 
-Without ``--postgres`` it starts a PostgreSQL server of its own in a temporary folder (as the tests do).
+Without ``--postgres`` it starts a PostgreSQL server of its own in a temporary folder (as the tests do,
+but with ``fsync`` on: every commit is on disk, as with the SQLite store's ``synchronous=FULL``).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import multiprocessing
+import random
 import statistics
 import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from autogen_core.models import AssistantMessage, LLMMessage, UserMessage
@@ -34,6 +39,7 @@ from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
 
 
 async def _session(store: OpenedStore, name: str, turns: int, latency: float, costs: list[float]) -> None:
+    await asyncio.sleep(random.random())  # people do not all arrive in the same instant
     await store.open_session(name, agent="Agent")
     context: list[LLMMessage] = []
     for n in range(turns):
@@ -41,7 +47,7 @@ async def _session(store: OpenedStore, name: str, turns: int, latency: float, co
         started = time.perf_counter()
         await record_user(store, name, said, agent="Agent")
         spent = time.perf_counter() - started
-        await asyncio.sleep(latency)  # the model thinking
+        await asyncio.sleep(latency * random.uniform(0.5, 1.5))  # the model thinking
         context = [*context, said, AssistantMessage(content=f"reply {n} " + "x" * 200, source="Agent")]
         started = time.perf_counter()
         await record_reply(store, name, AgentResponse(reply_to_topic_type="Agent", context=context))
@@ -49,19 +55,39 @@ async def _session(store: OpenedStore, name: str, turns: int, latency: float, co
     await store.end_session(name)
 
 
-async def _measure(make: Callable[[], OpenedStore], front_ends: int, args: argparse.Namespace) -> list[str]:
-    stores = [await asyncio.to_thread(make) for _ in range(front_ends)]
+def _open(target: str, schema: str) -> OpenedStore:
+    if target.startswith("postgresql://"):
+        return PostgresSessionStore(target, schema=schema)
+    return SQLiteSessionStore(target)
+
+
+async def _front_end(target: str, schema: str, names: list[str], turns: int, latency: float) -> list[float]:
+    """One front end: its own store object, its share of the sessions at once; the turns' store times."""
+    store = await asyncio.to_thread(_open, target, schema)
     costs: list[float] = []
-    started = time.perf_counter()
-    await asyncio.gather(
-        *(
-            _session(stores[i % front_ends], f"s{i}", args.turns, args.latency, costs)
-            for i in range(args.sessions)
-        )
-    )
-    elapsed = time.perf_counter() - started
-    for store in stores:
-        await store.close()
+    await asyncio.gather(*(_session(store, name, turns, latency, costs) for name in names))
+    await store.close()
+    return costs
+
+
+def _run_front_end(target: str, schema: str, names: list[str], turns: int, latency: float) -> list[float]:
+    return asyncio.run(_front_end(target, schema, names, turns, latency))
+
+
+def _measure(target: str, front_ends: int, args: argparse.Namespace) -> list[str]:
+    schema = f"bench_{uuid.uuid4().hex[:8]}"
+    _open(target, schema).close_now()  # the schema, made before the clock starts
+    names = [f"s{i}" for i in range(args.sessions)]
+    spawn = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(front_ends, mp_context=spawn) as pool:
+        list(pool.map(time.sleep, [0.1] * front_ends))  # the processes are up before the clock starts
+        started = time.perf_counter()
+        shares = [names[i::front_ends] for i in range(front_ends)]
+        runs = [
+            pool.submit(_run_front_end, target, schema, share, args.turns, args.latency) for share in shares
+        ]
+        costs = [cost for run in runs for cost in run.result()]
+        elapsed = time.perf_counter() - started
     costs.sort()
     p99 = costs[min(len(costs) - 1, int(len(costs) * 0.99))]
     return [
@@ -78,14 +104,9 @@ def _table(args: argparse.Namespace, url: str, folder: Path) -> str:
         "| --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     for front_ends in (1, 2):
-        path = folder / f"sessions-{front_ends}.sqlite3"
-        schema = f"bench_{uuid.uuid4().hex[:8]}"
-        makers: dict[str, Callable[[], OpenedStore]] = {
-            "SQLite": lambda path=path: SQLiteSessionStore(path),  # type: ignore[misc]
-            "PostgreSQL": lambda schema=schema: PostgresSessionStore(url, schema=schema),  # type: ignore[misc]
-        }
-        for name, make in makers.items():
-            cells = asyncio.run(_measure(make, front_ends, args))
+        targets = {"SQLite": str(folder / f"sessions-{front_ends}.sqlite3"), "PostgreSQL": url}
+        for name, target in targets.items():
+            cells = _measure(target, front_ends, args)
             rows.append(f"| {name} | {front_ends} | " + " | ".join(cells) + " |")
             print(rows[-1], file=sys.stderr, flush=True)
     header = (
@@ -114,7 +135,7 @@ def main() -> None:
             raise SystemExit(
                 "no PostgreSQL server binaries found: install `postgresql`, or pass --postgres URL"
             )
-        server = PostgresServer(found)
+        server = PostgresServer(found, fsync=True)  # durable, as SQLite's synchronous=FULL is
         try:
             print(_table(args, server.url, Path(folder)))
         finally:

@@ -41,10 +41,14 @@ def _free_port() -> int:
 
 
 class PostgresServer:
-    """One server in its own folder; :meth:`stop` and :meth:`start` again make an outage on purpose."""
+    """One server in its own folder; :meth:`stop` and :meth:`start` again make an outage on purpose.
 
-    def __init__(self, bin_dir: Path) -> None:
+    ``fsync=False`` (for the tests) skips syncing to disk; a benchmark wants the server as deployed.
+    """
+
+    def __init__(self, bin_dir: Path, *, fsync: bool = False) -> None:
         self._bin = bin_dir
+        self._fsync = fsync
         self.port = _free_port()
         self.folder = Path(tempfile.mkdtemp(prefix="handoffs-pg-"))
         self._as: list[str] = []
@@ -73,7 +77,8 @@ class PostgresServer:
             )
 
     def start(self) -> None:
-        settings = "-c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300"
+        fsync = "on" if self._fsync else "off"
+        settings = f"-c listen_addresses=127.0.0.1 -c fsync={fsync} -c max_connections=300"
         options = f"-p {self.port} -k {self.folder} {settings}"
         self._run(
             "pg_ctl", "-D", str(self.data), "-l", str(self.folder / "log"), "-o", options, "-w", "start"
