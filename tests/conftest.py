@@ -49,3 +49,7 @@ def terminal() -> Iterator[Terminal]:
     term = Terminal()
     yield term
     term.close()
+
+
+from .postgres_support import postgres_server  # noqa: E402, F401  (a session-wide PostgreSQL server)
+from .store_backends import backend  # noqa: E402, F401  (each store test on SQLite and on PostgreSQL)

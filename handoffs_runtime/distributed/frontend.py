@@ -23,10 +23,9 @@ import grpc  # type: ignore[import-untyped]
 from handoffs_runtime.agents.user import SessionEndHook
 from handoffs_runtime.channels.base import Channel
 from handoffs_runtime.distributed.credentials import ClientCredentials, Role
-from handoffs_runtime.distributed.options import DEFAULT_MAX_MESSAGE_MB
+from handoffs_runtime.distributed.options import DEFAULT_MAX_MESSAGE_MB, Backoff
 from handoffs_runtime.distributed.redelivery import Redelivery
 from handoffs_runtime.distributed.watch import TurnWatch, WatchedChannel, WatchedRuntime
-from handoffs_runtime.distributed.worker_runtime import Backoff
 from handoffs_runtime.errors import DistributedError
 from handoffs_runtime.messages import Notice
 from handoffs_runtime.models.offline import OfflineModel

@@ -132,24 +132,35 @@ def check(conn: sqlite3.Connection, session_id: str, me: Holder, *, opened: bool
         "WHERE l.session_id = ?",
         (session_id,),
     ).fetchone()
-    if row is not None and row[0] == me.token:
-        return
-    if row is None and not opened:
-        raise SessionTakenOverError(
+    refused = refusal(session_id, row, me, opened=opened)
+    if refused is not None:
+        raise refused
+
+
+def refusal(
+    session_id: str, lease: tuple[str, int | None, str | None] | None, me: Holder, *, opened: bool
+) -> SessionTakenOverError | None:
+    """Why ``me`` may not write, from the session's ``lease`` (its token, and the holder's pid and host
+    when the holder is known), or ``None`` when ``me`` holds it. Every store words it so."""
+    if lease is not None and lease[0] == me.token:
+        return None
+    if lease is None and not opened:
+        return SessionTakenOverError(
             f"session {session_id!r} was not opened by this store; open it before writing to it"
         )
-    if row is None:
-        raise SessionTakenOverError(
+    if lease is None:
+        return SessionTakenOverError(
             f"session {session_id!r} was taken over by another process, which has let go of it since"
             + NOTHING_WRITTEN
         )
-    who = str(Holder(*row)) if row[1] is not None else "another process that has stopped since"
+    token, pid, host = lease
+    who = str(Holder(token, pid, host or "")) if pid is not None else "another process that has stopped since"
     if not opened:
-        raise SessionTakenOverError(
+        return SessionTakenOverError(
             f"session {session_id!r} is held by {who}, not by this store (it was never opened here)"
             + NOTHING_WRITTEN
         )
-    raise SessionTakenOverError(f"session {session_id!r} was taken over by {who}{NOTHING_WRITTEN}")
+    return SessionTakenOverError(f"session {session_id!r} was taken over by {who}{NOTHING_WRITTEN}")
 
 
 def release(conn: sqlite3.Connection, me: Holder, session_id: str) -> None:
