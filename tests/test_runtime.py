@@ -278,6 +278,8 @@ async def test_stop_cancels_a_turn_that_waits_for_the_person(caplog: pytest.LogC
     await start_session(runtime, "s1")
     await channel.say("s1", "hello")
     await channel.next_reply("s1", timeout=10)  # now the person's turn: the UserAgent waits for a line
+    waiting = set(runtime._background_tasks)
     await runtime.stop()
     assert asyncio.all_tasks() - before == set()
+    assert [t.exception() for t in waiting if not t.cancelled()] == [None] * len(waiting)  # ended cleanly
     assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
