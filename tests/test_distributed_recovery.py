@@ -5,25 +5,15 @@ and front end on loopback."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-
-import pytest
 
 from handoffs_runtime import Event, Notice, Question, QueueChannel, Reply
 from handoffs_runtime.distributed import Backoff, FrontEnd
 from handoffs_runtime.teams.acme import acme_team
 
-from .distributed_support import TIMEOUT, Process, free_port, start_host, start_worker
+from .distributed_support import TIMEOUT, Process, deploy, free_port, start_host, start_worker
 from .test_distributed import PROPOSAL, REFUND, notice, reply
 
 FAST = Backoff(initial=0.01, maximum=0.05)
-
-
-@pytest.fixture
-async def processes() -> AsyncIterator[list[Process]]:
-    started: list[Process] = []
-    yield started
-    await asyncio.gather(*(p.kill() for p in started))
 
 
 async def outputs_until_reply(channel: QueueChannel, session: str = "s1") -> list[Event]:
@@ -63,9 +53,7 @@ async def test_a_message_typed_while_the_host_restarts_waits_for_its_worker(proc
 async def test_the_operators_answer_is_kept_when_the_human_agents_worker_dies(
     processes: list[Process],
 ) -> None:
-    host, address = await start_host()
-    processes.append(host)
-    processes.append(await start_worker(address, "TriageAgent"))
+    address = await deploy(processes, "TriageAgent")
     human = await start_worker(address, "HumanAgent")
     processes.append(human)
     channel = QueueChannel()
