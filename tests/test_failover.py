@@ -22,7 +22,7 @@ from .distributed_support import Process
 from .fake_openai import Answer, fake_openai
 from .postgres_support import PostgresServer, fresh_database
 from .test_browser import CHROMIUM, WAIT_MS, browser, send  # noqa: F401  (browser: a fixture)
-from .test_distributed_streaming import processes, team_on_a_worker  # noqa: F401  (processes: a fixture)
+from .test_distributed_streaming import team_on_a_worker
 from .web_support import ServeProcess
 
 REFUND = "I want a refund for my shoes"

@@ -96,7 +96,9 @@ ConnectionHook = Callable[[int], Awaitable[None] | None]
 
 class _LimitedConnection(HostConnection):
     """A host connection that turns a reply over the size limit into an error reply (gRPC would otherwise
-    break the stream, and the caller would never hear back)."""
+    break the stream, and the caller would never hear back), and whose tasks all end when it closes
+    (autogen's leaves gRPC's sending task waiting forever once the host has ended the stream, to be
+    reported as "destroyed but pending" when it is collected)."""
 
     def __init__(
         self, channel: grpc.aio.Channel, stub: Any, limit: int, seen: SeenEvents, resend_window: float
@@ -105,6 +107,8 @@ class _LimitedConnection(HostConnection):
         self._limit = limit
         self._seen = seen
         self._send_queue = self.outbox = Outbox(resend_window)
+        self._stream: Any = None
+        self._writer: asyncio.Task[None] | None = None
 
     async def recv(self) -> agent_worker_pb2.Message:
         """The next message from the host; an event that arrived before (sent again) is dropped."""
@@ -114,6 +118,39 @@ class _LimitedConnection(HostConnection):
             if self._seen.first_time(message):
                 return message
             logger.info("dropped event %s: it arrived before the host restarted", message.cloudEvent.id)
+
+    async def open(self, timeout: float) -> None:
+        """Open the stream to the host; a task of ours writes the send queue to it, one reads it."""
+        self._stream = stream = self.stub.OpenChannel(metadata=self.metadata)
+        await asyncio.wait_for(stream.wait_for_connection(), timeout)
+        self._writer = asyncio.create_task(self._write(stream), name="handoffs-send")
+        self._connection_task = asyncio.create_task(self._read(stream), name="handoffs-receive")
+
+    async def _write(self, stream: Any) -> None:
+        while True:
+            await stream.write(await self._send_queue.get())
+
+    async def _read(self, stream: Any) -> None:
+        while (message := await stream.read()) != grpc.aio.EOF:
+            await self._recv_queue.put(message)
+
+    async def close(self) -> None:
+        """End the stream (closing the channel does not: it finds calls by gRPC's own tasks), close the
+        channel and wait for both tasks; never raises."""
+        if self._stream is not None:
+            self._stream.cancel()
+        with contextlib.suppress(BaseException):
+            await self._channel.close()
+        if self._writer is not None:
+            self._writer.cancel()
+        for task in (self._writer, self._connection_task):
+            if task is not None:
+                with contextlib.suppress(BaseException):
+                    await task
+
+    def unsent(self) -> list[agent_worker_pb2.Message]:
+        """Once closed: the published messages it may never have delivered (see ``outbox``)."""
+        return self.outbox.close()
 
     async def send(self, message: agent_worker_pb2.Message) -> None:
         size = message.ByteSize()
@@ -227,12 +264,7 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
         stub = agent_worker_pb2_grpc.AgentRpcStub(channel)  # type: ignore[no-untyped-call]
         connection = _LimitedConnection(channel, stub, self._limit, self._seen, self._resend_window)
         try:
-            connection._connection_task = await asyncio.wait_for(
-                HostConnection._connect(
-                    connection.stub, connection._send_queue, connection._recv_queue, connection._client_id
-                ),
-                self._backoff.connect_timeout,
-            )
+            await connection.open(self._backoff.connect_timeout)
             if self._credentials is not None:  # the stream may look open before the host refused it
                 await connection.stub.GetSubscriptions(
                     agent_worker_pb2.GetSubscriptionsRequest(), metadata=connection.metadata
@@ -250,7 +282,7 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
                     metadata=connection.metadata,
                 )
         except BaseException:
-            await _close(connection)
+            await connection.close()
             raise
         unsent, self._unsent = self._unsent, []
         if unsent:
@@ -288,7 +320,9 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
                 return
             self._connected.clear()
             logger.warning("lost the host at %s; reconnecting", self._host_address)
-            self._unsent.extend(await _close(connection))
+            await connection.close()
+            if isinstance(connection, _LimitedConnection):
+                self._unsent.extend(connection.unsent())
             self._fail_pending(f"lost the host at {self._host_address} before the reply came")
             if not self._running or _cancelled():
                 return
@@ -472,7 +506,7 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
             with contextlib.suppress(BaseException):
                 await self._read_task
         if self._host_connection is not None:
-            await _close(self._host_connection)
+            await self._host_connection.close()
 
 
 def _cancelled() -> bool:
@@ -480,17 +514,6 @@ def _cancelled() -> bool:
     still counts: ``asyncio.run`` cancels leftover tasks at shutdown and waits for them to end)."""
     task = asyncio.current_task()
     return task is not None and task.cancelling() > 0
-
-
-async def _close(connection: HostConnection) -> list[agent_worker_pb2.Message]:
-    """Close the connection; returns the published messages it never wrote (see ``outbox``)."""
-    with contextlib.suppress(BaseException):
-        await connection._channel.close()
-    task = connection._connection_task
-    if task is not None:
-        with contextlib.suppress(BaseException):
-            await task
-    return connection.outbox.close() if isinstance(connection, _LimitedConnection) else []
 
 
 def _agent_type_of(subscription: Subscription) -> str | None:
