@@ -144,7 +144,7 @@ async def test_a_web_server_killed_mid_turn_the_customer_goes_on_with_the_other_
 
 
 async def test_a_chat_front_end_killed_mid_turn_the_person_goes_on_with_another(
-    processes: list[Process],  # noqa: F811
+    processes: list[Process],
     postgres_server: PostgresServer,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
