@@ -155,9 +155,8 @@ async def test_a_conversation_that_outgrew_the_context_is_trimmed_and_the_sessio
     notices = [e.text for e in channel.shown["s1"] if isinstance(e, Notice)]
     assert notices.count(TRIMMED_NOTICE) == 1  # the person is told once, when it happens
     entries = [(e.kind, e.text) for e in await store.entries("s1")]
-    assert entries == [
-        (k, t) for pair in zip(script, answers, strict=True) for k, t in zip(("user", "reply"), pair)
-    ]
+    said = [("user", line) for line in script]
+    assert entries == [e for pair in zip(said, [("reply", a) for a in answers], strict=True) for e in pair]
     await store.close()
 
 

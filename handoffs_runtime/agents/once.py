@@ -14,10 +14,12 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable
+from contextlib import suppress
 from dataclasses import dataclass
 
 from autogen_core import FunctionCall
 from autogen_core.models import FunctionExecutionResult
+from autogen_core.tools import Tool
 
 from handoffs_runtime.agents.toolcalls import error_result
 from handoffs_runtime.messages import Question
@@ -40,10 +42,11 @@ class OnceATurn:
         self._calls: dict[tuple[str, str], asyncio.Future[_Outcome]] = {}
 
     async def run(
-        self, call: FunctionCall, runner: Callable[[], Awaitable[FunctionExecutionResult]]
+        self, tool: Tool, call: FunctionCall, runner: Callable[[], Awaitable[FunctionExecutionResult]]
     ) -> FunctionExecutionResult:
-        """``runner``'s result for the first such call of the turn; for a repeat, what became of it."""
-        key = (call.name, _canonical(call.arguments))
+        """``runner``'s result for the first such call of ``tool`` in the turn; for a repeat, what became
+        of the first."""
+        key = (call.name, _canonical(tool, call.arguments))
         first = self._calls.get(key)
         if first is not None:
             return _repeated(call, await asyncio.shield(first))
@@ -63,12 +66,15 @@ class OnceATurn:
         return result
 
 
-def _canonical(arguments: str) -> str:
-    """The arguments as one text whatever their spacing and key order."""
+def _canonical(tool: Tool, arguments: str) -> str:
+    """The arguments as one text whatever their spacing, key order and defaults left out."""
     try:
-        return json.dumps(json.loads(arguments), sort_keys=True, separators=(",", ":"))
+        value = json.loads(arguments) if arguments.strip() else {}
     except ValueError:
         return arguments
+    with suppress(TypeError, ValueError):  # invalid: it fails as it is, and the same text is one key
+        value = tool.args_type().model_validate(value).model_dump(mode="json")
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
 
 
 def _declined(asked: Asked, result: FunctionExecutionResult) -> bool:

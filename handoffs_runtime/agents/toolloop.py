@@ -58,10 +58,10 @@ from handoffs_runtime.agents.turn import (
     TurnEnd,
 )
 from handoffs_runtime.channels.base import Channel
+from handoffs_runtime.errors import ContextOverflowError
 from handoffs_runtime.handoffs.handoff import Handoff, SessionContext, call_maybe_async
 from handoffs_runtime.handoffs.policy import TeamPolicy
 from handoffs_runtime.messages import Delta, ToolFinished, ToolStarted
-from handoffs_runtime.errors import ContextOverflowError
 from handoffs_runtime.models.failures import cut_note, is_overflow_error, overflow_ratio
 from handoffs_runtime.models.local import AnswersPromptly, ModelCall, model_call_scope
 from handoffs_runtime.tools.context import ToolContext
@@ -270,7 +270,8 @@ class ToolLoop:
         """One regular call; an irreversible one at most once a turn with the same arguments (see
         :mod:`.once`)."""
         if once is not None and call.name in self.irreversible:
-            return await once.run(call, lambda: self._run_shown(tool, call, context, cancellation_token))
+            run = self._run_shown
+            return await once.run(tool, call, lambda: run(tool, call, context, cancellation_token))
         return await self._run_shown(tool, call, context, cancellation_token)
 
     async def _run_shown(

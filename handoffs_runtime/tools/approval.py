@@ -46,6 +46,7 @@ def is_approval(answer: str | None) -> bool:
     """Whether the person's ``answer`` to a yes/no question says yes (``None``: nobody answered)."""
     return answer is not None and answer.strip().lower().rstrip(".!") in APPROVE_WORDS
 
+
 _asking: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 """One lock per session while a question is pending (weak: it goes away when nobody waits on it)."""
 
