@@ -39,3 +39,7 @@ def _no_real_models(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator
     monkeypatch.setattr(socket, "getaddrinfo", guarded_getaddrinfo)
     yield
     assert not attempts, f"a test tried to reach a real host: {attempts}"
+
+
+from .postgres_support import postgres_server  # noqa: E402, F401  (a session-wide PostgreSQL server)
+from .store_backends import backend  # noqa: E402, F401  (each store test on SQLite and on PostgreSQL)

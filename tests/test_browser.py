@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -15,9 +16,10 @@ import pytest
 
 from handoffs_runtime import TeamPolicy, openai_model
 from handoffs_runtime.teams.acme import acme_team
+from handoffs_runtime.web.limits import Limits
 
 from .fake_openai import fake_openai
-from .web_support import TOKEN, served
+from .web_support import TOKEN, ServeProcess, served
 
 CHROMIUM = next(
     (p for p in ("/usr/bin/chromium", shutil.which("chromium") or "") if p and os.path.exists(p)), None
@@ -125,6 +127,56 @@ async def test_a_reload_resumes_the_session(browser: object, tmp_path: Path) -> 
         await send(page, "yes")
         await page.get_by_text("execute refund → success").wait_for(timeout=WAIT_MS)
         assert await page.locator(".msg.you").count() == 2
+
+
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL], ids=["restart", "crash"])
+async def test_a_server_restarted_with_default_options_resumes_the_customer(
+    browser: object, tmp_path: Path, how: signal.Signals
+) -> None:
+    """No token file, the default store: the key secret is kept in the store, so the page is still known."""
+    server = ServeProcess()
+    try:
+        page = await browser.new_page()  # type: ignore[attr-defined]
+        await page.goto(await server.start() + "/")
+        await send(page, "I want a refund for my shoes")
+        await page.locator(".msg.agent").first.wait_for(timeout=WAIT_MS)
+        session = await page.evaluate("localStorage.getItem('handoffs.session')")
+        await server.stop(how)
+        await page.locator("#status", has_text="reconnecting").wait_for(timeout=WAIT_MS)
+        await server.start()  # a new operator token; the same store
+        await page.locator("#status", has_text="reconnected").wait_for(timeout=WAIT_MS)
+        await send(page, "yes")
+        await page.get_by_text("execute refund → success").wait_for(timeout=WAIT_MS)
+        assert await page.evaluate("localStorage.getItem('handoffs.session')") == session
+        said = page.locator(".msg.you")  # the history once, then the new message
+        assert await said.all_inner_texts() == ["You\nI want a refund for my shoes", "You\nyes"]
+    finally:
+        await server.stop()
+
+
+async def test_a_long_conversation_shows_its_last_messages_and_earlier_ones_on_request(
+    browser: object, tmp_path: Path
+) -> None:
+    async with served(tmp_path, limits=Limits(history_page=3)) as server:
+        page = await browser.new_page()  # type: ignore[attr-defined]
+        await page.goto(server.url + "/")
+        for n in range(1, 4):
+            await send(page, f"message {n}")
+            await page.locator(".msg.agent").nth(n - 1).wait_for(timeout=WAIT_MS)
+        await page.reload()
+        await page.locator(".msg.you", has_text="message 3").wait_for(timeout=WAIT_MS)
+        assert await page.locator(".msg.you").all_text_contents() == ["You" + "message 3"]
+        button = page.get_by_text("Show earlier messages")
+        while await button.count():
+            shown = await page.locator("#log > *").count()
+            await button.dblclick(timeout=WAIT_MS)  # an impatient customer: still one page at a time
+            await page.locator("#log > *").nth(shown).wait_for(timeout=WAIT_MS)  # the page arrived
+        shown = await page.locator(".msg.you .text").all_text_contents()
+        assert shown == ["message 1", "message 2", "message 3"]
+        first = await page.locator("#log > *").first.text_content()
+        assert first == "You" + "message 1"  # the earliest message at the top, nothing above it
+        await send(page, "message 4")  # and the conversation goes on
+        await page.locator(".msg.agent").nth(3).wait_for(timeout=WAIT_MS)
 
 
 async def test_the_stored_sessions_page(browser: object, tmp_path: Path) -> None:

@@ -6,8 +6,10 @@ Each live session has a pump that reads its event stream
 (:class:`~handoffs_runtime.channels.events.EventChannel`)
 and sends each event to the pages attached to it: the customer's, and the console of the operator who
 took it. A question for the operator in a session nobody has taken puts the session on the waiting list
-every operator sees; :meth:`SessionHub.take` gives it to exactly one of them. Nothing here knows HTTP: a
-peer is anything with an async ``send(dict)``, so the rules are tested without a browser.
+every operator sees; :meth:`SessionHub.take` gives it to exactly one of them. Which session waits and
+who took it is also kept in the store (``wait_for_operator``, ``take_for_operator``), so every server on
+it sees the same and a take is decided there. Nothing here knows HTTP: a peer is anything with an async
+``send(dict)``, so the rules are tested without a browser.
 """
 
 from __future__ import annotations
@@ -15,18 +17,21 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from autogen_core.models import ChatCompletionClient
 
 from handoffs_runtime.channels.events import EventChannel
-from handoffs_runtime.errors import HandoffsError, StoreError, UnknownSessionError
+from handoffs_runtime.errors import HandoffsError, SessionBusyError, StoreError, UnknownSessionError
 from handoffs_runtime.messages import PROGRESS, Notice, Person, Question, Said, event_json
-from handoffs_runtime.sessions.store import SessionStore
+from handoffs_runtime.sessions.store import SessionStore, StoredEntry
 from handoffs_runtime.sessions.transcript import entry_events
 from handoffs_runtime.team.spec import TeamSpec
 from handoffs_runtime.web.backends import LocalTeam, TeamBackend
+from handoffs_runtime.web.history import Transcripts
+from handoffs_runtime.web.limits import Limits
 
 logger = logging.getLogger("handoffs_runtime.web")
 
@@ -38,9 +43,20 @@ class Peer(Protocol):
 
     async def send(self, data: dict[str, Any]) -> None: ...
 
+    async def send_json(self, text: str) -> None:
+        """Send a message encoded already (a transcript page, encoded once for every page that needs it)."""
+        ...
+
 
 class HubError(Exception):
     """A request the hub refuses; its text is meant for the person who made it."""
+
+
+class TryLater(HubError):
+    """A refusal that passes by itself: the page should come back a little later."""
+
+
+HELD_ELSEWHERE = "this conversation is still open on another server; it continues here in a moment"
 
 
 @dataclass(eq=False)
@@ -48,8 +64,12 @@ class _Live:
     session_id: str
     customers: set[Peer] = field(default_factory=set)
     operator: Peer | None = None
+    waiting_since: float | None = None
+    """When the session first asked for an operator (from the store: it survives a restart)."""
     pump: asyncio.Task[None] | None = None
     idle: asyncio.TimerHandle | None = None
+    used: bool = False
+    """Whether the customer has written in it (now, or before it was resumed)."""
     delivered: dict[Person, Question] = field(default_factory=dict)
     """The last question the pump passed on to each person: a page attached later gets it again."""
 
@@ -62,7 +82,8 @@ class SessionHub:
     """Runs ``team`` for many web sessions at once. ``await start()`` before use, ``await stop()`` after.
 
     ``idle_seconds``: a session whose customer page has been gone this long ends (it stays in the store,
-    and the same browser resumes it later); ``max_sessions`` bounds the sessions live at once.
+    and the same browser resumes it later); one the customer never wrote in ends sooner
+    (``limits.unused_session_seconds``). ``max_sessions`` bounds the sessions live at once.
     ``backend``: where the team runs (default: in this process, calling ``model``; ``RemoteTeam`` for a
     front end of a gRPC host, which needs no model).
     """
@@ -76,6 +97,7 @@ class SessionHub:
         idle_seconds: float = 600.0,
         max_sessions: int = 1000,
         backend: TeamBackend | None = None,
+        limits: Limits | None = None,
     ) -> None:
         if backend is None:
             if model is None:
@@ -87,10 +109,13 @@ class SessionHub:
         self.backend = backend
         self.idle_seconds = idle_seconds
         self.max_sessions = max_sessions
+        self.limits = limits or Limits()
+        self.transcripts = Transcripts(store, page_items, page=self.limits.history_page)
         self.agents = [a.name for a in team.agents if a.kind == "ai"]
         """The agents an operator may hand a conversation back to."""
         self._live: dict[str, _Live] = {}
-        self._operators: set[Peer] = set()
+        self._operators: dict[Peer, str] = {}
+        """Each signed-in operator and the name the store knows them by."""
         self._leaving: set[asyncio.Task[None]] = set()
         self.failure: HandoffsError | None = None
         """Why ``start`` failed (a host that cannot be reached, say), for the command to report."""
@@ -122,7 +147,8 @@ class SessionHub:
     async def attach_customer(self, session_id: str, peer: Peer) -> None:
         """Connect a customer's page to ``session_id``: live already, or started (resumed from the store).
 
-        The page first gets the stored transcript, then the question waiting for the customer, if any.
+        The page first gets the last page of the stored transcript, then the question waiting for the
+        customer, if any.
         """
         live = self._live.get(session_id)
         if live is None:
@@ -131,7 +157,13 @@ class SessionHub:
             live = self._live[session_id] = _Live(session_id)
             live.pump = asyncio.get_running_loop().create_task(self._pump(live))
             try:
+                # One server at a time: one that stopped on another machine holds it until its lease lapses.
+                await self.store.claim(session_id)
                 await self.backend.open(session_id)
+            except SessionBusyError as exc:
+                self.channel.ended(session_id)
+                logger.info("session %s is held elsewhere: %s", session_id, exc)
+                raise TryLater(HELD_ELSEWHERE) from exc
             except HandoffsError as exc:
                 self.channel.ended(session_id)  # its pump ends and forgets it
                 logger.warning("session %s could not start: %s", session_id, exc)  # the details stay here
@@ -139,11 +171,19 @@ class SessionHub:
         if live.idle is not None:
             live.idle.cancel()
             live.idle = None
-        await peer.send({"type": "history", "items": await self.history(session_id)})
+        history, shown = await self.transcripts.latest(session_id)
+        live.used = live.used or shown > 0
+        await peer.send_json(history)
         live.customers.add(peer)
         waiting = live.already_sent(self.channel.waiting(session_id, "customer"))
         if waiting is not None:
             await peer.send(event_json(waiting))
+
+    async def earlier(self, session_id: str, peer: Peer, before: int) -> None:
+        """Send the page the transcript items before number ``before``, when it asks for them."""
+        if session_id not in self._live:
+            raise HubError("the conversation has ended")
+        await peer.send_json(await self.transcripts.earlier(session_id, before))
 
     def detach_customer(self, session_id: str, peer: Peer) -> None:
         live = self._live.get(session_id)
@@ -151,8 +191,9 @@ class SessionHub:
             return
         live.customers.discard(peer)
         if not live.customers and live.idle is None:
-            loop = asyncio.get_running_loop()
-            live.idle = loop.call_later(self.idle_seconds, self._leave_soon, session_id)
+            unused = self.limits.unused_session_seconds  # nobody wrote: perhaps nobody ever will
+            wait = self.idle_seconds if live.used else min(self.idle_seconds, unused)
+            live.idle = asyncio.get_running_loop().call_later(wait, self._leave_soon, session_id)
 
     def _leave_soon(self, session_id: str) -> None:
         task = asyncio.get_running_loop().create_task(self.channel.leave(session_id))
@@ -162,21 +203,24 @@ class SessionHub:
     async def customer_says(self, session_id: str, text: str) -> None:
         if self.channel.waiting(session_id, "customer") is None:
             raise HubError("please wait for the answer before writing again")
+        if (live := self._live.get(session_id)) is not None:
+            live.used = True
         await self.channel.answer(session_id, text)
 
     # --- operators -----------------------------------------------------------------------------------
 
     async def add_operator(self, peer: Peer) -> None:
-        self._operators.add(peer)
+        self._operators[peer] = f"operator-{uuid.uuid4().hex[:8]}"
         await peer.send({"type": "ready", "agents": self.agents})
         await peer.send(self._waiting_list())
 
     async def remove_operator(self, peer: Peer) -> None:
         """An operator left: the sessions they held wait for someone else."""
-        self._operators.discard(peer)
+        name = self._operators.pop(peer, "")
         for live in self._live.values():
             if live.operator is peer:
                 live.operator = None
+                await self._keep(self.store.release_operator(live.session_id, name))
         await self._announce_waiting()
 
     async def take(self, peer: Peer, session_id: str) -> None:
@@ -187,6 +231,14 @@ class SessionHub:
         if live.operator is not None:
             raise HubError("another operator has already taken that session")
         live.operator = peer  # no await between the check and this: two operators never both get it
+        try:  # and the store decides between servers
+            taken = await self.store.take_for_operator(session_id, self._operators.get(peer, ""))
+        except StoreError as exc:
+            live.operator = None
+            raise HubError("the session could not be taken right now; please try again") from exc
+        if not taken:
+            live.operator = None
+            raise HubError("another operator has already taken that session")
         await peer.send(
             {
                 "type": "taken",
@@ -208,6 +260,7 @@ class SessionHub:
         await self.channel.answer(session_id, text, person="operator")
         if question.choices:
             live.operator = None
+            await self._keep(self.store.release_operator(session_id))
             await peer.send({"type": "released", "session": session_id})
 
     async def hand_back(self, peer: Peer, session_id: str, agent: str) -> None:
@@ -219,6 +272,7 @@ class SessionHub:
         if question is None or question.choices:
             raise HubError("the conversation can be handed back only when it waits for your answer")
         live.operator = None
+        await self._keep(self.store.release_operator(session_id))
         await self.channel.answer(session_id, f"/handoff {agent}", person="operator")
         await peer.send({"type": "released", "session": session_id})
 
@@ -255,6 +309,7 @@ class SessionHub:
                 if isinstance(event, Question):
                     live.delivered[event.person] = event
                 if isinstance(event, Question) and event.person == "operator":
+                    await self._waits(live, event.prompt)
                     if live.operator is not None:
                         await _send_quietly(live.operator, data)
                     else:
@@ -269,6 +324,9 @@ class SessionHub:
                 # the loop early would keep the ended session, and a page coming back would find it ended.
         finally:
             self._live.pop(live.session_id, None)
+            self.transcripts.forget(live.session_id)
+            if live.waiting_since is not None:  # not live here any more: nobody can take it here
+                await self._keep(self.store.release_operator(live.session_id))
             if live.idle is not None:
                 live.idle.cancel()
             if live.operator is not None:
@@ -281,6 +339,20 @@ class SessionHub:
 
     # --- the store -----------------------------------------------------------------------------------
 
+    async def _waits(self, live: _Live, prompt: str) -> None:
+        try:
+            live.waiting_since = (await self.store.wait_for_operator(live.session_id, prompt)).since
+        except StoreError as exc:  # the operators here still see it; other servers do not
+            logger.warning("could not store that session %s waits for an operator: %s", live.session_id, exc)
+
+    @staticmethod
+    async def _keep(write: Awaitable[None]) -> None:
+        """An operator-state write that fails is logged: the conversation itself goes on."""
+        try:
+            await write
+        except StoreError as exc:
+            logger.warning("could not store the operator state: %s", exc)
+
     async def history(self, session_id: str) -> list[dict[str, Any]]:
         """The stored transcript as the pages show it: what was said, and the handoffs."""
         try:
@@ -290,8 +362,12 @@ class SessionHub:
         except StoreError as exc:  # the page still works; the session itself reports a broken store
             logger.warning("no history for session %s: %s", session_id, exc)
             return []
-        shown = (event for entry in entries for event in entry_events(entry))
-        return [event_json(event) for event in shown if not isinstance(event, PROGRESS)]  # no tool traffic
+        return [item for entry in entries for item in page_items(entry)]
+
+
+def page_items(entry: StoredEntry) -> list[dict[str, Any]]:
+    """A stored entry as pages show it: the events a live session showed, without the tool traffic."""
+    return [event_json(event) for event in entry_events(entry) if not isinstance(event, PROGRESS)]
 
 
 async def _send_quietly(peer: Peer, data: dict[str, Any]) -> None:

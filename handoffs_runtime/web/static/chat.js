@@ -10,6 +10,26 @@ const statusLine = document.getElementById("status");
 const saved = window.localStorage;
 let socket = null;
 let retry = 500;
+let resuming = null;  // the stored session this connection asked for: the server kept it, or forgot it
+let earliest = 0;  // the number of the first transcript item shown: the server sends the last ones first
+const earlier = el("button", "choice earlier", "Show earlier messages");
+earlier.type = "button";
+earlier.addEventListener("click", () => {
+  if (!socket || socket.readyState !== WebSocket.OPEN) return;
+  earlier.disabled = true;  // one page at a time: a second click would fetch the same page again
+  socket.send(JSON.stringify({ type: "earlier", before: earliest }));
+});
+
+function showEarlier(ev) {  // a page of older items goes above those shown
+  const older = document.createElement("div");
+  const view = new Transcript(older);
+  for (const item of ev.items) view.show(item, "You");
+  earlier.remove();
+  earlier.disabled = false;
+  transcript.node.prepend(...older.childNodes);
+  earliest = ev.start;
+  if (earliest > 0) transcript.node.prepend(earlier);
+}
 
 function setTurn(question) {
   const open = question !== null;
@@ -42,11 +62,17 @@ function handle(ev) {
     case "session":
       saved.setItem("handoffs.session", ev.session);
       saved.setItem("handoffs.key", ev.key);
-      statusLine.textContent = "connected";
+      statusLine.textContent = ev.session === resuming ? "reconnected" : "connected";
       break;
     case "history":
       transcript.clear();
+      earliest = ev.start;
+      earlier.disabled = false;
+      if (earliest > 0) transcript.node.append(earlier);
       for (const item of ev.items) transcript.show(item, "You");
+      break;
+    case "earlier":
+      showEarlier(ev);
       break;
     case "question":
       setTurn(ev);
@@ -87,6 +113,7 @@ function connect() {
     retry = 500;
     const session = saved.getItem("handoffs.session");
     const key = saved.getItem("handoffs.key");
+    resuming = session && key ? session : null;
     socket.send(JSON.stringify(session && key ? { type: "hello", session: session, key: key } : { type: "hello" }));
   });
   socket.addEventListener("message", (message) => handle(JSON.parse(message.data)));
