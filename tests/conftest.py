@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import socket
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from .pty_support import Terminal
+
+if TYPE_CHECKING:
+    from .distributed_support import Process
 
 
 def _is_local(host: Any) -> bool:
@@ -49,6 +53,14 @@ def terminal() -> Iterator[Terminal]:
     term = Terminal()
     yield term
     term.close()
+
+
+@pytest.fixture
+async def processes() -> AsyncIterator[list[Process]]:
+    """Every child process (host, worker) a test starts; all are killed at the end, whatever happened."""
+    started: list[Process] = []
+    yield started
+    await asyncio.gather(*(p.kill() for p in started))
 
 
 from .postgres_support import postgres_server  # noqa: E402, F401  (a session-wide PostgreSQL server)

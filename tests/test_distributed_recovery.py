@@ -8,7 +8,6 @@ import asyncio
 import os
 import signal
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -21,17 +20,10 @@ from handoffs_runtime.distributed.outbox import Outbox, SeenEvents
 from handoffs_runtime.messages import PersonAnswer
 from handoffs_runtime.teams.acme import acme_team
 
-from .distributed_support import TIMEOUT, Process, free_port, start_host, start_worker
+from .distributed_support import TIMEOUT, Process, deploy, free_port, start_host, start_worker
 from .test_distributed import PROPOSAL, REFUND, notice, reply
 
 FAST = Backoff(initial=0.01, maximum=0.05)
-
-
-@pytest.fixture
-async def processes() -> AsyncIterator[list[Process]]:
-    started: list[Process] = []
-    yield started
-    await asyncio.gather(*(p.kill() for p in started))
 
 
 async def outputs_until_reply(channel: QueueChannel, session: str = "s1") -> list[Event]:
@@ -148,9 +140,7 @@ async def test_a_lost_connection_gives_back_what_may_not_have_arrived_and_events
 async def test_the_operators_answer_is_kept_when_the_human_agents_worker_dies(
     processes: list[Process],
 ) -> None:
-    host, address = await start_host()
-    processes.append(host)
-    processes.append(await start_worker(address, "TriageAgent"))
+    address = await deploy(processes, "TriageAgent")
     human = await start_worker(address, "HumanAgent")
     processes.append(human)
     channel = QueueChannel()

@@ -20,7 +20,7 @@ from handoffs_runtime.models.choice import model_from_options
 from handoffs_runtime.sessions.open import OpenedStore, store_target
 from handoffs_runtime.sessions.open import open_store as open_store_at
 from handoffs_runtime.team.files import FILE_SUFFIXES, load_team
-from handoffs_runtime.team.spec import TeamSpec
+from handoffs_runtime.team.spec import TeamSpec, call_deadline
 from handoffs_runtime.teams.acme import acme_team
 from handoffs_runtime.teams.orchestrator import orchestrator_team
 
@@ -69,8 +69,9 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         "--model-timeout",
         type=float,
         metavar="S",
-        help="seconds one model call may take, the whole reply included (default: 30); a streamed reply "
-        "cut there is kept, marked as cut",
+        help="seconds one model call may take, the whole reply included (default: the team's "
+        "model_timeout, 45 unless its team file sets another); a streamed reply cut there is kept, "
+        "marked as cut",
     )
 
 
@@ -79,7 +80,8 @@ def model_from_args(args: argparse.Namespace, team: TeamSpec | None = None) -> C
     ``model``), else the built-in offline model (pass the team through ``model_timeout_team``)."""
     if args.model is None and not os.environ.get("HANDOFFS_MODEL") and team is not None and team.model:
         return team.model
-    return model_from_options(args.model, base_url=args.base_url, timeout=args.model_timeout)
+    timeout = call_deadline(team, args.model_timeout)
+    return model_from_options(args.model, base_url=args.base_url, timeout=timeout)
 
 
 def add_verbose_option(parser: argparse.ArgumentParser) -> None:
