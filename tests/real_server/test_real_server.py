@@ -188,7 +188,8 @@ async def test_a_context_overflow_is_said_as_what_it_is(real_server: RealServer)
     [reply] = channel.replies("s1")
     assert reply.text == (
         "Sorry, I can't answer: your last message is longer than the model can read (it reads at most "
-        f"{CONTEXT_TOKENS} tokens), even with the earlier conversation left out; please say it in fewer words."
+        f"{CONTEXT_TOKENS} tokens), even with the earlier conversation left out; "
+        "please say it in fewer words."
     )
     assert reply.text != EMPTY_REPLY
     assert real_server.refused(mark) == [("/v1/chat/completions", 400)]  # provoked, and sent once
