@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
 from handoffs_runtime import (
@@ -20,10 +19,10 @@ from handoffs_runtime import (
 )
 from handoffs_runtime.models.scripted import ScriptedModel
 from handoffs_runtime.teams.acme import acme_team
-from handoffs_runtime.web.hub import WAITING_FOR_OPERATOR
+from handoffs_runtime.web.hub import WAITING_FOR_APPROVAL, WAITING_FOR_OPERATOR
 
 from .fake_openai import fake_openai
-from .web_support import TOKEN, Client, Served, client, customer, http_get, served
+from .web_support import TOKEN, Client, Served, approve, client, customer, http_get, operator, served
 
 TURN = {
     "type": "question",
@@ -58,12 +57,19 @@ async def test_the_refund_path_over_a_websocket_in_order(tmp_path: Path) -> None
         assert first[1]["target"] == "IssuesAndRepairsAgent"
         assert first[2]["agent"] == "IssuesAndRepairsAgent"
         await page.send({"type": "say", "text": "yes"})
-        second = await page.until("question")
+        second = await page.until("notice", text=WAITING_FOR_APPROVAL)  # a refund is the operator's
+        assert await approve(server, sid) == {
+            "session": sid,
+            "kind": "approval",
+            "prompt": 'Allow execute_refund(item_id="item_132612938", '
+            'reason="I want a refund for my shoes")? y/n',
+        }
+        second += await page.until("question")
         assert kinds(second) == [
-            "said",
-            "tool_started", "tool_finished", "tool_started", "tool_finished", "reply", "question"
+            "said", "tool_started", "tool_finished", "tool_started", "notice",
+            "tool_finished", "reply", "question"
         ]  # fmt: skip
-        assert second[3]["tool"] == "execute_refund" and second[4]["result"] == "success"
+        assert second[3]["tool"] == "execute_refund" and second[5]["result"] == "success"
         assert all(m["session"] == sid for m in first + second)
         await page.socket.close()
 
@@ -158,6 +164,8 @@ async def test_a_reload_resumes_the_session_from_the_store(tmp_path: Path) -> No
         assert history["items"][0]["text"] == "I want a refund for my shoes"
         assert (await again.recv())["type"] == "question"  # the question the closed page was asked
         await again.send({"type": "say", "text": "yes"})
+        await again.until("notice", text=WAITING_FOR_APPROVAL)
+        await approve(server, session["session"])
         got = await again.until("reply")
         assert "refund" in got[-1]["text"]
         await again.socket.close()
@@ -171,12 +179,6 @@ async def escalated(server: Served) -> tuple[Client, str]:
     got = await page.until("notice", text=WAITING_FOR_OPERATOR)
     assert "question" not in kinds(got)  # the operator's question is not shown to the customer
     return page, session["session"]
-
-
-async def operator(server: Served, token: str = TOKEN) -> Client:
-    page = Client(await connect(server.ws + "/ws/operator"))
-    await page.send({"type": "hello", "token": token})
-    return page
 
 
 async def test_an_operator_takes_answers_and_hands_back(tmp_path: Path) -> None:
@@ -388,6 +390,8 @@ async def test_a_session_resumes_from_the_store_after_the_server_restarts(tmp_pa
         got = await again.until("question")
         assert any(m["type"] == "notice" and m["text"].startswith("resuming session") for m in got)
         await again.send({"type": "say", "text": "yes"})
+        await again.until("notice", text=WAITING_FOR_APPROVAL)
+        await approve(server, session["session"])
         reply = (await again.until("reply"))[-1]
         assert reply["agent"] == "IssuesAndRepairsAgent" and "refund" in reply["text"]
         await again.socket.close()

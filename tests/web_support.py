@@ -106,3 +106,32 @@ def http_get(url: str, token: str | None = None) -> tuple[int, dict[str, str], b
             return response.status, dict(response.headers), response.read()
     except urllib.error.HTTPError as exc:
         return exc.code, dict(exc.headers), exc.read()
+
+
+async def operator(server: Served, token: str = TOKEN) -> Client:
+    """An operator console that sent its token (its first messages are ``ready`` and ``waiting``)."""
+    page = Client(await connect(server.ws + "/ws/operator"))
+    await page.send({"type": "hello", "token": token})
+    return page
+
+
+async def approve(server: Served, session: str, answer: str = "yes") -> dict[str, Any]:
+    """An operator signs in, takes the approval ``session`` waits for, answers it and leaves.
+
+    Returns the approval as the waiting list showed it (``session``, ``kind``, ``prompt``).
+    """
+    console = await operator(server)
+    try:
+        while True:
+            waiting = (await console.until("waiting"))[-1]["sessions"]
+            asked = [s for s in waiting if s["session"] == session]
+            if asked:
+                break
+        assert asked[0]["kind"] == "approval", asked
+        await console.send({"type": "take", "session": session})
+        await console.until("taken", session=session)
+        await console.send({"type": "say", "session": session, "text": answer})
+        await console.until("released", session=session)
+        return dict(asked[0])
+    finally:
+        await console.socket.close()

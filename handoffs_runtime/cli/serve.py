@@ -38,6 +38,12 @@ def add_parser(sub: Subcommands) -> None:
         type=Path,
         help="file holding the operator token (default: a new token, printed at start)",
     )
+    serve.add_argument(
+        "--approve-code",
+        action="store_true",
+        help="have an operator approve, in the operator console, each run of the team's code tools "
+        "(a team with code tools does not start without it, unless its team file asks the operator)",
+    )
     add_no_stream_option(serve, help_text="show replies whole, not as they are written")
     add_host_option(
         serve,
@@ -77,16 +83,23 @@ def run(args: argparse.Namespace) -> int:
         team = model_timeout_team(team, args.model_timeout)
         label = f"model: {model_label(model)}"
         team = streaming_team(team, stream=not args.no_stream and model_label(model) != "offline")
-        store = open_store(args.store)
-        hub = SessionHub(team, model, store, idle_seconds=idle)
+        backend = None
     else:
         from handoffs_runtime.distributed.options import Address
 
         Address.parse(args.host)
+        model = None
         label = f"front end of the host at {args.host}"
-        store = open_store(args.store)
-        backend = RemoteTeam(team, args.host, store, credentials=args.credentials)
-        hub = SessionHub(team, None, store, idle_seconds=idle, backend=backend)
+    store = open_store(args.store)
+    try:
+        if args.host is not None:
+            backend = RemoteTeam(team, args.host, store, credentials=args.credentials)
+        hub = SessionHub(
+            team, model, store, idle_seconds=idle, backend=backend, approve_code=args.approve_code
+        )
+    except BaseException:  # a team refused (code nobody approves): the store is left as it was
+        store.close_now()
+        raise
     app = create_app(hub, operator_token=token)
 
     async def serve() -> None:

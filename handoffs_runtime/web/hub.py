@@ -32,14 +32,18 @@ from handoffs_runtime.channels.events import (
     Said,
     to_json,
 )
-from handoffs_runtime.errors import HandoffsError, StoreError, UnknownSessionError
+from handoffs_runtime.errors import HandoffsError, StoreError, TeamConfigError, UnknownSessionError
 from handoffs_runtime.sessions.store import SessionStore, StoredEntry
+from handoffs_runtime.team.oversight import operator_oversight, remote_oversight
 from handoffs_runtime.team.spec import TeamSpec
 from handoffs_runtime.web.backends import LocalTeam, TeamBackend
 
 logger = logging.getLogger("handoffs_runtime.web")
 
 WAITING_FOR_OPERATOR = "Please wait a moment: a person will answer you shortly."
+WAITING_FOR_APPROVAL = (
+    "Your request is waiting for a member of our staff to approve it. Please wait a moment."
+)
 
 
 class Peer(Protocol):
@@ -74,6 +78,12 @@ class SessionHub:
     and the same browser resumes it later); ``max_sessions`` bounds the sessions live at once.
     ``backend``: where the team runs (default: in this process, calling ``model``; ``RemoteTeam`` for a
     front end of a gRPC host, which needs no model).
+
+    Customers are strangers: every approval the team asks is the operator's, in the operator console,
+    and code and irreversible tools are approved before each call
+    (:func:`~handoffs_runtime.team.oversight.operator_oversight`); a team whose code would run with
+    nobody's approval is refused unless ``approve_code``. A team run by a gRPC host's workers cannot be
+    changed here: it must ask the operator already.
     """
 
     def __init__(
@@ -85,11 +95,15 @@ class SessionHub:
         idle_seconds: float = 600.0,
         max_sessions: int = 1000,
         backend: TeamBackend | None = None,
+        approve_code: bool = False,
     ) -> None:
         if backend is None:
             if model is None:
                 raise HandoffsError("SessionHub needs a model to run the team in this process, or a backend")
+            team = operator_oversight(team, approve_code=approve_code)
             backend = LocalTeam(team, model, store)
+        else:
+            _check_remote(team, approve_code)
         self.team = team
         self.store = store
         self.channel = EventChannel()
@@ -264,10 +278,13 @@ class SessionHub:
                 if isinstance(event, Question):
                     live.delivered[event.person] = event
                 if isinstance(event, Question) and event.person == "operator":
+                    if event.choices:  # an approval: the customer learns why nothing happens yet
+                        await self._to_customers(live, self._notice(live, WAITING_FOR_APPROVAL))
                     if live.operator is not None:
                         await _send_quietly(live.operator, data)
                     else:
-                        await self._to_customers(live, to_json(Info(WAITING_FOR_OPERATOR)))
+                        if not event.choices:
+                            await self._to_customers(live, self._notice(live, WAITING_FOR_OPERATOR))
                         await self._announce_waiting()
                     continue
                 if not (isinstance(event, Said) and event.person == "operator"):  # "/handoff X" is internal
@@ -283,6 +300,10 @@ class SessionHub:
             if live.operator is not None:
                 await _send_quietly(live.operator, {"type": "released", "session": live.session_id})
             await self._announce_waiting()
+
+    @staticmethod
+    def _notice(live: _Live, text: str) -> dict[str, Any]:
+        return {"session": live.session_id, **to_json(Info(text))}
 
     async def _to_customers(self, live: _Live, data: dict[str, Any]) -> None:
         for peer in list(live.customers):
@@ -318,6 +339,22 @@ def history_item(entry: StoredEntry) -> dict[str, Any] | None:
     if event.outcome == "loop_stopped":
         return to_json(LoopStopped(event.source, event.target, event.reason))
     return to_json(HandoffRefused(event.source, event.target, event.tool, event.reason))
+
+
+def _check_remote(team: TeamSpec, approve_code: bool) -> None:
+    """A gRPC host's workers run the tools as their team file says: refuse what cannot be made safe here."""
+    if approve_code:
+        raise TeamConfigError(
+            "--approve-code cannot change the tools a gRPC host's workers run: mark the code tool "
+            "requires_approval: operator in the team file they load"
+        )
+    unapproved = remote_oversight(team)
+    if unapproved:
+        logger.warning(
+            "the gRPC host's workers run irreversible tools (%s) without an operator's approval: mark them "
+            "requires_approval: operator in the team file they load",
+            unapproved,
+        )
 
 
 async def _send_quietly(peer: Peer, data: dict[str, Any]) -> None:
