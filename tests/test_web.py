@@ -269,19 +269,20 @@ async def test_an_operator_who_leaves_puts_the_session_back_on_the_waiting_list(
 
 async def test_the_operator_console_and_the_sessions_view_need_the_token(tmp_path: Path) -> None:
     async with served(tmp_path) as server:
-        for token in ("wrong-token", ""):
+        for token, error in [
+            ("wrong-token", "wrong operator token"),
+            ("", "invalid message: hello.token: String should have at least 1 character"),
+        ]:
             page = await operator(server, token)
-            reply = await page.recv()
-            assert reply["type"] == "error"
+            assert await page.recv() == {"type": "error", "message": error}
             with pytest.raises(ConnectionClosed):
                 await page.recv()
         async with client(server, "/ws/operator") as page:
             await page.send({"type": "take", "session": "0" * 32})
             assert (await page.recv()) == {"type": "error", "message": "the operator token is required"}
-        status, _, _ = await asyncio.to_thread(http_get, server.url + "/api/sessions")
-        assert status == 401
-        status, _, _ = await asyncio.to_thread(http_get, server.url + "/api/sessions", "wrong")
-        assert status == 401
+        for token, error in [(None, "the operator token is required"), ("wrong", "wrong operator token")]:
+            status, _, body = await asyncio.to_thread(http_get, server.url + "/api/sessions", token)
+            assert (status, json.loads(body)) == (401, {"error": error})
         page, session = await customer(server)
         await page.until("question")
         await page.send({"type": "say", "text": "hello"})

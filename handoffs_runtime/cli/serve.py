@@ -106,10 +106,9 @@ def run(args: argparse.Namespace) -> int:
         async with running(app, host=args.bind, port=args.port) as url:
             print(f"handoffs serve · {team.title or team.name} · {label}", flush=True)
             print(f"customer chat:    {url}/", flush=True)
-            if args.operator_token_file is None:
-                print(f"operator console: {url}/operator#token={token}", flush=True)
-            else:
-                print(f"operator console: {url}/operator (token from {args.operator_token_file})", flush=True)
+            # The token is never part of a URL: browsers keep every address they visit in their history.
+            given = f"the token {token}" if args.operator_token_file is None else args.operator_token_file
+            print(f"operator console: {url}/operator (sign in with {given})", flush=True)
             if not _is_loopback(args.bind):
                 print("warning: listening beyond this machine over plain HTTP; put TLS in front", flush=True)
             await asyncio.Event().wait()

@@ -45,6 +45,8 @@ from handoffs_runtime.web.protocol import (
 logger = logging.getLogger("handoffs_runtime.web")
 
 POLICY_VIOLATION = 1008
+TOKEN_REQUIRED = "the operator token is required"
+WRONG_TOKEN = "wrong operator token"
 PAGES = {"/": "index.html", "/operator": "operator.html", "/sessions": "sessions.html"}
 ASSETS = {
     "app.css": "text/css",
@@ -114,13 +116,16 @@ def create_app(hub: SessionHub, *, operator_token: str, secret: bytes | None = N
             return Response("not found", status_code=404, headers=HEADERS)
         return Response(assets[name], media_type=ASSETS[name], headers=HEADERS)
 
-    def authorised(request: Request) -> bool:
+    def refused(request: Request) -> Response | None:
+        """``None`` for a request with the operator token, else the 401 that says what is wrong."""
         given = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
-        return bool(given) and token_matches(operator_token, given)
+        if given and token_matches(operator_token, given):
+            return None
+        return _json({"error": WRONG_TOKEN if given else TOKEN_REQUIRED}, 401)
 
     async def list_sessions(request: Request) -> Response:
-        if not authorised(request):
-            return _json({"error": "the operator token is required"}, 401)
+        if (refusal := refused(request)) is not None:
+            return refusal
         sessions = await hub.store.list_sessions()
         rows = [
             {
@@ -136,8 +141,8 @@ def create_app(hub: SessionHub, *, operator_token: str, secret: bytes | None = N
         return _json({"sessions": rows})
 
     async def show_session(request: Request) -> Response:
-        if not authorised(request):
-            return _json({"error": "the operator token is required"}, 401)
+        if (refusal := refused(request)) is not None:
+            return refusal
         session_id = request.path_params["session"]
         if len(session_id) > 200:
             return _json({"error": "unknown session"}, 404)
@@ -204,10 +209,10 @@ def create_app(hub: SessionHub, *, operator_token: str, secret: bytes | None = N
                 try:
                     message = parse_operator(raw)
                     if not signed_in:
-                        if not isinstance(message, OperatorHello) or not token_matches(
-                            operator_token, message.token
-                        ):
-                            raise _Refused("the operator token is required")
+                        if not isinstance(message, OperatorHello):
+                            raise _Refused(TOKEN_REQUIRED)
+                        if not token_matches(operator_token, message.token):
+                            raise _Refused(WRONG_TOKEN)
                         signed_in = True
                         await hub.add_operator(peer)
                     elif isinstance(message, Take):

@@ -12,6 +12,16 @@ function socketUrl(path) {
   return (location.protocol === "https:" ? "wss://" : "ws://") + location.host + path;
 }
 
+// The operator token is typed into the sign-in form and kept for this tab only (sessionStorage). It is
+// never read from the address: browsers keep every address in their history, replaceState or not.
+function forgetAddressedToken() {
+  if (/token=/.test(location.hash)) history.replaceState(null, "", location.pathname);
+}
+
+function isTokenError(message) {
+  return message === "wrong operator token" || message === "the operator token is required";
+}
+
 function describe(ev) {
   switch (ev.type) {
     case "handoff": return "↪ " + ev.source + " handed the conversation to " + ev.target;
