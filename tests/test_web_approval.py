@@ -19,12 +19,13 @@ from handoffs_runtime import (
     TeamSpec,
     irreversible,
     requires_approval,
+    runs_code,
 )
 from handoffs_runtime.team.files import load_team_file
 from handoffs_runtime.team.oversight import UnapprovedCodeError, operator_oversight, remote_oversight
 from handoffs_runtime.teams.orchestrator import code_tool, orchestrator_team
 from handoffs_runtime.tools.approval import ApprovalTool
-from handoffs_runtime.tools.effects import is_code_runner, runs_code
+from handoffs_runtime.tools.effects import is_code_runner
 from handoffs_runtime.web.backends import RemoteTeam
 from handoffs_runtime.web.hub import WAITING_FOR_APPROVAL, SessionHub
 
@@ -169,3 +170,13 @@ async def test_a_front_end_of_a_host_refuses_code_its_workers_would_run_unapprov
             SessionHub(team, None, store, backend=RemoteTeam(team, "127.0.0.1:1", store), approve_code=True)
     finally:
         await store.close()
+
+
+def test_a_team_file_marks_its_own_code_tool(tmp_path: Path) -> None:
+    (tmp_path / "lab_tools.py").write_text(
+        'def shell(command: str) -> str:\n    """Run a shell command."""\n    return command\n'
+    )
+    path = tmp_path / "lab.yaml"
+    path.write_text("name: lab\nagents:\n- name: A\n  tools:\n  - {ref: lab_tools:shell, runs_code: true}\n")
+    with pytest.raises(UnapprovedCodeError, match=r"\(A: shell\)"):
+        operator_oversight(load_team_file(path))

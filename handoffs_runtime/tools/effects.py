@@ -1,4 +1,4 @@
-"""Marking tools whose effect cannot be undone (an order placed, money refunded) and tools that run code.
+"""Marks on tools: an effect that cannot be undone (an order placed, money refunded), running code.
 
 The marks are data on the tool, read by whoever must be careful with it: the built-in offline model
 never proposes an irreversible tool on a guess (the person's words must ask for that action and name a
