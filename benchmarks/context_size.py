@@ -116,7 +116,7 @@ async def measure_mode(
     runtime.start()  # type: ignore[attr-defined]
     await start_session(runtime, session)
     await runtime.stop_when_idle()  # type: ignore[attr-defined]
-    handoffs = [e for e in channel.events(session) if e.outcome == "handoff"]
+    handoffs = [e for e in channel.handoffs(session) if e.outcome == "handoff"]
     replies = channel.replies(session)
     if len(handoffs) != TURNS // HANDOFF_EVERY or len(replies) != TURNS:
         raise BenchmarkError(

@@ -23,7 +23,7 @@ from autogen_core.models import LLMMessage
 from autogen_core.tools import ToolSchema
 
 from handoffs_runtime import register_team, start_session
-from handoffs_runtime.channels.base import Output, Person
+from handoffs_runtime.messages import Event, Person
 from handoffs_runtime.models.scripted import FunctionModel
 from handoffs_runtime.runtime.release import live_sessions
 from handoffs_runtime.teams.acme import acme_team
@@ -31,6 +31,8 @@ from handoffs_runtime.teams.acme import acme_team
 
 class OneLineChannel:
     """Each session says one line, then leaves; nothing is kept (unlike ``ScriptedChannel``)."""
+
+    shows_progress = False
 
     def __init__(self) -> None:
         self._asked: set[str] = set()
@@ -42,7 +44,7 @@ class OneLineChannel:
         self._asked.add(session_id)
         return "hello"
 
-    async def show(self, session_id: str, output: Output) -> None:
+    async def show(self, session_id: str, event: Event) -> None:
         return None
 
 

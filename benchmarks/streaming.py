@@ -22,7 +22,7 @@ from autogen_core.models import CreateResult, LLMMessage
 from autogen_core.tools import Tool, ToolSchema
 
 from handoffs_runtime import HandoffsRuntime, LocalModel, TeamPolicy, register_team
-from handoffs_runtime.channels.base import Progress
+from handoffs_runtime.messages import PROGRESS, Event
 from handoffs_runtime.models.scripted import FunctionModel
 
 from .frameworks import ours
@@ -56,14 +56,19 @@ class ChunkedModel(ChunkedStream, FunctionModel):
 
 
 class ProgressChannel(ours.OnceChannel):
-    """The benchmark's channel, also taking every delta (and counting them)."""
+    """The benchmark's channel, also shown every delta (and counting them)."""
+
+    shows_progress = True
 
     def __init__(self) -> None:
         super().__init__()
         self.deltas = 0
 
-    async def progress(self, session_id: str, item: Progress) -> None:
-        self.deltas += 1
+    async def show(self, session_id: str, event: Event) -> None:
+        if isinstance(event, PROGRESS):
+            self.deltas += 1
+            return
+        await super().show(session_id, event)
 
 
 async def _framework(mode: str) -> ours.Ours:

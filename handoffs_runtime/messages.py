@@ -1,13 +1,16 @@
-"""The message protocol that agents publish to each other.
+"""The message protocol that agents publish to each other, and the events a person is shown.
 
 These are pydantic models because they cross the gRPC wire in distributed mode. The whole conversation
 travels inside the message (``context``), so agents hold no state between messages and any worker can
-serve any session.
+serve any session. The person's events (``Event``) are one vocabulary for channels, the relay from a
+worker to the session's front end, the web page's JSON and stored transcripts.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from dataclasses import dataclass
+from functools import cache
+from typing import Annotated, Any, Literal
 
 from autogen_core.models import (
     AssistantMessage,
@@ -16,7 +19,7 @@ from autogen_core.models import (
     SystemMessage,
     UserMessage,
 )
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from handoffs_runtime.usage import Usage
 
@@ -52,6 +55,7 @@ class AgentResponse(BaseModel):
 
 
 HandoffOutcome = Literal["handoff", "refused", "loop_stopped"]
+Person = Literal["customer", "operator"]
 
 
 class HandoffEvent(BaseModel):
@@ -73,6 +77,17 @@ class HandoffEvent(BaseModel):
     """``reason`` with nothing quoted from the conversation or the model (``validation failed: account``):
     what telemetry records unless content capture is on."""
     said: str = ""
+
+    def line(self) -> HandoffLine:
+        """What the person is shown of this decision (``said`` is shown before it, as a reply)."""
+        return HandoffLine(
+            source=self.source,
+            target=self.target,
+            tool=self.tool,
+            outcome=self.outcome,
+            reason=self.reason,
+            hop=self.hop,
+        )
 
 
 class WorkerTask(BaseModel):
@@ -118,7 +133,7 @@ class PersonQuestion(BaseModel):
     another process; the session's ``UserAgent`` answers it with a ``PersonAnswer``."""
 
     prompt: str
-    person: Literal["customer", "operator"] = "customer"
+    person: Person = "customer"
 
 
 class PersonAnswer(BaseModel):
@@ -127,24 +142,167 @@ class PersonAnswer(BaseModel):
     text: str | None = None
 
 
-class PersonNotice(BaseModel):
-    """A line for the session's person from an agent on another process."""
+# --- what a person is shown -------------------------------------------------------------------------
+#
+# One vocabulary for every destination: a channel's ``show``, the ``PersonEvent`` that carries an event
+# from a worker to the session's front end, the JSON a web page receives (``event_json``) and what a
+# stored transcript entry renders to. The ``type`` field tells them apart on the wire.
+#
+# They are plain dataclasses, not pydantic models, nor frozen: the runtime builds several per turn for every
+# session, and a validated model costs five times as much, a frozen dataclass four times. Pydantic
+# validates them where they arrive from outside (inside ``PersonEvent``, with extra fields forbidden) and
+# writes their JSON. Treat them as values: a shown event is never changed.
 
+
+class _Shown:
+    """The base of every event a person is shown."""
+
+    __slots__ = ()
+    __pydantic_config__ = ConfigDict(extra="forbid")
+
+
+@dataclass(slots=True, kw_only=True)
+class Reply(_Shown):
+    """``agent``'s complete reply: what is stored, and what replaces the deltas shown before it."""
+
+    type: Literal["reply"] = "reply"
+    agent: str
     text: str
 
 
-class PersonProgress(BaseModel):
-    """A turn under way on another process, for the channel's ``progress`` of the session's person: a
-    piece of ``agent``'s reply as the model writes it, or (``tool`` set) a tool call of ``agent``
-    starting (``result`` None) or finished. Shown only, never stored: the reply that follows is."""
+@dataclass(slots=True, kw_only=True)
+class Delta(_Shown):
+    """A piece of ``agent``'s reply as the model writes it (``TeamPolicy(stream=True)``): progress.
 
+    The ``Reply`` that follows holds the whole text and replaces the pieces: a stream cut in the middle
+    ends with the apology as its reply, and a reply that turned into tool calls has none.
+    """
+
+    type: Literal["delta"] = "delta"
     agent: str
-    text: str = ""
-    tool: str = ""
-    call_id: str = ""
-    arguments: str = ""
-    result: str | None = None
+    text: str
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolStarted(_Shown):
+    """A regular tool call of ``agent`` starting: progress."""
+
+    type: Literal["tool_started"] = "tool_started"
+    agent: str
+    tool: str
+    call_id: str
+    arguments: str
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolFinished(_Shown):
+    """A tool call's result (progress); ``is_error`` when it failed (the model is told, and goes on)."""
+
+    type: Literal["tool_finished"] = "tool_finished"
+    agent: str
+    tool: str
+    call_id: str
+    result: str
     is_error: bool = False
+
+
+@dataclass(slots=True, kw_only=True)
+class HandoffLine(_Shown):
+    """A handoff decision as the person reads it: carried out, refused (``reason``) or a loop stopped.
+
+    Unlike the ``HandoffEvent`` it comes from, it holds no tool arguments: a person never sees raw tool
+    data. ``hop`` counts the handoffs of the turn so far.
+    """
+
+    type: Literal["handoff"] = "handoff"
+    source: str
+    target: str
+    tool: str = ""
+    outcome: HandoffOutcome = "handoff"
+    reason: str = ""
+    hop: int = 0
+
+
+@dataclass(slots=True, kw_only=True)
+class Question(_Shown):
+    """A question waiting for ``person``; ``turn`` when it is the customer's ordinary turn to speak.
+
+    ``choices`` are the answers offered as buttons (``yes``/``no`` for a ``... y/n`` confirmation).
+    """
+
+    type: Literal["question"] = "question"
+    prompt: str
+    person: Person = "customer"
+    turn: bool = False
+    choices: tuple[str, ...] = ()
+
+    @classmethod
+    def asking(cls, prompt: str, person: Person = "customer") -> Question:
+        """The question a channel's ``ask(prompt, person=...)`` puts: a ``... y/n`` one offers yes/no."""
+        turn = person == "customer" and prompt == USER_PROMPT
+        choices = YES_NO if prompt.rstrip().lower().endswith("y/n") else ()
+        return cls(prompt=prompt, person=person, turn=turn, choices=choices)
+
+
+@dataclass(slots=True, kw_only=True)
+class Said(_Shown):
+    """What ``person`` answered (an operator's ``/handoff AGENT`` too)."""
+
+    type: Literal["said"] = "said"
+    text: str
+    person: Person = "customer"
+
+
+@dataclass(slots=True, kw_only=True)
+class Notice(_Shown):
+    """A line from the runtime itself: a session starting, resuming or ending, a warning."""
+
+    type: Literal["notice"] = "notice"
+    text: str
+
+
+@dataclass(slots=True, kw_only=True)
+class SessionEnded(_Shown):
+    """The last event of a session."""
+
+    type: Literal["ended"] = "ended"
+
+
+Event = Annotated[
+    Reply | Delta | ToolStarted | ToolFinished | HandoffLine | Question | Said | Notice | SessionEnded,
+    Field(discriminator="type"),
+]
+"""Everything a person is shown, told apart by ``type``."""
+
+PROGRESS: tuple[type[_Shown], ...] = (Delta, ToolStarted, ToolFinished)
+"""Events of a turn under way: shown only, never stored, and built only for channels that show them."""
+
+RELAYED: tuple[type[_Shown], ...] = (Notice, *PROGRESS)
+"""What an agent on another process may show the session's person (``PersonEvent``). Replies, handoff
+lines and questions reach the front end as the messages they come from, stored before they are shown."""
+
+USER_PROMPT = "you"
+"""The prompt of an ordinary turn; channels show other prompts as questions."""
+YES_NO = ("yes", "no")
+
+
+@cache
+def _event_adapter() -> TypeAdapter[Event]:
+    """Built on first use: a process that never writes JSON for a page never holds its schema."""
+    return TypeAdapter(Event)
+
+
+def event_json(event: Event) -> dict[str, Any]:
+    """``event`` as a web page receives it: a JSON object whose ``type`` tells what it is."""
+    data: dict[str, Any] = _event_adapter().dump_python(event, mode="json")
+    return data
+
+
+class PersonEvent(BaseModel):
+    """An event for the session's person from an agent on another process (a tool's notice, progress):
+    published to the session's ``User`` topic, shown by its ``UserAgent`` if it is one of ``RELAYED``."""
+
+    event: Event
 
 
 MESSAGE_TYPES: tuple[type[BaseModel], ...] = (
@@ -157,8 +315,7 @@ MESSAGE_TYPES: tuple[type[BaseModel], ...] = (
     Undeliverable,
     PersonQuestion,
     PersonAnswer,
-    PersonNotice,
-    PersonProgress,
+    PersonEvent,
 )
 """Every message type of the protocol: a distributed worker registers a serializer for each."""
 

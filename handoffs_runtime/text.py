@@ -8,6 +8,7 @@ calls :func:`printable`; the store and the JSON export keep the exact text.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 
@@ -51,3 +52,12 @@ class PrintableFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         return printable(super().format(record))
+
+
+def arguments_preview(arguments: str, limit: int = 200) -> str:
+    """A short, single-line view of a tool call's JSON arguments for logs and transcripts."""
+    try:
+        text = json.dumps(json.loads(arguments or "{}"), ensure_ascii=False)
+    except ValueError:
+        text = arguments
+    return text if len(text) <= limit else text[: limit - 1] + "…"

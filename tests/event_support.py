@@ -7,7 +7,8 @@ from collections.abc import Iterable
 from autogen_core.models import ChatCompletionClient
 
 from handoffs_runtime import HandoffsRuntime, TeamSpec, register_team, start_session
-from handoffs_runtime.channels.events import Event, EventChannel, Question
+from handoffs_runtime.channels.events import EventChannel
+from handoffs_runtime.messages import Event, Question
 from handoffs_runtime.sessions.store import SessionStore
 
 

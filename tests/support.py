@@ -12,7 +12,7 @@ from typing import Any
 from autogen_core import SingleThreadedAgentRuntime
 from autogen_core.models import ChatCompletionClient, CreateResult, RequestUsage
 
-from handoffs_runtime import Channel, HandoffsRuntime, TeamSpec, register_team, start_session
+from handoffs_runtime import Channel, HandoffsRuntime, SessionStore, TeamSpec, register_team, start_session
 from handoffs_runtime.models.scripted import ScriptedModel
 
 
@@ -23,10 +23,13 @@ async def run_sessions(
     model: ChatCompletionClient | None = None,
     models: Mapping[str, ChatCompletionClient] | None = None,
     sessions: Iterable[str] = ("s1",),
+    store: SessionStore | None = None,
 ) -> SingleThreadedAgentRuntime:
     """Register ``team``, open ``sessions`` and run until every session has ended."""
     runtime = HandoffsRuntime()
-    await register_team(runtime, team, model=model or ScriptedModel([]), channel=channel, models=models)
+    await register_team(
+        runtime, team, model=model or ScriptedModel([]), channel=channel, models=models, store=store
+    )
     runtime.start()
     for session in sessions:
         await start_session(runtime, session)

@@ -29,7 +29,7 @@ async def test_refund_path_triage_to_issues_lookup_and_refund() -> None:
         ("IssuesAndRepairsAgent", "Sorry to hear that. Shall I refund your shoes?"),
         ("IssuesAndRepairsAgent", "Your refund is done."),
     ]
-    [event] = channel.events("s1")
+    [event] = channel.handoffs("s1")
     assert (event.source, event.target, event.tool, event.outcome) == (
         "TriageAgent",
         "IssuesAndRepairsAgent",
@@ -112,7 +112,7 @@ async def test_transfer_back_to_triage_and_on_to_sales() -> None:
         ("IssuesAndRepairsAgent", "What is wrong with it?"),
         ("SalesAgent", "Great choice!"),
     ]
-    hops = [(e.source, e.target, e.hop) for e in channel.events("s1")]
+    hops = [(e.source, e.target, e.hop) for e in channel.handoffs("s1")]
     assert hops == [
         ("TriageAgent", "IssuesAndRepairsAgent", 1),
         ("IssuesAndRepairsAgent", "TriageAgent", 1),
@@ -153,7 +153,7 @@ async def test_offline_model_refund_then_purchase_then_human() -> None:
     assert replies[3][0] == "SalesAgent" and "rocket skates" in replies[3][1]
     assert replies[4] == ("SalesAgent", "Done: execute order → Success.")
     assert replies[5] == ("HumanAgent", "This is Sam, a person.")
-    routes = [(e.source, e.target) for e in channel.events("s1")]
+    routes = [(e.source, e.target) for e in channel.handoffs("s1")]
     assert routes == [
         ("TriageAgent", "IssuesAndRepairsAgent"),
         ("IssuesAndRepairsAgent", "TriageAgent"),
@@ -175,7 +175,7 @@ async def test_operator_hands_the_conversation_back_to_an_ai_agent() -> None:
         ("TriageAgent", "Triage again: how can I help?"),
     ]
     assert any("unknown agent 'Nobody'" in prompt for _, prompt in channel.asked["s1"])
-    routes = [(e.source, e.target) for e in channel.events("s1")]
+    routes = [(e.source, e.target) for e in channel.handoffs("s1")]
     assert routes == [("TriageAgent", "HumanAgent"), ("HumanAgent", "TriageAgent")]
     triage.assert_done()
 
@@ -185,7 +185,7 @@ async def test_operator_handback_on_the_offline_model_does_not_bounce_back() -> 
         {"s1": ["let me talk to a person"]}, operator=["/handoff TriageAgent"]
     )
     await run_sessions(acme_team(), channel, model=OfflineModel())
-    routes = [(e.source, e.target) for e in channel.events("s1")]
+    routes = [(e.source, e.target) for e in channel.handoffs("s1")]
     assert routes == [("TriageAgent", "HumanAgent"), ("HumanAgent", "TriageAgent")]
     [(agent, text)] = texts(channel)
     assert agent == "TriageAgent" and "offline demo model" in text

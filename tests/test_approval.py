@@ -13,9 +13,9 @@ from autogen_core.models import FunctionExecutionResultMessage, LLMMessage
 from autogen_core.tools import ToolSchema
 
 from handoffs_runtime import AgentSpec, OfflineModel, TeamSpec, tool_call, worker_tools
-from handoffs_runtime.channels.base import Person
 from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.errors import TeamConfigError
+from handoffs_runtime.messages import Person
 from handoffs_runtime.models.local import Reply
 from handoffs_runtime.models.scripted import FunctionModel, ScriptedModel
 from handoffs_runtime.teams.orchestrator import orchestrator_team

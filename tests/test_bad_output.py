@@ -105,7 +105,7 @@ async def test_several_handoffs_first_wins_and_every_call_has_a_result() -> None
     assert set(results) == {"c1", "c2"}
     assert not results["c1"].is_error and "Transferred to Back" in results["c1"].content
     assert results["c2"].is_error and "ignored" in results["c2"].content
-    assert [(e.target, e.outcome) for e in channel.events("s1")] == [
+    assert [(e.target, e.outcome) for e in channel.handoffs("s1")] == [
         ("Other", "refused"),
         ("Back", "handoff"),
     ]
@@ -164,7 +164,7 @@ async def test_handoff_with_invalid_json_is_refused_with_an_event() -> None:
     channel = await run_front(front)
     [result] = last_results(front.calls[1][0])
     assert result.is_error and "not valid JSON" in result.content
-    assert [(e.target, e.outcome) for e in channel.events("s1")] == [("Back", "refused")]
+    assert [(e.target, e.outcome) for e in channel.handoffs("s1")] == [("Back", "refused")]
     assert texts(channel) == [("Front", "staying here")]
 
 

@@ -1,5 +1,5 @@
-"""Optional capabilities are Protocols: a delegating or wrapping tool, a prompt model, a channel that shows
-progress are recognised by what they have, through wrappers too."""
+"""Optional capabilities are Protocols: a delegating or wrapping tool, a prompt model are recognised by what
+they have, through wrappers too; a channel says whether it shows progress."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from handoffs_runtime import (
 )
 from handoffs_runtime.agents.toolloop import ToolLoop
 from handoffs_runtime.agents.turn import Replied
-from handoffs_runtime.channels.base import Output, Person, Progress, ToolActivity
+from handoffs_runtime.messages import Event, Person, ToolFinished, ToolStarted
 from handoffs_runtime.models.scripted import ScriptedModel
 from handoffs_runtime.tools.capabilities import delegate_of
 from handoffs_runtime.tools.context import ToolContext
@@ -54,27 +54,24 @@ def test_only_a_model_that_answers_promptly_skips_the_policy_timeout() -> None:
 
 
 class QuietChannel:
-    """A channel with only the two required methods."""
+    """A channel that does not show progress."""
+
+    shows_progress = False
 
     def __init__(self) -> None:
-        self.shown: list[Output] = []
+        self.shown: list[Event] = []
 
     async def ask(self, session_id: str, prompt: str, *, person: Person = "customer") -> str | None:
         return None
 
-    async def show(self, session_id: str, output: Output) -> None:
-        self.shown.append(output)
+    async def show(self, session_id: str, event: Event) -> None:
+        self.shown.append(event)
 
 
 class WatchedChannel(QuietChannel):
     """A channel that also shows a turn as it happens."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.progressed: list[Progress] = []
-
-    async def progress(self, session_id: str, item: Progress) -> None:
-        self.progressed.append(item)
+    shows_progress = True
 
 
 async def _turn(channel: QuietChannel) -> None:
@@ -89,9 +86,9 @@ async def _turn(channel: QuietChannel) -> None:
 async def test_tool_activity_goes_to_a_channel_that_shows_progress_and_others_work_without() -> None:
     watched = WatchedChannel()
     await _turn(watched)
-    assert watched.progressed == [
-        ToolActivity("A", "refund", "c1", '{"item": "shoes"}'),
-        ToolActivity("A", "refund", "c1", '{"item": "shoes"}', result="refunded shoes", is_error=False),
+    assert watched.shown == [
+        ToolStarted(agent="A", tool="refund", call_id="c1", arguments='{"item": "shoes"}'),
+        ToolFinished(agent="A", tool="refund", call_id="c1", result="refunded shoes", is_error=False),
     ]
     quiet = QuietChannel()
     await _turn(quiet)

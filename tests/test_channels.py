@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import io
 
-from handoffs_runtime import AgentReply, ConsoleChannel, HandoffEvent, Notice, Prompt, QueueChannel
+from handoffs_runtime import ConsoleChannel, HandoffEvent, HandoffLine, Notice, Question, QueueChannel, Reply
+from handoffs_runtime.channels.base import describe
 
 
 async def test_console_prints_replies_notices_and_echoes_piped_input() -> None:
@@ -12,15 +13,30 @@ async def test_console_prints_replies_notices_and_echoes_piped_input() -> None:
     console = ConsoleChannel(stdin=io.StringIO("hello\n"), stdout=out, colour=False, echo_input=True)
     assert await console.ask("s", "you") == "hello"
     event = HandoffEvent(session_id="s", source="A", target="B", tool="transfer_to_b")
-    await console.show("s", Notice("↪ A handed the conversation to B", event=event))
-    await console.show("s", AgentReply("B", "hi there"))
+    await console.show("s", event.line())
+    await console.show("s", Reply(agent="B", text="hi there"))
+    await console.show("s", Notice(text="session s ended"))
     assert await console.ask("s", "you") is None  # end of input
-    assert out.getvalue() == "you › hello\n  ↪ A handed the conversation to B\nB › hi there\nyou › \n"
+    assert out.getvalue() == (
+        "you › hello\n  ↪ A handed the conversation to B\nB › hi there\n  session s ended\nyou › \n"
+    )
+
+
+def test_every_handoff_outcome_reads_as_its_own_line() -> None:
+    lines = [
+        describe(HandoffLine(source="A", target="B", tool="t", outcome=outcome, reason="r"))
+        for outcome in ("handoff", "refused", "loop_stopped")
+    ]
+    assert lines == [
+        "↪ A handed the conversation to B",
+        "✗ A could not hand over to B: r",
+        "⚠ handoff loop stopped at A: r",
+    ]
 
 
 async def test_console_colour_only_when_asked() -> None:
     out = io.StringIO()
-    await ConsoleChannel(stdin=io.StringIO(), stdout=out, colour=True).show("s", AgentReply("A", "x"))
+    await ConsoleChannel(stdin=io.StringIO(), stdout=out, colour=True).show("s", Reply(agent="A", text="x"))
     assert "\033[" in out.getvalue()
 
 
@@ -31,10 +47,12 @@ async def test_queue_channel_surfaces_questions_but_not_ordinary_turns() -> None
     assert channel.outbox("s").empty()
     await channel.say("s", "y")
     assert await channel.ask("s", "Confirm order? y/n") == "y"
-    assert await channel.next_output("s", timeout=1) == Prompt("Confirm order? y/n", "customer")
+    assert await channel.next_output("s", timeout=1) == Question(
+        prompt="Confirm order? y/n", choices=("yes", "no")
+    )
     await channel.say("s", "I can help", person="operator")
     assert await channel.ask("s", "HumanAgent input", person="operator") == "I can help"
-    assert await channel.next_output("s", timeout=1) == Prompt("HumanAgent input", "operator")
+    assert await channel.next_output("s", timeout=1) == Question(prompt="HumanAgent input", person="operator")
     await channel.leave("s")
     assert await channel.ask("s", "you") is None
 

@@ -47,7 +47,7 @@ async def test_200_sessions_at_once_see_only_their_own_messages() -> None:
             ("SalesAgent", f"{s} heard: buy one [{s}]"),
             ("SalesAgent", f"{s} heard: buy two [{s}]"),
         ]
-        assert [(e.source, e.target) for e in channel.events(s)] == [("TriageAgent", "SalesAgent")]
+        assert [(e.source, e.target) for e in channel.handoffs(s)] == [("TriageAgent", "SalesAgent")]
 
 
 async def test_a_session_waiting_for_its_person_does_not_stall_the_others() -> None:

@@ -10,9 +10,8 @@ import sys
 import time
 
 from handoffs_runtime.agents.ai import MODEL_ERROR_REPLY
-from handoffs_runtime.channels.base import AgentReply, Notice, TextDelta
 from handoffs_runtime.channels.console_stream import StreamingConsoleChannel
-from handoffs_runtime.messages import HandoffEvent
+from handoffs_runtime.messages import Delta, HandoffEvent, Reply, ToolStarted
 from handoffs_runtime.text import printable
 
 from .fake_openai import fake_openai
@@ -105,13 +104,14 @@ def test_streamed_text_cannot_drive_the_terminal() -> None:
 async def test_the_next_agents_words_wait_for_the_line_that_hands_it_the_conversation() -> None:
     out = io.StringIO()
     console = StreamingConsoleChannel(stdin=io.StringIO(), stdout=out, colour=False)
-    await console.progress("s1", TextDelta("TriageAgent", "Let me check."))  # its reply is not shown yet
-    await console.progress("s1", TextDelta("SalesAgent", "Rocket "))  # before the handoff line is shown
-    await console.progress("s1", TextDelta("SalesAgent", "skates?"))
+    await console.show("s1", Delta(agent="TriageAgent", text="Let me check."))  # its reply is not shown yet
+    await console.show("s1", Delta(agent="SalesAgent", text="Rocket "))  # before the handoff line is shown
+    await console.show("s1", ToolStarted(agent="SalesAgent", tool="look_up", call_id="c", arguments="{}"))
+    await console.show("s1", Delta(agent="SalesAgent", text="skates?"))
     event = HandoffEvent(session_id="s1", source="TriageAgent", target="SalesAgent", tool="t", hop=1)
-    await console.show("s1", AgentReply("TriageAgent", "Let me check."))
-    await console.show("s1", Notice("↪ TriageAgent handed the conversation to SalesAgent", event))
-    await console.show("s1", AgentReply("SalesAgent", "Rocket skates?"))
+    await console.show("s1", Reply(agent="TriageAgent", text="Let me check."))
+    await console.show("s1", event.line())
+    await console.show("s1", Reply(agent="SalesAgent", text="Rocket skates?"))
     assert out.getvalue().splitlines() == [
         "TriageAgent › Let me check.",
         "  ↪ TriageAgent handed the conversation to SalesAgent",

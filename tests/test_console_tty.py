@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from handoffs_runtime import AgentReply, ConsoleChannel, Notice
+from handoffs_runtime import ConsoleChannel, Notice, Reply
 from handoffs_runtime.tools.approval import default_prompt
 
 from .cli_support import cli_env, run_handoffs
@@ -104,8 +104,8 @@ async def test_a_question_on_the_terminal_leaves_the_event_loop_free(terminal: T
             ticks += 1
         terminal.type("hel")
         await asyncio.to_thread(terminal.read_until, "hel")
-        await console.show("bob", AgentReply("SalesAgent", "bob's reply \x1b[2J"))
-        await console.show("bob", Notice("bob's notice"))
+        await console.show("bob", Reply(agent="SalesAgent", text="bob's reply \x1b[2J"))
+        await console.show("bob", Notice(text="bob's notice"))
         terminal.type("lo" + LEFT * 5 + "say " + "\r")
         assert await asyncio.wait_for(question, 30) == "say hello"
     assert ticks == 5

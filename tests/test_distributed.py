@@ -12,7 +12,8 @@ from autogen_core import AgentId
 from autogen_core.models import UserMessage
 from autogen_ext.runtimes.grpc.protos import agent_worker_pb2
 
-from handoffs_runtime import Notice, Prompt, QueueChannel, UserTask
+from handoffs_runtime import HandoffLine, Notice, Question, QueueChannel, UserTask
+from handoffs_runtime.channels.base import describe
 from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.distributed import Backoff, FrontEnd, Host, RelayChannel, WorkerRuntime
 from handoffs_runtime.errors import DistributedError
@@ -40,12 +41,13 @@ async def reply(channel: QueueChannel, session: str = "s1") -> tuple[str, str]:
 
 
 async def notice(channel: QueueChannel, pattern: str, session: str = "s1") -> str:
-    """The next notice matching ``pattern``, skipping agent replies would be a bug: fail on one."""
+    """The next notice or handoff line matching ``pattern``, as the console prints it; skipping agent
+    replies would be a bug: fail on one."""
     while True:
         output = await channel.next_output(session, TIMEOUT)
-        assert isinstance(output, Notice), f"expected a notice like {pattern!r}, got {output}"
-        if re.search(pattern, output.text):
-            return output.text
+        assert isinstance(output, Notice | HandoffLine), f"expected a notice like {pattern!r}, got {output}"
+        if re.search(pattern, text := describe(output)):
+            return text
 
 
 async def test_refund_path_across_two_workers(processes: list[Process]) -> None:
@@ -236,8 +238,8 @@ async def test_the_human_agent_on_a_worker_reaches_the_operator_at_the_front_end
         await channel.say("s1", "Hello, Bob from ACME here.", person="operator")
         await notice(channel, "handed the conversation to HumanAgent")
         prompt = await channel.next_output("s1", TIMEOUT)
-        assert isinstance(prompt, Prompt) and prompt.person == "operator"
-        assert prompt.text.startswith("HumanAgent input (/handoff AGENT hands the conversation back")
+        assert isinstance(prompt, Question) and prompt.person == "operator"
+        assert prompt.prompt.startswith("HumanAgent input (/handoff AGENT hands the conversation back")
         assert await reply(channel) == ("HumanAgent", "Hello, Bob from ACME here.")
         await channel.leave("s1")
         await front.wait("s1")

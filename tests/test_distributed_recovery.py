@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from handoffs_runtime import AgentReply, Notice, Output, Prompt, QueueChannel
+from handoffs_runtime import Event, Notice, Question, QueueChannel, Reply
 from handoffs_runtime.distributed import Backoff, FrontEnd
 from handoffs_runtime.teams.acme import acme_team
 
@@ -26,10 +26,10 @@ async def processes() -> AsyncIterator[list[Process]]:
     await asyncio.gather(*(p.kill() for p in started))
 
 
-async def outputs_until_reply(channel: QueueChannel, session: str = "s1") -> list[Output]:
+async def outputs_until_reply(channel: QueueChannel, session: str = "s1") -> list[Event]:
     """Everything shown up to and including the next agent reply."""
-    shown: list[Output] = []
-    while not shown or not isinstance(shown[-1], AgentReply):
+    shown: list[Event] = []
+    while not shown or not isinstance(shown[-1], Reply):
         shown.append(await channel.next_output(session, TIMEOUT))
     return shown
 
@@ -74,7 +74,7 @@ async def test_the_operators_answer_is_kept_when_the_human_agents_worker_dies(
         await channel.say("s1", "let me talk to a person")
         await notice(channel, "handed the conversation to HumanAgent")
         asked = await channel.next_output("s1", TIMEOUT)
-        assert isinstance(asked, Prompt) and asked.person == "operator"
+        assert isinstance(asked, Question) and asked.person == "operator"
         await human.kill()
         await channel.say("s1", "Hello, Sam here.", person="operator")  # sent as the worker died
         text = await notice(channel, "did not get")
@@ -83,10 +83,8 @@ async def test_the_operators_answer_is_kept_when_the_human_agents_worker_dies(
         processes.append(await start_worker(address, "HumanAgent"))
         await channel.say("s1", "hello? are you there?")
         asked = await channel.next_output("s1", TIMEOUT)
-        assert asked == Prompt(
-            "HumanAgent input (your answer “Hello, Sam here.” did not arrive; press Enter to send it again)",
-            "operator",
-        )
+        kept = "your answer “Hello, Sam here.” did not arrive; press Enter to send it again"
+        assert asked == Question(prompt=f"HumanAgent input ({kept})", person="operator")
         await channel.say("s1", "", person="operator")  # Enter: the kept answer goes out
         assert await reply(channel) == ("HumanAgent", "Hello, Sam here.")
         await channel.leave("s1")

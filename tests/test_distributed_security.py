@@ -15,8 +15,7 @@ from autogen_core.models import AssistantMessage
 from autogen_ext.runtimes.grpc.protos import agent_worker_pb2
 from cryptography import x509
 
-from handoffs_runtime import AgentReply, QueueChannel, TeamSpec
-from handoffs_runtime.channels.base import TextDelta, ToolActivity
+from handoffs_runtime import QueueChannel, Reply, TeamSpec
 from handoffs_runtime.distributed import Backoff, FrontEnd, Host, WorkerRuntime, start_worker
 from handoffs_runtime.distributed.auth import TokenCheck
 from handoffs_runtime.distributed.credentials import ClientCredentials, create_credentials, rotate_token
@@ -24,10 +23,13 @@ from handoffs_runtime.distributed.roles import RolePolicy
 from handoffs_runtime.errors import DistributedError
 from handoffs_runtime.messages import (
     AgentResponse,
+    Delta,
     HandoffEvent,
-    PersonNotice,
-    PersonProgress,
+    Notice,
+    PersonEvent,
     PersonQuestion,
+    ToolFinished,
+    ToolStarted,
     UserTask,
 )
 from handoffs_runtime.models.offline import OfflineModel
@@ -106,7 +108,7 @@ async def refund(channel: QueueChannel, session: str) -> None:
 async def until_reply(channel: QueueChannel, session: str) -> list[object]:
     """Everything the session shows up to and including the next agent reply."""
     shown: list[object] = []
-    while not shown or not isinstance(shown[-1], AgentReply):
+    while not shown or not isinstance(shown[-1], Reply):
         shown.append(await channel.next_output(session, TIMEOUT))
     return shown
 
@@ -189,11 +191,11 @@ def test_the_role_policy() -> None:
     assert policy.publish("frontend", "User", "alice", "AgentResponse", "unknown", mine) is not None
     assert policy.publish("worker", "User", "bob", "AgentResponse", "SalesAgent", mine) is not None
     assert policy.request("frontend", "User", "bob", "", mine) is not None
-    progress, triage = "PersonProgress", {"TriageAgent"}
+    progress, triage = "PersonEvent", {"TriageAgent"}
     assert policy.publish("worker", "User", "bob", progress, "TriageAgent", triage) is None
     for topic in ("SalesAgent", "HandoffEvents"):  # progress is for the person only
         reason = policy.publish("worker", topic, "bob", progress, "TriageAgent", triage) or ""
-        assert f"PersonProgress goes only to the User topic, not to {topic}" in reason
+        assert f"PersonEvent goes only to the User topic, not to {topic}" in reason
     assert policy.publish(None, "SalesAgent", "bob", progress, "TriageAgent", triage) is None  # no roles
     assert policy.publish("frontend", "User", "alice", progress, "unknown", mine) is not None  # even its own
 
@@ -378,19 +380,19 @@ FORGERIES = {
     ),
     "words streamed onto alice's screen": (
         "publish",
-        PersonProgress(agent="SalesAgent", text="pay here"),
+        PersonEvent(event=Delta(agent="SalesAgent", text="pay here")),
         TopicId("User", "alice"),
         "may publish only into its own sessions",
     ),
     "progress into its own session": (
         "publish",
-        PersonProgress(agent="SalesAgent", text="pay here"),
+        PersonEvent(event=Delta(agent="SalesAgent", text="pay here")),
         TopicId("User", "mallory"),
-        "may publish only a UserTask to the team's agents, not PersonProgress to User",
+        "may publish only a UserTask to the team's agents, not PersonEvent to User",
     ),
     "a reply to itself claiming to be SalesAgent": (
         "publish",
-        PersonNotice(text="hi"),
+        PersonEvent(event=Notice(text="hi")),
         TopicId("User", "mallory"),
         "only an agent type of its own connection, not SalesAgent",
     ),
@@ -431,17 +433,23 @@ async def test_with_credentials_a_streaming_workers_progress_reaches_its_session
         await alice.open("alice")
         await channel.say("alice", REFUND)
         shown = await until_reply(channel, "alice")
-        assert TextDelta(*PROPOSAL) in shown  # the offline model writes its reply in one piece
+        assert (
+            Delta(agent=PROPOSAL[0], text=PROPOSAL[1]) in shown
+        )  # the offline model writes its reply in one piece
         await channel.say("alice", "yes")
         shown = await until_reply(channel, "alice")
-        tools = [(a.tool, a.result) for a in shown if isinstance(a, ToolActivity)]
+        tools = [
+            (a.tool, a.result if isinstance(a, ToolFinished) else None)
+            for a in shown
+            if isinstance(a, ToolStarted | ToolFinished)
+        ]
         assert tools == [
             ("look_up_item", None),
             ("look_up_item", "item_132612938"),
             ("execute_refund", None),
             ("execute_refund", "success"),
         ]
-        assert shown[-1] == AgentReply(*DONE)
+        assert shown[-1] == Reply(agent=DONE[0], text=DONE[1])
         await channel.leave("alice")
         await alice.wait("alice")
     for worker in workers:

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from handoffs_runtime import AgentReply, QueueChannel, SQLiteSessionStore
-from handoffs_runtime.channels.base import Progress, TextDelta, ToolActivity, progress_item, progress_message
+from handoffs_runtime import QueueChannel, Reply, SQLiteSessionStore
 from handoffs_runtime.distributed import FrontEnd, launch_host, launch_worker
+from handoffs_runtime.distributed.serializers import protocol_serializers, type_name
+from handoffs_runtime.messages import Delta, Event, PersonEvent, ToolFinished, ToolStarted
 from handoffs_runtime.teams.acme import acme_team
 
 from .chat_process import Chat
@@ -41,7 +42,7 @@ async def team_on_a_worker(processes: list[Process], url: str, *options: str) ->
 async def until_reply(channel: QueueChannel, session: str) -> list[object]:
     """What the session shows up to and including the next agent reply."""
     seen: list[object] = []
-    while not seen or not isinstance(seen[-1], AgentReply):
+    while not seen or not isinstance(seen[-1], Reply):
         seen.append(await channel.next_output(session, TIMEOUT))
     return seen
 
@@ -59,14 +60,14 @@ async def test_deltas_cross_the_host_before_the_model_has_finished(
             await front.open("s1")
             await channel.say("s1", "hi")
             first = await channel.next_output("s1", TIMEOUT)
-            assert first == TextDelta("TriageAgent", ANSWER[:4])
+            assert first == Delta(agent="TriageAgent", text=ANSWER[:4])
             assert server.deltas_sent <= 2  # the model is still "writing"
             server.resume.set()
             rest = await until_reply(channel, "s1")
             deltas = [first, *rest[:-1]]
-            assert all(isinstance(d, TextDelta) for d in deltas), deltas
-            assert "".join(d.text for d in deltas if isinstance(d, TextDelta)) == ANSWER
-            assert rest[-1] == AgentReply("TriageAgent", ANSWER)
+            assert all(isinstance(d, Delta) for d in deltas), deltas
+            assert "".join(d.text for d in deltas if isinstance(d, Delta)) == ANSWER
+            assert rest[-1] == Reply(agent="TriageAgent", text=ANSWER)
             await channel.leave("s1")
             await front.wait("s1")
     entries = await store.entries("s1")
@@ -108,13 +109,15 @@ async def test_tool_activity_crosses_the_host_too(
             await front.open("s1")
             await channel.say("s1", "my shoes")
             shown = await until_reply(channel, "s1")
-            tools = [o for o in shown if isinstance(o, ToolActivity)]
-            assert [(t.agent, t.tool, t.result is None) for t in tools] == [
-                ("IssuesAndRepairsAgent", "look_up_item", True),
-                ("IssuesAndRepairsAgent", "look_up_item", False),
+            tools = [o for o in shown if isinstance(o, ToolStarted | ToolFinished)]
+            assert [(t.agent, t.tool, type(t)) for t in tools] == [
+                ("IssuesAndRepairsAgent", "look_up_item", ToolStarted),
+                ("IssuesAndRepairsAgent", "look_up_item", ToolFinished),
             ]
-            assert tools[1].result == "item_132612938" and not tools[1].is_error
-            assert shown[-1] == AgentReply("IssuesAndRepairsAgent", "Found your shoes.")
+            finished = tools[1]
+            assert isinstance(finished, ToolFinished)
+            assert finished.result == "item_132612938" and not finished.is_error
+            assert shown[-1] == Reply(agent="IssuesAndRepairsAgent", text="Found your shoes.")
             await channel.leave("s1")
             await front.wait("s1")
 
@@ -129,19 +132,28 @@ async def test_a_worker_started_with_no_stream_sends_no_progress(
         async with FrontEnd(acme_team(), address, channel) as front:
             await front.open("s1")
             await channel.say("s1", "hi")
-            assert await until_reply(channel, "s1") == [AgentReply("TriageAgent", ANSWER)]
+            assert await until_reply(channel, "s1") == [Reply(agent="TriageAgent", text=ANSWER)]
             assert not server.requests[0].get("stream")
             await channel.leave("s1")
             await front.wait("s1")
 
 
 @pytest.mark.parametrize(
-    "item",
+    "event",
     [
-        TextDelta("TriageAgent", "Hel"),
-        ToolActivity("SalesAgent", "execute_order", "call_1", '{"product": "x"}'),
-        ToolActivity("SalesAgent", "execute_order", "call_1", "{}", result="boom", is_error=True),
+        Delta(agent="TriageAgent", text="Hel"),
+        ToolStarted(agent="SalesAgent", tool="execute_order", call_id="call_1", arguments='{"product": "x"}'),
+        ToolFinished(
+            agent="SalesAgent", tool="execute_order", call_id="call_1", result="boom", is_error=True
+        ),
     ],
 )
-def test_progress_travels_whole(item: Progress) -> None:
-    assert progress_item(progress_message(item)) == item
+def test_an_event_crosses_the_wire_whole_and_as_its_own_class(event: Event) -> None:
+    serializers = protocol_serializers()
+    name = type_name(PersonEvent)
+    payload = serializers.serialize(
+        PersonEvent(event=event), type_name=name, data_content_type="application/json"
+    )
+    received = serializers.deserialize(payload, type_name=name, data_content_type="application/json")
+    assert isinstance(received, PersonEvent) and type(received.event) is type(event)
+    assert received.event == event

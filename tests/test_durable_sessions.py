@@ -11,8 +11,8 @@ from autogen_core.models import AssistantMessage, LLMMessage, UserMessage
 from autogen_core.tools import ToolSchema
 
 from handoffs_runtime import Notice, QueueChannel, register_team, start_session, tool_call
-from handoffs_runtime.channels.base import Person
 from handoffs_runtime.channels.memory import ScriptedChannel
+from handoffs_runtime.messages import Person
 from handoffs_runtime.models.local import Reply
 from handoffs_runtime.models.scripted import FunctionModel, ScriptedModel
 from handoffs_runtime.runtime.release import SessionActivity, live_sessions, release_idle, release_session

@@ -2,25 +2,31 @@
 
 from __future__ import annotations
 
-from handoffs_runtime import OfflineModel, QueueChannel, register_team, start_session
-from handoffs_runtime.channels.base import AgentReply, ToolActivity
-from handoffs_runtime.channels.events import (
-    HandedOff,
-    Info,
+from typing import Any
+
+import pytest
+
+from handoffs_runtime import OfflineModel, QueueChannel, TeamPolicy, register_team, start_session
+from handoffs_runtime.agents import toolloop
+from handoffs_runtime.channels.memory import ScriptedChannel
+from handoffs_runtime.messages import (
+    PROGRESS,
+    HandoffLine,
+    Notice,
     Question,
     Reply,
     Said,
     SessionEnded,
     ToolFinished,
     ToolStarted,
-    to_json,
+    event_json,
 )
 from handoffs_runtime.runtime.single_threaded import HandoffsRuntime
 from handoffs_runtime.teams.acme import acme_team
 
 from .event_support import run_events
 
-TURN = Question("you", "customer", turn=True)
+TURN = Question(prompt="you", turn=True)
 
 
 async def test_the_refund_path_as_events_in_order() -> None:
@@ -29,7 +35,7 @@ async def test_the_refund_path_as_events_in_order() -> None:
     assert kinds == [
         Question,
         Said,
-        HandedOff,
+        HandoffLine,
         Reply,
         Question,
         Said,
@@ -39,18 +45,20 @@ async def test_the_refund_path_as_events_in_order() -> None:
         ToolFinished,
         Reply,
         Question,
-        Info,
+        Notice,
         SessionEnded,
     ]  # the last question got no answer: the person left
     assert events[0] == TURN
-    assert events[1] == Said("I want a refund for my shoes")
-    assert events[2] == HandedOff("TriageAgent", "IssuesAndRepairsAgent", "transfer_to_issues_and_repairs")
+    assert events[1] == Said(text="I want a refund for my shoes")
+    assert events[2] == HandoffLine(
+        source="TriageAgent", target="IssuesAndRepairsAgent", tool="transfer_to_issues_and_repairs", hop=1
+    )
     assert isinstance(events[3], Reply) and events[3].agent == "IssuesAndRepairsAgent"
     started, finished = events[8], events[9]
     assert isinstance(started, ToolStarted) and started.tool == "execute_refund"
     assert isinstance(finished, ToolFinished) and finished.call_id == started.call_id
     assert finished.result == "success" and not finished.is_error
-    assert to_json(finished) == {
+    assert event_json(finished) == {
         "type": "tool_finished",
         "agent": "IssuesAndRepairsAgent",
         "tool": "execute_refund",
@@ -75,7 +83,7 @@ async def test_the_operator_is_asked_through_the_same_stream() -> None:
     )
     asked = [e for e in events if isinstance(e, Question) and e.person == "operator"]
     assert asked and not asked[0].turn and asked[0].choices == ()
-    assert Reply("HumanAgent", "Hello, I am Ann.") in events
+    assert Reply(agent="HumanAgent", text="Hello, I am Ann.") in events
 
 
 async def test_a_queue_channel_shows_progress_only_when_asked_to() -> None:
@@ -89,9 +97,37 @@ async def test_a_queue_channel_shows_progress_only_when_asked_to() -> None:
         await channel.next_reply("s1", timeout=10)
         await channel.say("s1", "yes")
         seen = []
-        while not isinstance(output := await channel.next_output("s1", timeout=10), AgentReply):
+        while not isinstance(output := await channel.next_output("s1", timeout=10), Reply):
             seen.append(output)
         await channel.leave("s1")
         await runtime.stop_when_idle()
-        activity = [o for o in seen if isinstance(o, ToolActivity)]
+        activity = [o for o in seen if isinstance(o, PROGRESS)]
         assert len(activity) == (4 if progress else 0)
+
+
+@pytest.mark.parametrize("shows_progress", [False, True])
+async def test_progress_events_are_built_only_for_a_channel_that_shows_them(
+    shows_progress: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hot path of a channel without progress (the console, scripts) pays nothing for it."""
+    built: list[str] = []
+    for name in ("Delta", "ToolStarted", "ToolFinished"):
+        kind = getattr(toolloop, name)
+
+        def counted(*args: Any, _kind: type[Any] = kind, **fields: Any) -> Any:
+            built.append(_kind.__name__)
+            return _kind(*args, **fields)
+
+        monkeypatch.setattr(toolloop, name, counted)
+    channel = ScriptedChannel.for_sessions({"s1": ["I want a refund for my shoes", "yes"]})
+    channel.shows_progress = shows_progress
+    team = acme_team(policy=TeamPolicy(stream=True))
+    runtime = HandoffsRuntime()
+    await register_team(runtime, team, model=OfflineModel(), channel=channel)
+    runtime.start()
+    await start_session(runtime, "s1")
+    await runtime.stop_when_idle()
+    assert channel.replies("s1")[-1].text.startswith("Done:")  # the tools ran either way
+    progress = [type(e).__name__ for e in channel.shown["s1"] if isinstance(e, PROGRESS)]
+    assert sorted(built) == sorted(progress)
+    assert bool(built) is shows_progress

@@ -28,6 +28,7 @@ from handoffs_runtime import (
     HandoffEvent,
     HandoffInputData,
     SessionContext,
+    SQLiteSessionStore,
     TeamConfigError,
     TeamPolicy,
     TeamSpec,
@@ -43,6 +44,7 @@ from handoffs_runtime import (
 from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.handoffs.filters import HISTORY_END, HISTORY_START, nest_history
 from handoffs_runtime.handoffs.policy import LOOP_MESSAGE
+from handoffs_runtime.messages import event_json
 from handoffs_runtime.models.scripted import ScriptedModel
 from handoffs_runtime.team.graph import team_mermaid
 from handoffs_runtime.teams.acme import acme_team
@@ -143,10 +145,14 @@ async def test_on_handoff_async_receives_the_validated_input_and_the_event_carri
     billing = ScriptedModel(["on it"])
     channel = ScriptedChannel.for_sessions({"s1": ["charged twice"]})
     team = two_agents(handoff("BillingDesk", input_type=Escalation, on_handoff=on_escalation))
-    await run_sessions(team, channel, models={"Front": front, "BillingDesk": billing})
+    store = SQLiteSessionStore(":memory:")
+    await run_sessions(team, channel, models={"Front": front, "BillingDesk": billing}, store=store)
     assert seen == [Escalation(reason="double charge", priority=3)]
-    [event] = channel.events("s1")
-    assert event.arguments == {"reason": "double charge", "priority": 3}
+    [event] = [e.event() for e in await store.entries("s1") if e.kind == "handoff"]
+    assert event is not None and event.arguments == {"reason": "double charge", "priority": 3}
+    [line] = channel.handoffs("s1")
+    assert "arguments" not in event_json(line)  # the person never sees raw tool data
+    await store.close()
 
 
 async def test_invalid_handoff_input_names_the_field_and_no_handoff_happens() -> None:
@@ -166,7 +172,7 @@ async def test_invalid_handoff_input_names_the_field_and_no_handoff_happens() ->
     assert result.is_error and "reason:" in result.content and "priority:" in result.content
     assert calls == []
     assert texts(channel) == [("Front", "Could you tell me why you want billing?")]
-    assert [e.outcome for e in channel.events("s1")] == ["refused"]
+    assert [e.outcome for e in channel.handoffs("s1")] == ["refused"]
 
 
 async def test_a_failing_on_handoff_keeps_the_conversation_with_the_source() -> None:
@@ -179,7 +185,7 @@ async def test_a_failing_on_handoff_keeps_the_conversation_with_the_source() -> 
         two_agents(handoff("BillingDesk", on_handoff=broken)), channel, models={"Front": front}
     )
     assert [r.agent for r in channel.replies("s1")] == ["Front"]
-    [event] = channel.events("s1")
+    [event] = channel.handoffs("s1")
     assert event.outcome == "refused" and "CRM down" in event.reason
 
 
@@ -335,7 +341,7 @@ async def test_is_enabled_per_session_hides_the_handoff_and_refuses_a_call_anywa
     assert isinstance(refused, FunctionExecutionResultMessage) and refused.content[0].is_error
     assert texts(channel, "vip1") == [("BillingDesk", "billing for vip")]
     assert texts(channel, "reg1") == [("Front", "Billing is for VIPs only.")]
-    assert [e.outcome for e in channel.events("reg1")] == ["refused"]
+    assert [e.outcome for e in channel.handoffs("reg1")] == ["refused"]
 
 
 async def test_is_enabled_false_never_offers_the_handoff() -> None:
@@ -357,9 +363,9 @@ async def test_budget_overrun_stops_the_chain_with_a_message() -> None:
     channel = ScriptedChannel.for_sessions({"s1": ["go"]})
     await run_sessions(chain_team(TeamPolicy(handoff_budget=2, on_loop="message")), channel, models=models)
     assert texts(channel) == [("C", LOOP_MESSAGE)]
-    outcomes = [(e.source, e.target, e.outcome) for e in channel.events("s1")]
+    outcomes = [(e.source, e.target, e.outcome) for e in channel.handoffs("s1")]
     assert outcomes == [("A", "B", "handoff"), ("B", "C", "handoff"), ("C", "D", "loop_stopped")]
-    assert "budget of 2" in channel.events("s1")[-1].reason
+    assert "budget of 2" in channel.handoffs("s1")[-1].reason
 
 
 async def test_ping_pong_is_stopped_and_escalated_to_the_human() -> None:
@@ -376,7 +382,7 @@ async def test_ping_pong_is_stopped_and_escalated_to_the_human() -> None:
     channel = ScriptedChannel.for_sessions({"s1": ["hello", "thanks"]}, operator=["A person here.", "Bye"])
     await run_sessions(team, channel, models=models)
     assert texts(channel)[0] == ("Human", "A person here.")
-    events = channel.events("s1")
+    events = channel.handoffs("s1")
     assert [(e.source, e.target, e.outcome) for e in events] == [
         ("A", "B", "handoff"),
         ("B", "A", "handoff"),
@@ -404,7 +410,7 @@ async def test_the_guard_resets_every_turn() -> None:
     await run_sessions(team, channel, models=models)
     # Each turn goes A->B->A: 2 hops, within the budget of 2 because the count starts afresh every turn.
     assert texts(channel) == [("A", "A again"), ("A", "A once more")]
-    assert [e.outcome for e in channel.events("s1")] == ["handoff"] * 4
+    assert [e.outcome for e in channel.handoffs("s1")] == ["handoff"] * 4
 
 
 # --- events ---
@@ -545,5 +551,5 @@ async def test_a_failing_input_filter_keeps_the_conversation_with_the_source() -
         two_agents(handoff("BillingDesk", input_filter=broken)), channel, models={"Front": front}
     )
     assert [r.agent for r in channel.replies("s1")] == ["Front"]
-    [event] = channel.events("s1")
+    [event] = channel.handoffs("s1")
     assert event.outcome == "refused" and "bad filter" in event.reason

@@ -18,8 +18,8 @@ from autogen_core.models import LLMMessage
 from autogen_core.tools import ToolSchema
 
 from handoffs_runtime import HandoffsRuntime, TeamPolicy, register_team, start_session
-from handoffs_runtime.channels.base import Notice
 from handoffs_runtime.channels.memory import ScriptedChannel
+from handoffs_runtime.messages import Notice
 from handoffs_runtime.models.local import LocalModel, current_model_call
 
 from .test_malformed_responses import MALFORMED, raw, team

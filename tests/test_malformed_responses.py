@@ -29,9 +29,8 @@ from handoffs_runtime import (
 from handoffs_runtime.agents.ai import MODEL_ERROR_REPLY
 from handoffs_runtime.agents.toolloop import ToolLoop
 from handoffs_runtime.agents.worker import WorkerAgent, WorkerAgentConfig
-from handoffs_runtime.channels.base import Notice
 from handoffs_runtime.channels.memory import ScriptedChannel
-from handoffs_runtime.messages import WorkerResult, WorkerTask
+from handoffs_runtime.messages import Notice, WorkerResult, WorkerTask
 from handoffs_runtime.models.local import LocalModel
 
 from .fake_openai import fake_openai

@@ -311,7 +311,7 @@ async def _wrong_rows(
     wrong: list[object] = []
     for i, r in enumerate(table):
         session = f"s{i}"
-        routes = tuple(e.target for e in channel.events(session))[: len(r.route)]
+        routes = tuple(e.target for e in channel.handoffs(session))[: len(r.route)]
         replies = texts(channel, session)
         answer = replies[len(r.said) - 1] if len(replies) >= len(r.said) else ("", "")
         if routes != r.route or answer[0] != r.agent or not _matches(answer[1], r.reply, r.said[-1]):

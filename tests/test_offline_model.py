@@ -71,7 +71,7 @@ async def test_unmatched_words_take_the_way_back_but_never_bounce_straight_back(
     channel = ScriptedChannel.for_sessions({"s1": ["renew my borrowed book", "what time do you open"]})
     await run_sessions(library(), channel, model=OfflineModel())
     # Loans does not know, goes back to the desk; the desk does not bounce it back again.
-    assert [(e.source, e.target) for e in channel.events("s1")] == [("Desk", "Loans"), ("Loans", "Desk")]
+    assert [(e.source, e.target) for e in channel.handoffs("s1")] == [("Desk", "Loans"), ("Loans", "Desk")]
     assert texts(channel)[-1][0] == "Desk"
 
 

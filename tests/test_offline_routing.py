@@ -48,7 +48,7 @@ async def _first_routes(examples: bool, table: list[tuple[str, str]]) -> dict[st
     sessions = {f"s{i}": [said] for i, (said, _) in enumerate(table)}
     channel = ScriptedChannel.for_sessions(sessions, operator=["Kim here."] * len(table))
     await run_sessions(parcel_team(examples=examples), channel, model=OfflineModel(), sessions=sessions)
-    firsts = {s: next((e.target for e in channel.events(s)), None) for s in sessions}
+    firsts = {s: next((e.target for e in channel.handoffs(s)), None) for s in sessions}
     return {said: firsts[f"s{i}"] for i, (said, _) in enumerate(table)}
 
 

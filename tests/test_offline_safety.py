@@ -94,7 +94,7 @@ async def test_singular_words_route_and_an_agent_keeps_requests_of_its_own_area(
     ]
     assert replies[3][0] == "Billing" and OFFLINE in replies[3][1]
     # Billing never sent "payments" back to Triage to have it sent back again.
-    assert [(e.source, e.target) for e in channel.events("s1")] == [("Triage", "Billing")]
+    assert [(e.source, e.target) for e in channel.handoffs("s1")] == [("Triage", "Billing")]
 
 
 async def test_irreversible_tools_of_any_team_need_a_clear_object() -> None:

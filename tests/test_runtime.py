@@ -64,7 +64,7 @@ async def test_a_conversation_is_the_same_as_on_the_stock_runtime() -> None:
     stock = await _purchase(SingleThreadedAgentRuntime())
     assert ours.shown["s1"] == stock.shown["s1"]
     assert ours.asked["s1"] == stock.asked["s1"]
-    assert [type(o).__name__ for o in ours.shown["s1"]].count("AgentReply") == 2
+    assert [type(o).__name__ for o in ours.shown["s1"]].count("Reply") == 2
 
 
 async def test_unobserved_by_default_and_observed_when_anyone_listens(
@@ -137,7 +137,7 @@ class _AuditHandoffEvents(DefaultInterventionHandler):
 async def test_intervention_handlers_still_see_and_change_messages() -> None:
     audit = _AuditHandoffEvents()
     channel = await _purchase(HandoffsRuntime(intervention_handlers=[audit]))
-    assert [e.reason for e in channel.events("s1")] == ["audited"]
+    assert [e.reason for e in channel.handoffs("s1")] == ["audited"]
     assert audit.seen == [
         "UserLogin",
         "UserTask",
@@ -212,7 +212,7 @@ async def test_sessions_stay_apart_under_concurrency() -> None:
         await start_session(runtime, s)
     await runtime.stop_when_idle()
     for s in sessions:
-        assert [e.session_id for e in channel.events(s)] == [s]
+        assert [(e.source, e.target) for e in channel.handoffs(s)] == [("TriageAgent", "SalesAgent")]
         assert len(channel.replies(s)) == 1
 
 

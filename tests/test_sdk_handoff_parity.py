@@ -37,11 +37,11 @@ from handoffs_runtime import (
     start_session,
     tool_call,
 )
-from handoffs_runtime.agents.replies import ToolCalls, read_reply
-from handoffs_runtime.channels.base import AgentReply, Notice
+from handoffs_runtime.agents.toolloop import ToolCalls, read_reply
 from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.handoffs.filters import HISTORY_END, HISTORY_START, NO_HISTORY, nest_history
 from handoffs_runtime.handoffs.strict_schema import to_strict_json_schema
+from handoffs_runtime.messages import HandoffLine, Reply
 from handoffs_runtime.models.scripted import ScriptedModel
 
 from .fake_openai import fake_openai
@@ -105,10 +105,10 @@ async def test_text_beside_a_handoff_call_reaches_the_next_agent_and_the_person(
     assert [(m.get("content"), bool(m.get("tool_calls"))) for m in forwarded] == [(summary, True)]
     assert texts(channel) == [("Front", summary), ("BillingDesk", "Billing here: refunded.")]
     shown = channel.shown["s1"]
-    said_at = shown.index(AgentReply("Front", summary))
-    assert isinstance(shown[said_at + 1], Notice) and "handed the conversation" in shown[said_at + 1].text
-    [event] = channel.events("s1")
-    assert event.said == summary
+    said_at = shown.index(Reply(agent="Front", text=summary))  # what the agent said, then the line
+    assert shown[said_at + 1] == HandoffLine(
+        source="Front", target="BillingDesk", tool="transfer_to_billing_desk", hop=1
+    )
     stored = [e for e in entries if e.kind == "handoff"]
     assert [e.event().said for e in stored] == [summary]
 
@@ -157,7 +157,7 @@ async def test_an_async_input_filter_is_awaited() -> None:
     channel = ScriptedChannel.for_sessions({"s1": ["invoice please"]})
     team = front_and_billing(handoff("BillingDesk", input_filter=only_the_person))
     await run_sessions(team, channel, models={"Front": front, "BillingDesk": billing})
-    assert [e.outcome for e in channel.events("s1")] == ["handoff"]
+    assert [e.outcome for e in channel.handoffs("s1")] == ["handoff"]
     messages, _ = billing.calls[0]
     assert [type(m).__name__ for m in messages] == ["SystemMessage", "UserMessage"]
     assert texts(channel) == [("BillingDesk", "billing here")]
@@ -189,7 +189,7 @@ async def test_a_filter_that_returns_something_else_refuses_the_handoff_with_the
     channel = ScriptedChannel.for_sessions({"s1": ["invoice please"]})
     team = front_and_billing(handoff("BillingDesk", input_filter=forgot_to_return))  # type: ignore[arg-type]
     await run_sessions(team, channel, models={"Front": front})
-    [event] = channel.events("s1")
+    [event] = channel.handoffs("s1")
     assert event.outcome == "refused" and "returned NoneType, not HandoffInputData" in event.reason
     assert [agent for agent, _ in texts(channel)] == ["Front"]  # the conversation stays with Front
 
@@ -278,7 +278,7 @@ async def test_validation_does_not_coerce_unless_told_to(strict: bool) -> None:
         strict_json_schema=strict,
     )
     await run_sessions(front_and_billing(spec), channel, models={"Front": front, "BillingDesk": billing})
-    [event] = channel.events("s1")
+    [event] = channel.handoffs("s1")
     if strict:
         assert event.outcome == "refused" and "priority: Input should be a valid integer" in event.reason
         assert seen == [] and texts(channel) == [("Front", "Which priority?")]

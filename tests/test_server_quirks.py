@@ -39,7 +39,7 @@ async def test_a_legacy_function_call_beside_tool_calls_is_ignored_and_the_hando
         server.legacy_function_call = True
         channel = ScriptedChannel.for_sessions({"s1": ["I want to buy something"]})
         await run_sessions(acme_team(), channel, model=model_for(server.url))  # type: ignore[arg-type]
-    assert [(e.target, e.outcome) for e in channel.events("s1")] == [("SalesAgent", "handoff")]
+    assert [(e.target, e.outcome) for e in channel.handoffs("s1")] == [("SalesAgent", "handoff")]
     assert texts(channel) == [("SalesAgent", SALES_ANSWER)]
 
 

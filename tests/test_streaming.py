@@ -6,7 +6,8 @@ import asyncio
 
 from handoffs_runtime import SQLiteSessionStore, TeamPolicy, openai_model, start_session
 from handoffs_runtime.agents.ai import MODEL_ERROR_REPLY
-from handoffs_runtime.channels.events import Delta, Event, EventChannel, Question, Reply, Said
+from handoffs_runtime.channels.events import EventChannel
+from handoffs_runtime.messages import Delta, Event, Question, Reply, Said
 from handoffs_runtime.teams.acme import acme_team
 
 from .event_support import started
@@ -36,16 +37,16 @@ async def test_the_first_words_arrive_before_the_model_has_finished(tmp_path: ob
         stream = channel.events("s1")
         assert isinstance(await next_event(stream), Question)
         await channel.answer("s1", "hi")
-        assert await next_event(stream) == Said("hi")
+        assert await next_event(stream) == Said(text="hi")
         first = await next_event(stream)
-        assert first == Delta("TriageAgent", ANSWER[:4])
+        assert first == Delta(agent="TriageAgent", text=ANSWER[:4])
         assert server.deltas_sent <= 2  # the rest has not been sent yet
         server.resume.set()
         rest = await until_reply(stream)
         deltas = [first, *rest[:-1]]
         assert all(isinstance(d, Delta) for d in deltas)
         assert "".join(d.text for d in deltas if isinstance(d, Delta)) == ANSWER
-        assert rest[-1] == Reply("TriageAgent", ANSWER)
+        assert rest[-1] == Reply(agent="TriageAgent", text=ANSWER)
         await channel.leave("s1")
         await runtime.stop_when_idle()
         await model.close()
@@ -65,13 +66,13 @@ async def test_a_stream_cut_in_the_middle_ends_with_the_apology_and_the_session_
         await channel.answer("s1", "hi")
         cut = await until_reply(stream)
         assert [e for e in cut if isinstance(e, Delta)] == [
-            Delta("TriageAgent", ANSWER[i : i + 4]) for i in range(0, 12, 4)
+            Delta(agent="TriageAgent", text=ANSWER[i : i + 4]) for i in range(0, 12, 4)
         ]
-        assert cut[-1] == Reply("TriageAgent", MODEL_ERROR_REPLY)
+        assert cut[-1] == Reply(agent="TriageAgent", text=MODEL_ERROR_REPLY)
         assert isinstance(await next_event(stream), Question)
         await channel.answer("s1", "hello?")
         again = await until_reply(stream)
-        assert again[-1] == Reply("TriageAgent", "Still here.")
+        assert again[-1] == Reply(agent="TriageAgent", text="Still here.")
         await channel.leave("s1")
         await runtime.stop_when_idle()
         await model.close()
@@ -85,7 +86,7 @@ async def test_without_streaming_no_deltas_are_shown() -> None:
         stream = channel.events("s1")
         await next_event(stream)
         await channel.answer("s1", "hi")
-        assert await until_reply(stream) == [Said("hi"), Reply("TriageAgent", ANSWER)]
+        assert await until_reply(stream) == [Said(text="hi"), Reply(agent="TriageAgent", text=ANSWER)]
         await channel.leave("s1")
         await runtime.stop_when_idle()
         await model.close()

@@ -17,9 +17,8 @@ from autogen_core.tools import FunctionTool
 
 from handoffs_runtime import AgentSpec, HandoffsRuntime, TeamPolicy, TeamSpec, ask_person, tool_call
 from handoffs_runtime.agents.worker import WorkerAgent, WorkerAgentConfig
-from handoffs_runtime.channels.base import Output, Person
 from handoffs_runtime.channels.memory import ScriptedChannel
-from handoffs_runtime.messages import WorkerTask
+from handoffs_runtime.messages import Event, Person, WorkerTask
 from handoffs_runtime.models.scripted import ScriptedModel
 from handoffs_runtime.tools.approval import requires_approval
 
@@ -126,8 +125,8 @@ class CountingChannel(ScriptedChannel):
         finally:
             self.open[session_id] -= 1
 
-    async def show(self, session_id: str, output: Output) -> None:
-        await super().show(session_id, output)
+    async def show(self, session_id: str, event: Event) -> None:
+        await super().show(session_id, event)
 
 
 async def confirm(item: str) -> str:

@@ -16,10 +16,10 @@ from autogen_core.models import (
 from handoffs_runtime import remove_all_tools, tool_call
 from handoffs_runtime.handoffs.filters import nesting_filter
 from handoffs_runtime.handoffs.handoff import HandoffInputData, InputFilter
-from handoffs_runtime.messages import HandoffEvent
+from handoffs_runtime.messages import HandoffEvent, HandoffLine, Reply, Said, ToolFinished, ToolStarted
 from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
 from handoffs_runtime.sessions.store import SessionState, StoredEntry, entry_for_event, entry_for_message
-from handoffs_runtime.sessions.transcript import export, last_exchanges, new_messages
+from handoffs_runtime.sessions.transcript import entry_events, export, last_exchanges, new_messages
 
 Q1 = UserMessage(content="where is my order?", source="User")
 A1 = AssistantMessage(content="Let me check.", source="Triage")
@@ -75,6 +75,20 @@ async def test_last_exchanges_counts_the_persons_messages() -> None:
     assert [e.text for e in last_exchanges(entries, 1)] == ["I want a refund", "Refund done."]
     assert len(last_exchanges(entries, 5)) == 4
     assert last_exchanges(entries, 0) == []
+
+
+async def test_a_stored_conversation_renders_to_the_events_a_live_one_shows() -> None:
+    _, entries = await _record([Q1, A1, Q2, CALL, RESULT, REPLY])
+    events = [event for entry in entries for event in entry_events(entry)]
+    assert events == [
+        Said(text="where is my order?"),
+        Reply(agent="Triage", text="Let me check."),
+        Said(text="I want a refund"),
+        ToolStarted(agent="Triage", tool="transfer_to_issues", call_id="c1", arguments="{}"),
+        HandoffLine(source="Triage", target="Issues", tool="transfer_to_issues"),
+        ToolFinished(agent="tool_results", tool="transfer_to_issues", call_id="c1", result="Transferred"),
+        Reply(agent="Issues", text="Refund done."),
+    ]
 
 
 async def test_markdown_export_reads_as_a_conversation() -> None:

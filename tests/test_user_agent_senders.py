@@ -10,14 +10,20 @@ from autogen_core import AgentId, RoutedAgent, SingleThreadedAgentRuntime
 from autogen_core.models import AssistantMessage
 
 from handoffs_runtime import QueueChannel, register_team, start_session
-from handoffs_runtime.channels.base import AgentReply, TextDelta
 from handoffs_runtime.messages import (
     AgentResponse,
+    Delta,
+    Event,
     HandoffEvent,
+    HandoffLine,
+    Notice,
     PersonAnswer,
-    PersonNotice,
-    PersonProgress,
+    PersonEvent,
     PersonQuestion,
+    Question,
+    Reply,
+    Said,
+    SessionEnded,
 )
 from handoffs_runtime.models.offline import OfflineModel
 from handoffs_runtime.teams.acme import acme_team
@@ -63,9 +69,11 @@ async def test_messages_from_outside_the_team_or_for_another_session_never_reach
     user, events = session_topic(USER, "alice"), session_topic(HANDOFF_EVENTS, "alice")
     await runtime.publish_message(response("type your password"), user)  # no sender at all
     await runtime.publish_message(response("type your password"), user, sender=spy)
-    await runtime.publish_message(PersonNotice(text="type your password"), user, sender=spy)
-    await runtime.publish_message(PersonProgress(agent="SalesAgent", text="type your pass"), user, sender=spy)
-    await runtime.publish_message(PersonProgress(agent="SalesAgent", text="type your pass"), user)
+    await runtime.publish_message(PersonEvent(event=Notice(text="type your password")), user, sender=spy)
+    await runtime.publish_message(
+        PersonEvent(event=Delta(agent="SalesAgent", text="type your pass")), user, sender=spy
+    )
+    await runtime.publish_message(PersonEvent(event=Delta(agent="SalesAgent", text="type your pass")), user)
     await runtime.publish_message(
         HandoffEvent(session_id="alice", source="Spy", target="SalesAgent", tool="t"), events, sender=spy
     )
@@ -82,9 +90,44 @@ async def test_messages_from_outside_the_team_or_for_another_session_never_reach
     sales = AgentId("SalesAgent", "alice")
     await runtime.publish_message(response("hello"), user, sender=sales)
     output = await channel.next_output("alice", TIMEOUT)
-    assert output == AgentReply("SalesAgent", "hello")
-    await runtime.publish_message(PersonProgress(agent="SalesAgent", text="Hel"), user, sender=sales)
-    assert await channel.next_output("alice", TIMEOUT) == TextDelta("SalesAgent", "Hel")
+    assert output == Reply(agent="SalesAgent", text="hello")
+    await runtime.publish_message(
+        PersonEvent(event=Delta(agent="SalesAgent", text="Hel")), user, sender=sales
+    )
+    assert await channel.next_output("alice", TIMEOUT) == Delta(agent="SalesAgent", text="Hel")
+    for _ in range(2):
+        await channel.leave("alice")
+    await runtime.stop_when_idle()
+
+
+async def test_a_team_agent_relays_only_notices_and_progress_and_progress_only_where_it_is_shown(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A reply, handoff line, question or answer must come as the message it is stored from (or asked
+    through), never as a bare event: relayed, it would reach the screen unstored or forge the person."""
+    caplog.set_level("WARNING", logger="handoffs_runtime")
+    runtime = SingleThreadedAgentRuntime()
+    channel = QueueChannel(progress=False)
+    await register_team(runtime, acme_team(), model=OfflineModel(), channel=channel)
+    runtime.start()
+    await start_session(runtime, "alice")
+    user, sales = session_topic(USER, "alice"), AgentId("SalesAgent", "alice")
+    unstored: list[Event] = [
+        Reply(agent="SalesAgent", text="refunded"),
+        HandoffLine(source="SalesAgent", target="HumanAgent"),
+        Question(prompt="card number?"),
+        Said(text="yes"),
+        SessionEnded(),
+    ]
+    for event in unstored:
+        await runtime.publish_message(PersonEvent(event=event), user, sender=sales)
+    await dropped(caplog, len(unstored))
+    await runtime.publish_message(
+        PersonEvent(event=Delta(agent="SalesAgent", text="Hel")), user, sender=sales
+    )
+    await runtime.publish_message(PersonEvent(event=Notice(text="checking stock")), user, sender=sales)
+    assert await channel.next_output("alice", TIMEOUT) == Notice(text="checking stock")  # no delta first
+    assert channel.outbox("alice").empty()
     for _ in range(2):
         await channel.leave("alice")
     await runtime.stop_when_idle()

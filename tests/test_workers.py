@@ -320,7 +320,7 @@ async def test_an_agent_offered_as_a_tool_answers_and_the_caller_keeps_control()
     [result] = _results(front, 1)
     assert (result.name, result.content) == ("ask_price_expert", "rocket skates: $500")
     assert texts(channel) == [("Front", "Rocket skates are $500."), ("Front", "You're welcome.")]
-    assert channel.events("s1") == []  # no handoff happened
+    assert channel.handoffs("s1") == []  # no handoff happened
     _, offered_to_front = front.calls[0]
     ask = next(t for t in offered_to_front if t["name"] == "ask_price_expert")
     assert "Knows every price." in ask["description"]

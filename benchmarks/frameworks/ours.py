@@ -11,17 +11,18 @@ from autogen_core.models import LLMMessage
 from autogen_core.tools import ToolSchema
 
 from handoffs_runtime import (
-    AgentReply,
     AgentSpec,
+    Event,
+    HandoffLine,
     HandoffsRuntime,
-    Output,
+    Reply,
     TeamSpec,
     current_model_call,
     register_team,
     start_session,
     tool_call,
 )
-from handoffs_runtime.channels.base import Person
+from handoffs_runtime.messages import Person
 from handoffs_runtime.models.scripted import FunctionModel
 
 from ..scenario import (
@@ -46,11 +47,13 @@ class _Session:
     done: asyncio.Future[Outcome]
     asked: bool = False
     handoffs: int = 0
-    replies: list[AgentReply] = field(default_factory=list)
+    replies: list[Reply] = field(default_factory=list)
 
 
 class OnceChannel:
     """The person says ``USER_TEXT`` once, then leaves; what the team shows is tallied per session."""
+
+    shows_progress = False
 
     def __init__(self) -> None:
         self.sessions: dict[str, _Session] = {}
@@ -62,16 +65,16 @@ class OnceChannel:
         state.asked = True
         return USER_TEXT
 
-    async def show(self, session_id: str, output: Output) -> None:
+    async def show(self, session_id: str, event: Event) -> None:
         state = self.sessions[session_id]
-        if isinstance(output, AgentReply):
-            state.replies.append(output)
-        elif output.event is not None and output.event.outcome == "handoff":
+        if isinstance(event, Reply):
+            state.replies.append(event)
+        elif isinstance(event, HandoffLine) and event.outcome == "handoff":
             state.handoffs += 1
 
     def ended(self, session_id: str) -> None:
         state = self.sessions.pop(session_id)
-        last = state.replies[-1] if state.replies else AgentReply("", "")
+        last = state.replies[-1] if state.replies else Reply(agent="", text="")
         extra = len(state.replies) - 1
         text = last.text if extra == 0 else f"{last.text} (+{extra} more replies)"
         state.done.set_result(Outcome(state.handoffs, last.agent, text))

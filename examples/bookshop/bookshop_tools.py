@@ -14,7 +14,9 @@ def find_book(title: str) -> str:
 
 def order_status(order_number: str) -> str:
     """Say where an order is, from its order number (BK-...)."""
-    return ORDERS.get(order_number.strip().upper(), f"no order {order_number!r}; check the number on the receipt")
+    return ORDERS.get(
+        order_number.strip().upper(), f"no order {order_number!r}; check the number on the receipt"
+    )
 
 
 async def place_order(title: str, copies: int = 1) -> str:

@@ -53,9 +53,10 @@ from handoffs_runtime.agents.turn import (
     Transfer,
     TurnEnd,
 )
-from handoffs_runtime.channels.base import Channel, ShowsProgress, TextDelta, ToolActivity
+from handoffs_runtime.channels.base import Channel
 from handoffs_runtime.handoffs.handoff import Handoff, SessionContext, call_maybe_async
 from handoffs_runtime.handoffs.policy import TeamPolicy
+from handoffs_runtime.messages import Delta, ToolFinished, ToolStarted
 from handoffs_runtime.models.local import AnswersPromptly, ModelCall, model_call_scope
 from handoffs_runtime.tools.context import ToolContext
 from handoffs_runtime.tools.effects import irreversible_names
@@ -89,7 +90,7 @@ class ToolLoop:
     """The tools marked irreversible, for models that must not act on a guess."""
     model_timeout: float | None = field(init=False)
     """The policy's per-call timeout, or ``None`` for a model that answers promptly (in-process)."""
-    _progress: ShowsProgress | None = field(init=False)
+    _progress: Channel | None = field(init=False)
     _schemas: tuple[ToolSchema, ...] = field(init=False)
     _static: tuple[tuple[ToolSchema, ...], frozenset[str]] | None = field(init=False)
     """Every schema and handoff name, when no handoff is enabled by a function: nothing to compute per
@@ -100,8 +101,9 @@ class ToolLoop:
         set_field(self, "irreversible", irreversible_names(self.tools.values()))
         prompt = isinstance(self.model, AnswersPromptly) and self.model.answers_promptly is True
         set_field(self, "model_timeout", None if prompt else self.policy.model_timeout)
-        shows = self.shows_progress and isinstance(self.channel, ShowsProgress)
-        set_field(self, "_progress", self.channel if shows else None)
+        channel = self.channel
+        shows = self.shows_progress and channel is not None and channel.shows_progress
+        set_field(self, "_progress", channel if shows else None)
         schemas = tuple(t.schema for t in self.tools.values())
         set_field(self, "_schemas", schemas)
         static = all(h.always_enabled for h in self.handoffs.values())
@@ -225,19 +227,17 @@ class ToolLoop:
         progress = self._progress
         if progress is None:
             return await run_tool_call(tool, call, cancellation_token)
-        await progress.progress(
-            context.session_id, ToolActivity(self.name, call.name, call.id, call.arguments)
-        )
+        started = ToolStarted(agent=self.name, tool=call.name, call_id=call.id, arguments=call.arguments)
+        await progress.show(context.session_id, started)
         result = await run_tool_call(tool, call, cancellation_token)
-        finished = ToolActivity(
-            self.name,
-            call.name,
-            call.id,
-            call.arguments,
+        finished = ToolFinished(
+            agent=self.name,
+            tool=call.name,
+            call_id=call.id,
             result=result.content,
             is_error=bool(result.is_error),
         )
-        await progress.progress(context.session_id, finished)
+        await progress.show(context.session_id, finished)
         return result
 
     def _describe_failure(self, exc: Exception) -> str:
@@ -281,7 +281,7 @@ class ToolLoop:
             if isinstance(chunk, CreateResult):
                 final = chunk
             elif chunk and progress is not None:  # a delta, shown as it arrives; the reply holds the whole
-                await progress.progress(context.session_id, TextDelta(self.name, chunk))
+                await progress.show(context.session_id, Delta(agent=self.name, text=chunk))
         if final is None:
             raise RuntimeError("the model's stream ended without a final result")
         return final

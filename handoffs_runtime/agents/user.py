@@ -16,34 +16,30 @@ from autogen_core import MessageContext, message_handler
 from autogen_core.models import LLMMessage, UserMessage
 
 from handoffs_runtime.agents.routing import SessionAgent
-from handoffs_runtime.channels.base import (
-    USER_PROMPT,
-    AgentReply,
-    Channel,
-    Notice,
-    is_exit,
-    progress_item,
-    report_progress,
-)
+from handoffs_runtime.channels.base import Channel, is_exit
 from handoffs_runtime.errors import StoreError
 from handoffs_runtime.messages import (
+    PROGRESS,
+    RELAYED,
+    USER_PROMPT,
     AgentResponse,
     HandoffEvent,
+    Notice,
     PersonAnswer,
-    PersonNotice,
-    PersonProgress,
+    PersonEvent,
     PersonQuestion,
+    Reply,
     Undeliverable,
     UserLogin,
     user_task,
 )
 from handoffs_runtime.sessions.recording import record_event, record_reply, record_user, resume
 from handoffs_runtime.sessions.store import SessionStore
-from handoffs_runtime.sessions.transcript import describe_event
 from handoffs_runtime.topics import base_agent_type, session_topic
 from handoffs_runtime.usage import Usage
 
 SessionEndHook = Callable[[str], None]
+_RELAYED = ", ".join(kind.__name__ for kind in RELAYED)
 logger = logging.getLogger("handoffs_runtime")
 
 
@@ -101,8 +97,8 @@ class UserAgent(SessionAgent):
             await self._store_failed(exc)
             return
         self._usage = resumed.usage
-        for line in resumed.notices:
-            await config.channel.show(self.id.key, Notice(line))
+        for notice in resumed.notices:
+            await config.channel.show(self.id.key, notice)
         await self._next_turn(resumed.context, resumed.agent)
 
     def _vouched_for(self, message: object, ctx: MessageContext) -> bool:
@@ -140,7 +136,7 @@ class UserAgent(SessionAgent):
         self._usage = message.usage
         last = message.context[-1] if message.context else None
         text = last.content if last is not None and isinstance(last.content, str) else ""
-        await self._config.channel.show(self.id.key, AgentReply(message.reply_to_topic_type, text))
+        await self._config.channel.show(self.id.key, Reply(agent=message.reply_to_topic_type, text=text))
         await self._next_turn(message.context, message.reply_to_topic_type)
 
     @message_handler
@@ -151,15 +147,15 @@ class UserAgent(SessionAgent):
             try:
                 await record_event(self._config.store, message)
             except StoreError as exc:  # the reply that follows fails too and ends the session
-                await self._config.channel.show(self.id.key, Notice(f"⚠ {exc}"))
+                await self._config.channel.show(self.id.key, Notice(text=f"⚠ {exc}"))
                 return
         if message.said:  # what the agent wrote beside its handoff call, in its own words
-            await self._config.channel.show(self.id.key, AgentReply(message.source, message.said))
-        await self._config.channel.show(self.id.key, Notice(describe_event(message), event=message))
+            await self._config.channel.show(self.id.key, Reply(agent=message.source, text=message.said))
+        await self._config.channel.show(self.id.key, message.line())
 
     async def _store_failed(self, exc: StoreError) -> None:
         """Nothing unsaved is shown or sent: tell the person and end the session."""
-        notice = Notice(f"⚠ the session could not be saved, so it stops: {exc}")
+        notice = Notice(text=f"⚠ the session could not be saved, so it stops: {exc}")
         await self._config.channel.show(self.id.key, notice)
         self._ended()
 
@@ -170,7 +166,7 @@ class UserAgent(SessionAgent):
     @message_handler
     async def handle_undeliverable(self, message: Undeliverable, ctx: MessageContext) -> None:
         """Nobody serves the agent the conversation was sent to: say so, and let the person try again."""
-        await self._config.channel.show(self.id.key, Notice(describe_undeliverable(message)))
+        await self._config.channel.show(self.id.key, Notice(text=describe_undeliverable(message)))
         context = list(message.context)
         if context and isinstance(context[-1], UserMessage):  # the person will say it again
             context.pop()
@@ -185,16 +181,21 @@ class UserAgent(SessionAgent):
         return PersonAnswer(text=answer)
 
     @message_handler
-    async def handle_person_notice(self, message: PersonNotice, ctx: MessageContext) -> None:
+    async def handle_person_event(self, message: PersonEvent, ctx: MessageContext) -> None:
+        """A notice or progress of an agent on another process: shown, never stored. Anything else (a
+        reply, a handoff line, a question) would skip the store or the question's answer, so it is
+        dropped; progress goes only to a channel that shows it."""
         if not self._vouched_for(message, ctx):
             return
-        await self._config.channel.show(self.id.key, Notice(message.text))
-
-    @message_handler
-    async def handle_person_progress(self, message: PersonProgress, ctx: MessageContext) -> None:
-        """A text delta or tool activity of an agent on another process: shown, never stored."""
-        if self._vouched_for(message, ctx):
-            await report_progress(self._config.channel, self.id.key, progress_item(message))
+        event = message.event
+        if not isinstance(event, RELAYED):
+            logger.warning(
+                "session %s dropped a relayed %s event: not one of %s", self.id.key, event.type, _RELAYED
+            )
+            return
+        if isinstance(event, PROGRESS) and not self._config.channel.shows_progress:
+            return
+        await self._config.channel.show(self.id.key, event)
 
     async def _next_turn(self, context: list[LLMMessage], agent: str) -> None:
         config = self._config
@@ -207,8 +208,8 @@ class UserAgent(SessionAgent):
                 try:
                     await config.store.end_session(session)
                 except StoreError as exc:
-                    await config.channel.show(session, Notice(f"⚠ {exc}"))
-            await config.channel.show(session, Notice(f"session {session} ended"))
+                    await config.channel.show(session, Notice(text=f"⚠ {exc}"))
+            await config.channel.show(session, Notice(text=f"session {session} ended"))
             self._ended()
             return
         said = UserMessage(content=text, source=config.name)

@@ -7,8 +7,9 @@ import itertools
 import sys
 from typing import ClassVar, TextIO
 
-from handoffs_runtime.channels.base import AgentReply, Notice, Output, Person, is_exit
+from handoffs_runtime.channels.base import describe, is_exit
 from handoffs_runtime.channels.console_input import LineEditor, PipedLines
+from handoffs_runtime.messages import Event, HandoffLine, Person, Reply
 from handoffs_runtime.text import printable
 
 # --- console -----------------------------------------------------------------------------------------
@@ -31,6 +32,7 @@ class ConsoleChannel:
         "operator": "\033[1;35m",
     }
     _RESET = "\033[0m"
+    shows_progress = False
 
     def __init__(
         self,
@@ -98,13 +100,13 @@ class ConsoleChannel:
         self._out.flush()
         return line
 
-    async def show(self, session_id: str, output: Output) -> None:
+    async def show(self, session_id: str, event: Event) -> None:
         self._stop_spinner()
-        if isinstance(output, AgentReply):
-            agent = printable(output.agent, multiline=False)
-            line = f"{self._paint('agent', agent)} › {printable(output.text)}"
+        if isinstance(event, Reply):
+            agent = printable(event.agent, multiline=False)
+            line = f"{self._paint('agent', agent)} › {printable(event.text)}"
         else:
-            line = self._paint("notice", f"  {printable(output.text)}")
+            line = self._paint("notice", f"  {printable(describe(event))}")
         if self._editor is not None and self._editor.reading:
             await self._editor.print_above(lambda: self.write(line))
             return
@@ -114,7 +116,7 @@ class ConsoleChannel:
         if self._prompt is not None:
             self._out.write(self._prompt)
             self._out.flush()
-        elif isinstance(output, Notice) and output.event is not None and output.event.outcome == "handoff":
+        elif isinstance(event, HandoffLine) and event.outcome == "handoff":
             self._start_spinner()
 
     def _start_spinner(self) -> None:

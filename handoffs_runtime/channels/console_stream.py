@@ -1,7 +1,7 @@
 """The console, printing a streamed reply in place under the agent's label as the model writes it.
 
-A ``ConsoleChannel`` that also takes progress (see :func:`~handoffs_runtime.channels.report_progress`):
-the first delta of a reply prints the label, each delta is appended to the line, and the ``AgentReply``
+A ``ConsoleChannel`` that also shows progress (``shows_progress``): the first ``Delta`` of a reply
+prints the label, each delta is appended to the line, and the ``Reply``
 that follows only ends the line when it says what was printed. When it says something else (a stream
 cut in the middle ends with an apology) the reply is printed whole below the pieces.
 
@@ -12,13 +12,15 @@ line that names it (or its whole reply) arrives: the person always reads who is 
 
 from __future__ import annotations
 
-from handoffs_runtime.channels.base import AgentReply, Notice, Output, Person, Progress, TextDelta
 from handoffs_runtime.channels.console import ConsoleChannel
+from handoffs_runtime.messages import PROGRESS, Delta, Event, HandoffLine, Person, Reply
 from handoffs_runtime.text import printable
 
 
 class StreamingConsoleChannel(ConsoleChannel):
     """``ConsoleChannel`` plus deltas printed as they arrive; tool activity is not printed."""
+
+    shows_progress = True
 
     def __init__(self, **options: object) -> None:
         super().__init__(**options)  # type: ignore[arg-type]
@@ -27,15 +29,13 @@ class StreamingConsoleChannel(ConsoleChannel):
         self._speaker: str | None = None  # who last answered, or was handed the conversation
         self._held: dict[str, str] = {}  # words of agents whose handoff line has not been shown yet
 
-    async def progress(self, session_id: str, item: Progress) -> None:
-        if not isinstance(item, TextDelta):
-            return
+    def _delta(self, item: Delta) -> None:
         if self._streaming != item.agent and self._speaker not in (None, item.agent):
             self._held[item.agent] = self._held.get(item.agent, "") + item.text
             return
         self._write_delta(item)
 
-    def _write_delta(self, item: TextDelta) -> None:
+    def _write_delta(self, item: Delta) -> None:
         if self._streaming != item.agent:
             self._end_stream()
             self._stop_spinner()
@@ -46,27 +46,32 @@ class StreamingConsoleChannel(ConsoleChannel):
         self._out.flush()
         self._streamed += item.text
 
-    async def show(self, session_id: str, output: Output) -> None:
-        if isinstance(output, Notice) and output.event is not None and output.event.outcome == "handoff":
+    async def show(self, session_id: str, event: Event) -> None:
+        if isinstance(event, Delta):
+            self._delta(event)
+            return
+        if isinstance(event, PROGRESS):  # tool activity
+            return
+        if isinstance(event, HandoffLine) and event.outcome == "handoff":
             self._end_stream()
-            await super().show(session_id, output)
-            self._speaker = target = output.event.target
+            await super().show(session_id, event)
+            self._speaker = target = event.target
             held = self._held.pop(target, "")
             if held:
-                self._write_delta(TextDelta(target, held))
+                self._write_delta(Delta(agent=target, text=held))
             return
-        if isinstance(output, AgentReply):
-            self._speaker = output.agent
-            self._held.pop(output.agent, None)  # the whole reply follows
+        if isinstance(event, Reply):
+            self._speaker = event.agent
+            self._held.pop(event.agent, None)  # the whole reply follows
         if self._streaming is not None:
-            printed = isinstance(output, AgentReply) and (output.agent, output.text) == (
+            printed = isinstance(event, Reply) and (event.agent, event.text) == (
                 self._streaming,
                 self._streamed,
             )
             self._end_stream()
             if printed:
                 return
-        await super().show(session_id, output)
+        await super().show(session_id, event)
 
     async def ask(self, session_id: str, prompt: str, *, person: Person = "customer") -> str | None:
         self._end_stream()

@@ -13,14 +13,15 @@ session becomes an async iterator of events, while the people's answers go in th
             await channel.answer("s1", "I want a refund")
         ...
 
-The events, in the order a turn produces them: ``Question`` (the person's turn, or a confirmation),
-``Said`` (the answer), ``ToolStarted`` / ``ToolFinished``, ``HandedOff`` / ``HandoffRefused`` /
-``LoopStopped``, ``Delta`` (only with ``TeamPolicy(stream=True)``), ``Reply`` (the whole reply, which
-replaces the deltas before it), ``Info`` (a line from the runtime) and, last, ``SessionEnded``.
-``to_json`` gives each as a dict with a ``type`` field, the shape the web page reads.
+The events (:data:`~handoffs_runtime.messages.Event`), in the order a turn produces them: ``Question``
+(the person's turn, or a confirmation), ``Said`` (the answer), ``ToolStarted`` / ``ToolFinished``,
+``HandoffLine`` (carried out, refused, or a loop stopped), ``Delta`` (only with
+``TeamPolicy(stream=True)``), ``Reply`` (the whole reply, which replaces the deltas before it), ``Notice``
+(a line from the runtime) and, last, ``SessionEnded``. ``messages.event_json(event)`` is the shape
+the web page reads.
 
 Deltas and tool activity come straight from the agent at work, the other events from the session's
-``UserAgent`` once they are stored; so a ``HandedOff`` or ``Info`` may arrive while the next agent's
+``UserAgent`` once they are stored; so a ``HandoffLine`` or ``Notice`` may arrive while the next agent's
 reply is already streaming. A consumer keeps the deltas of a reply together until its ``Reply``.
 """
 
@@ -28,172 +29,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar
+from dataclasses import dataclass, field
 
-from handoffs_runtime.channels.base import (
-    USER_PROMPT,
-    AgentReply,
-    Output,
-    Person,
-    Progress,
-    Prompt,
-    TextDelta,
-    ToolActivity,
-)
-
-
-@dataclass(frozen=True, slots=True)
-class Delta:
-    """A piece of ``agent``'s reply as the model writes it."""
-
-    type: ClassVar[str] = "delta"
-    agent: str
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class Reply:
-    """``agent``'s complete reply: what is stored, and what replaces the deltas shown before it."""
-
-    type: ClassVar[str] = "reply"
-    agent: str
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class ToolStarted:
-    type: ClassVar[str] = "tool_started"
-    agent: str
-    tool: str
-    call_id: str
-    arguments: str
-
-
-@dataclass(frozen=True, slots=True)
-class ToolFinished:
-    """A tool call's result; ``is_error`` when it failed (the model is told, the session goes on)."""
-
-    type: ClassVar[str] = "tool_finished"
-    agent: str
-    tool: str
-    call_id: str
-    result: str
-    is_error: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class HandedOff:
-    type: ClassVar[str] = "handoff"
-    source: str
-    target: str
-    tool: str
-
-
-@dataclass(frozen=True, slots=True)
-class HandoffRefused:
-    """A handoff the runtime did not carry out (disabled, bad arguments, a second one); the model is told."""
-
-    type: ClassVar[str] = "handoff_refused"
-    source: str
-    target: str
-    tool: str
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class LoopStopped:
-    type: ClassVar[str] = "loop_stopped"
-    source: str
-    target: str
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class Question:
-    """A question waiting for ``person``; ``turn`` when it is the customer's ordinary turn to speak.
-
-    ``choices`` are the answers offered as buttons (``yes``/``no`` for a ``... y/n`` confirmation).
-    """
-
-    type: ClassVar[str] = "question"
-    prompt: str
-    person: Person = "customer"
-    turn: bool = False
-    choices: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Said:
-    """What ``person`` answered (an operator's ``/handoff AGENT`` too)."""
-
-    type: ClassVar[str] = "said"
-    text: str
-    person: Person = "customer"
-
-
-@dataclass(frozen=True, slots=True)
-class Info:
-    """A line from the runtime itself (session started, resumed, a warning)."""
-
-    type: ClassVar[str] = "notice"
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class SessionEnded:
-    type: ClassVar[str] = "ended"
-
-
-Event = (
-    Delta
-    | Reply
-    | ToolStarted
-    | ToolFinished
-    | HandedOff
-    | HandoffRefused
-    | LoopStopped
-    | Question
-    | Said
-    | Info
-    | SessionEnded
-)
-
-YES_NO = ("yes", "no")
-
-
-def to_json(event: Event) -> dict[str, Any]:
-    """``{"type": ..., **fields}``: the event as the web page receives it."""
-    return {"type": event.type, **asdict(event)}
-
-
-def question(prompt: str, person: Person) -> Question:
-    """The ``Question`` for a channel's ``ask``: a ``... y/n`` prompt is offered as yes/no buttons."""
-    turn = person == "customer" and prompt == USER_PROMPT
-    choices = YES_NO if prompt.rstrip().lower().endswith("y/n") else ()
-    return Question(prompt, person, turn, choices)
-
-
-def event_of(output: Output | Progress) -> Event:
-    """The event for what a channel is given to show."""
-    if isinstance(output, AgentReply):
-        return Reply(output.agent, output.text)
-    if isinstance(output, TextDelta):
-        return Delta(output.agent, output.text)
-    if isinstance(output, ToolActivity):
-        if output.result is None:
-            return ToolStarted(output.agent, output.tool, output.call_id, output.arguments)
-        return ToolFinished(output.agent, output.tool, output.call_id, output.result, output.is_error)
-    if isinstance(output, Prompt):
-        return question(output.text, output.person)
-    handoff = output.event
-    if handoff is None:
-        return Info(output.text)
-    if handoff.outcome == "handoff":
-        return HandedOff(handoff.source, handoff.target, handoff.tool)
-    if handoff.outcome == "loop_stopped":
-        return LoopStopped(handoff.source, handoff.target, handoff.reason)
-    return HandoffRefused(handoff.source, handoff.target, handoff.tool, handoff.reason)
+from handoffs_runtime.messages import Event, Person, Question, Said, SessionEnded
 
 
 @dataclass
@@ -211,9 +49,13 @@ class _Session:
 class EventChannel:
     """A channel whose sessions are read as events and answered with :meth:`answer`. See the module doc.
 
+    It shows everything, progress included (``shows_progress``).
+
     Pass :meth:`ended` as ``register_team(..., on_session_end=...)`` so that each stream ends with
     ``SessionEnded``; the session's queues are freed when its stream has been read to the end.
     """
+
+    shows_progress = True
 
     def __init__(self) -> None:
         self._sessions: dict[str, _Session] = {}
@@ -227,7 +69,7 @@ class EventChannel:
         session = self._session(session_id)
         if session.ended or person in session.gone:
             return None
-        asked = question(prompt, person)
+        asked = Question.asking(prompt, person)
         session.waiting[person] = asked
         session.events.put_nowait(asked)
         try:
@@ -239,11 +81,8 @@ class EventChannel:
             session.gone.add(person)
         return answer
 
-    async def show(self, session_id: str, output: Output) -> None:
-        self._session(session_id).events.put_nowait(event_of(output))
-
-    async def progress(self, session_id: str, item: Progress) -> None:
-        self._session(session_id).events.put_nowait(event_of(item))
+    async def show(self, session_id: str, event: Event) -> None:
+        self._session(session_id).events.put_nowait(event)
 
     def ended(self, session_id: str) -> None:
         """The session is over: its stream ends, and questions still open get ``None``."""
@@ -280,7 +119,7 @@ class EventChannel:
         """
         session = self._session(session_id)
         session.waiting.pop(person, None)
-        session.events.put_nowait(Said(text, person))
+        session.events.put_nowait(Said(text=text, person=person))
         session.inbox(person).put_nowait(text)
 
     async def leave(self, session_id: str, *, person: Person = "customer") -> None:

@@ -7,23 +7,23 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from handoffs_runtime.channels.base import USER_PROMPT, AgentReply, Notice, Output, Person, Progress, Prompt
-from handoffs_runtime.messages import HandoffEvent
+from handoffs_runtime.messages import USER_PROMPT, Event, HandoffLine, Person, Question, Reply
 
 # --- scripted: tests ---------------------------------------------------------------------------------
 
 
 @dataclass
 class ScriptedChannel:
-    """Answers from fixed scripts per session, and records everything shown. For tests.
+    """Answers from fixed scripts per session, and records every event shown. For tests.
 
-    A session whose script runs out has left (``ask`` returns ``None``).
+    A session whose script runs out has left (``ask`` returns ``None``). Progress is not shown.
     """
 
     customer: dict[str, list[str]] = field(default_factory=dict)
     operator: dict[str, list[str]] = field(default_factory=dict)
-    shown: dict[str, list[Output]] = field(default_factory=lambda: defaultdict(list))
+    shown: dict[str, list[Event]] = field(default_factory=lambda: defaultdict(list))
     asked: dict[str, list[tuple[Person, str]]] = field(default_factory=lambda: defaultdict(list))
+    shows_progress: bool = False
 
     @classmethod
     def for_sessions(cls, scripts: dict[str, Iterable[str]], operator: Iterable[str] = ()) -> ScriptedChannel:
@@ -38,39 +38,40 @@ class ScriptedChannel:
         lines = (self.customer if person == "customer" else self.operator).get(session_id, [])
         return lines.pop(0) if lines else None
 
-    async def show(self, session_id: str, output: Output) -> None:
-        self.shown[session_id].append(output)
+    async def show(self, session_id: str, event: Event) -> None:
+        self.shown[session_id].append(event)
 
-    def replies(self, session_id: str) -> list[AgentReply]:
-        return [o for o in self.shown[session_id] if isinstance(o, AgentReply)]
+    def replies(self, session_id: str) -> list[Reply]:
+        return [e for e in self.shown[session_id] if isinstance(e, Reply)]
 
-    def events(self, session_id: str) -> list[HandoffEvent]:
-        return [o.event for o in self.shown[session_id] if isinstance(o, Notice) and o.event is not None]
+    def handoffs(self, session_id: str) -> list[HandoffLine]:
+        return [e for e in self.shown[session_id] if isinstance(e, HandoffLine)]
 
 
 # --- asyncio queues: notebooks, web pages, tests that type as they go --------------------------------
 
 
 class QueueChannel:
-    """Each session has an inbox per person and one outbox, as asyncio queues.
+    """Each session has an inbox per person and one outbox of events, as asyncio queues.
 
     ``await channel.say(session, "hi")`` types a line as the customer; ``await channel.next_output(session)``
-    reads what the team shows. ``channel.leave(session)`` ends the session as closing a window would: every
-    later question to that person gets ``None`` too. ``channel.close(session)`` frees a finished session's
-    queues (call it from ``register_team(..., on_session_end=...)`` in a long-running server).
-    With ``progress=True`` the outbox also yields ``TextDelta`` and ``ToolActivity`` items as they happen.
+    reads what the team shows (a question other than the customer's ordinary turn is shown too).
+    ``channel.leave(session)`` ends the session as closing a window would: every later question to that
+    person gets ``None`` too. ``channel.close(session)`` frees a finished session's queues (call it from
+    ``register_team(..., on_session_end=...)`` in a long-running server). With ``progress=True`` the
+    outbox also yields progress events (``Delta``, ``ToolStarted``, ``ToolFinished``) as they happen.
     """
 
     def __init__(self, *, progress: bool = False) -> None:
         self._inboxes: dict[tuple[str, Person], asyncio.Queue[str | None]] = {}
-        self._outboxes: dict[str, asyncio.Queue[Output | Progress]] = {}
+        self._outboxes: dict[str, asyncio.Queue[Event]] = {}
         self._gone: set[tuple[str, Person]] = set()
-        self._progress = progress
+        self.shows_progress = progress
 
     def _inbox(self, session_id: str, person: Person) -> asyncio.Queue[str | None]:
         return self._inboxes.setdefault((session_id, person), asyncio.Queue())
 
-    def outbox(self, session_id: str) -> asyncio.Queue[Output | Progress]:
+    def outbox(self, session_id: str) -> asyncio.Queue[Event]:
         return self._outboxes.setdefault(session_id, asyncio.Queue())
 
     async def say(self, session_id: str, text: str, *, person: Person = "customer") -> None:
@@ -79,21 +80,21 @@ class QueueChannel:
     async def leave(self, session_id: str, *, person: Person = "customer") -> None:
         await self._inbox(session_id, person).put(None)
 
-    async def next_output(self, session_id: str, timeout: float | None = None) -> Output | Progress:
+    async def next_output(self, session_id: str, timeout: float | None = None) -> Event:
         return await asyncio.wait_for(self.outbox(session_id).get(), timeout)
 
-    async def next_reply(self, session_id: str, timeout: float | None = None) -> AgentReply:
-        """Skip notices and prompts and return the next agent reply."""
+    async def next_reply(self, session_id: str, timeout: float | None = None) -> Reply:
+        """Skip every other event and return the next agent reply."""
         while True:
-            output = await self.next_output(session_id, timeout)
-            if isinstance(output, AgentReply):
-                return output
+            event = await self.next_output(session_id, timeout)
+            if isinstance(event, Reply):
+                return event
 
     async def ask(self, session_id: str, prompt: str, *, person: Person = "customer") -> str | None:
         if (session_id, person) in self._gone:
             return None
         if person == "operator" or prompt != USER_PROMPT:
-            await self.outbox(session_id).put(Prompt(prompt, person))
+            await self.outbox(session_id).put(Question.asking(prompt, person))
         answer = await self._inbox(session_id, person).get()
         if answer is None:
             self._gone.add((session_id, person))
@@ -106,9 +107,5 @@ class QueueChannel:
             self._inboxes.pop((session_id, person), None)
             self._gone.discard((session_id, person))
 
-    async def show(self, session_id: str, output: Output) -> None:
-        await self.outbox(session_id).put(output)
-
-    async def progress(self, session_id: str, item: Progress) -> None:
-        if self._progress:
-            await self.outbox(session_id).put(item)
+    async def show(self, session_id: str, event: Event) -> None:
+        await self.outbox(session_id).put(event)

@@ -21,13 +21,14 @@ from types import TracebackType
 import grpc  # type: ignore[import-untyped]
 
 from handoffs_runtime.agents.user import SessionEndHook
-from handoffs_runtime.channels.base import Channel, Notice
+from handoffs_runtime.channels.base import Channel
 from handoffs_runtime.distributed.credentials import ClientCredentials, Role
 from handoffs_runtime.distributed.options import DEFAULT_MAX_MESSAGE_MB
 from handoffs_runtime.distributed.redelivery import Redelivery
 from handoffs_runtime.distributed.watch import TurnWatch, WatchedChannel, WatchedRuntime
 from handoffs_runtime.distributed.worker_runtime import Backoff
 from handoffs_runtime.errors import DistributedError
+from handoffs_runtime.messages import Notice
 from handoffs_runtime.models.offline import OfflineModel
 from handoffs_runtime.sessions.store import SessionStore
 from handoffs_runtime.team.register import register_team, start_session
@@ -261,8 +262,8 @@ async def chat_remote(
     )
     async with front:
         if banner:
-            await channel.show(session_id, Notice(banner))
-        await channel.show(session_id, Notice(f"session {session_id} via {host} · type 'exit' to leave"))
+            await channel.show(session_id, Notice(text=banner))
+        await channel.show(session_id, Notice(text=f"session {session_id} via {host} · type 'exit' to leave"))
         await front.open(session_id)
         await front.wait(session_id)
     return session_id

@@ -17,9 +17,9 @@ from typing import Any
 
 from autogen_core import TopicId
 
-from handoffs_runtime.channels.base import Channel, Notice
+from handoffs_runtime.channels.base import Channel
 from handoffs_runtime.distributed.options import logger
-from handoffs_runtime.messages import Undeliverable, UserTask
+from handoffs_runtime.messages import Notice, Undeliverable, UserTask
 
 Publish = Callable[[Any, TopicId], Awaitable[None]]
 
@@ -91,7 +91,7 @@ class Redelivery:
         session = sent.topic.source
         if announce:
             text = f"… {sent.topic.type} is not available yet (reconnecting); your message waits for it"
-            await self._channel.show(session, Notice(text))
+            await self._channel.show(session, Notice(text=text))
         await asyncio.sleep(delay)
         if self._sent.get(session) is sent:
             await self._publish(sent.task, sent.topic)

@@ -3,11 +3,12 @@
 A tool that asks for a confirmation (``ask_person``) or the ``HumanAgent`` asking the operator must reach
 the front end of that session, not the worker's own terminal. The question travels as an RPC to the
 session's ``UserAgent`` (the host finds the front end that holds it), which asks its channel and returns
-the answer; lines to show travel as ``PersonNotice`` on the session's ``User`` topic.
+the answer; an event to show travels as a ``PersonEvent`` on the session's ``User`` topic, whose
+``UserAgent`` shows notices and progress (``messages.RELAYED``) and drops anything else.
 
-With a streaming team, ``StreamingRelayChannel`` also takes progress: each text delta and tool activity
-travels as a ``PersonProgress`` on the same topic, to the front end's channel's ``progress``. Without
-streaming the plain ``RelayChannel`` has no ``progress``, so agents never build or send one.
+With a streaming team, ``StreamingRelayChannel`` shows progress too: each text delta and tool activity
+travels as a ``PersonEvent`` the same way. The plain ``RelayChannel`` does not show progress, so agents
+never build or send any.
 """
 
 from __future__ import annotations
@@ -16,10 +17,9 @@ import asyncio
 
 from autogen_core import AgentId, AgentRuntime, MessageHandlerContext
 
-from handoffs_runtime.channels.base import AgentReply, Output, Person, Progress, progress_message
 from handoffs_runtime.distributed.options import logger
 from handoffs_runtime.errors import DistributedError
-from handoffs_runtime.messages import PersonAnswer, PersonNotice, PersonQuestion
+from handoffs_runtime.messages import PROGRESS, Event, Person, PersonAnswer, PersonEvent, PersonQuestion
 from handoffs_runtime.tools.context import current_tool_context
 from handoffs_runtime.topics import USER, session_topic
 
@@ -29,6 +29,8 @@ DEFAULT_ASK_TIMEOUT = 900.0
 
 class RelayChannel:
     """A worker's channel to the people of each session, through the session's front end."""
+
+    shows_progress = False
 
     def __init__(
         self, runtime: AgentRuntime, *, user_topic: str = USER, timeout: float | None = DEFAULT_ASK_TIMEOUT
@@ -55,26 +57,24 @@ class RelayChannel:
             return None
         return answer.text if isinstance(answer, PersonAnswer) else None
 
-    async def show(self, session_id: str, output: Output) -> None:
-        text = f"{output.agent} › {output.text}" if isinstance(output, AgentReply) else output.text
-        await self._runtime.publish_message(
-            PersonNotice(text=text), session_topic(self._user_topic, session_id), sender=_asking_agent()
-        )
+    async def show(self, session_id: str, event: Event) -> None:
+        """Publish ``event`` to the session's front end. Progress is best effort: one that cannot be sent
+        is logged and dropped, never fails the turn (the reply that follows holds the whole text)."""
+        message = PersonEvent(event=event)
+        topic = session_topic(self._user_topic, session_id)
+        if not isinstance(event, PROGRESS):
+            await self._runtime.publish_message(message, topic, sender=_asking_agent())
+            return
+        try:
+            await self._runtime.publish_message(message, topic, sender=_asking_agent())
+        except Exception as exc:
+            logger.warning("could not relay progress to session %s: %s", session_id, exc)
 
 
 class StreamingRelayChannel(RelayChannel):
-    """A ``RelayChannel`` that also relays progress (text deltas, tool activity) as it happens.
+    """A ``RelayChannel`` that also relays progress (text deltas, tool activity) as it happens."""
 
-    Progress is best effort: one that cannot be sent is logged and dropped, never fails the turn (the
-    reply that follows holds the whole text)."""
-
-    async def progress(self, session_id: str, item: Progress) -> None:
-        try:
-            await self._runtime.publish_message(
-                progress_message(item), session_topic(self._user_topic, session_id), sender=_asking_agent()
-            )
-        except Exception as exc:
-            logger.warning("could not relay progress to session %s: %s", session_id, exc)
+    shows_progress = True
 
 
 def relay_channel(runtime: AgentRuntime, *, user_topic: str = USER, stream: bool = False) -> RelayChannel:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from handoffs_runtime.distributed.credentials import Role
 from handoffs_runtime.distributed.serializers import type_name
-from handoffs_runtime.messages import PersonProgress, Undeliverable, UserLogin, UserTask
+from handoffs_runtime.messages import PersonEvent, Undeliverable, UserLogin, UserTask
 from handoffs_runtime.topics import HANDOFF_EVENTS, USER, base_agent_type, check_session_id, parse_shard
 
 # --- what each role may do -----------------------------------------------------------------------------
@@ -126,7 +126,7 @@ class RolePolicy:
         )
 
     def _progress(self, role: Role | None, topic_type: str, schema: str) -> str | None:
-        if role is None or schema != PERSON_PROGRESS or topic_type == self.user_topic:
+        if role is None or schema != PERSON_EVENT or topic_type == self.user_topic:
             return None
         return f"{schema} goes only to the {self.user_topic} topic, not to {topic_type}"
 
@@ -139,5 +139,5 @@ class RolePolicy:
 
 ANONYMOUS_SENDER = "unknown"
 USER_TASK = type_name(UserTask)
-PERSON_PROGRESS = type_name(PersonProgress)
+PERSON_EVENT = type_name(PersonEvent)
 FRONTEND_OWN_MESSAGES = frozenset({type_name(UserLogin), type_name(Undeliverable)})

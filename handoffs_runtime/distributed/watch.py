@@ -32,20 +32,22 @@ from autogen_core.models import LLMMessage
 from autogen_ext.runtimes.grpc import _constants as wire
 from autogen_ext.runtimes.grpc.protos import cloudevent_pb2
 
-from handoffs_runtime.channels.base import (
-    AgentReply,
-    Channel,
-    Notice,
-    Output,
-    Person,
-    Progress,
-    report_progress,
-)
+from handoffs_runtime.channels.base import Channel
 from handoffs_runtime.distributed.options import logger
 from handoffs_runtime.distributed.redelivery import Redelivery
 from handoffs_runtime.distributed.serializers import type_name
 from handoffs_runtime.distributed.worker_runtime import WorkerRuntime
-from handoffs_runtime.messages import AgentResponse, Undeliverable, UserTask
+from handoffs_runtime.messages import (
+    PROGRESS,
+    AgentResponse,
+    Event,
+    HandoffLine,
+    Notice,
+    Person,
+    Reply,
+    Undeliverable,
+    UserTask,
+)
 from handoffs_runtime.topics import session_topic
 
 _REPLY = type_name(AgentResponse)
@@ -138,7 +140,7 @@ class TurnWatch:
             return
         turn.nudge, turn.nudged = None, True
         text = f"… still waiting for {turn.topic_type}"
-        self._spawn(self._channel.show(session_id, Notice(text)))
+        self._spawn(self._channel.show(session_id, Notice(text=text)))
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(work)
@@ -250,7 +252,12 @@ class WatchedRuntime(WorkerRuntime):
 
 
 class WatchedChannel:
-    """The front end's channel, reporting to the ``TurnWatch`` what the session hears."""
+    """The front end's channel, reporting to the ``TurnWatch`` what the session hears.
+
+    It takes progress whatever the inner channel shows (a delta shows the turn is alive) and passes it on
+    only to an inner channel that shows it."""
+
+    shows_progress = True
 
     def __init__(self, inner: Channel, watch: TurnWatch) -> None:
         self._inner = inner
@@ -275,16 +282,13 @@ class WatchedChannel:
             self._watch.operator_answered(session_id, answer)
         return answer
 
-    async def show(self, session_id: str, output: Output) -> None:
-        if isinstance(output, AgentReply):
+    async def show(self, session_id: str, event: Event) -> None:
+        if isinstance(event, Reply):
             self._watch.answered(session_id)
         else:
             self._watch.progress(session_id)
-            if isinstance(output, Notice) and output.event is not None and output.event.outcome == "handoff":
-                self._watch.moved(session_id, output.event.target)
-        await self._inner.show(session_id, output)
-
-    async def progress(self, session_id: str, item: Progress) -> None:
-        """A delta or a tool's activity shows the turn is alive; the inner channel shows it if it can."""
-        self._watch.progress(session_id)
-        await report_progress(self._inner, session_id, item)
+            if isinstance(event, HandoffLine) and event.outcome == "handoff":
+                self._watch.moved(session_id, event.target)
+            if isinstance(event, PROGRESS) and not self._inner.shows_progress:
+                return
+        await self._inner.show(session_id, event)

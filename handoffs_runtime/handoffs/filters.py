@@ -7,7 +7,6 @@ that are not at the start.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 
 from autogen_core import FunctionCall
@@ -154,12 +153,3 @@ def nesting_filter(
         return data.replace(history=tuple(nested), new_items=())
 
     return nest
-
-
-def arguments_preview(arguments: str, limit: int = 200) -> str:
-    """A short, single-line view of a tool call's JSON arguments for logs and events."""
-    try:
-        text = json.dumps(json.loads(arguments or "{}"), ensure_ascii=False)
-    except ValueError:
-        text = arguments
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from autogen_core.models import LLMMessage
 
 from handoffs_runtime.errors import StoreConflictError
-from handoffs_runtime.messages import AgentResponse, HandoffEvent
+from handoffs_runtime.messages import AgentResponse, HandoffEvent, Notice
 from handoffs_runtime.sessions.store import (
     NewEntry,
     SessionStore,
@@ -45,7 +45,8 @@ class Resumed:
 
     context: list[LLMMessage]
     agent: str
-    notices: list[str] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
+    """What the person is told first: that the session resumes, its last exchanges, what went missing."""
     usage: Usage = Usage.EMPTY
     """The tokens the session used before."""
 
@@ -73,22 +74,23 @@ async def resume(
     if created or state.last_seq == 0:  # nothing was said yet: nothing to tell
         return Resumed(list(state.context), agent if not agents or agent in agents else entry_agent)
     entries = await store.entries(session)
-    notices = []
+    lines = []
     if agents and agent not in agents:
-        notices.append(
+        lines.append(
             f"session {session} was with {agent}, which team {team or '?'} does not have "
             f"(it was stored by team {state.team or '?'}); {entry_agent} continues it"
         )
         agent = entry_agent
-    notices.append(f"resuming session {session} with {agent} ({state.last_seq} messages stored)")
-    notices += [f"  {describe_entry(e)}" for e in last_exchanges(entries, show)]
+    lines.append(f"resuming session {session} with {agent} ({state.last_seq} messages stored)")
+    lines += [f"  {describe_entry(e)}" for e in last_exchanges(entries, show)]
     unanswered = [e for e in entries if e.seq > state.context_seq and e.kind == "user"]
     if unanswered:
-        notices.append(
+        lines.append(
             f"your last message was not answered before the session stopped: {unanswered[-1].text!r}; "
             "send it again if you still need an answer"
         )
         await store.append(session, [notice_entry(UNANSWERED)], context=state.context)
+    notices = [Notice(text=line) for line in lines]
     return Resumed(list(state.context), agent, notices, stored_usage(entries))
 
 

@@ -1,4 +1,4 @@
-"""Reading a stored transcript: what is new in a reply, the last exchanges, usage, exports.
+"""Reading a stored transcript: what is new in a reply, the events an entry shows, usage, exports.
 
 Pure functions over :mod:`handoffs_runtime.sessions.store` values; no I/O.
 """
@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 from autogen_core.models import LLMMessage, UserMessage
 
-from handoffs_runtime.handoffs.filters import arguments_preview
-from handoffs_runtime.messages import HandoffEvent
+from handoffs_runtime.channels.base import describe
+from handoffs_runtime.messages import Event, Notice, Reply, Said, ToolFinished, ToolStarted
 from handoffs_runtime.sessions.store import SessionState, StoredEntry
 from handoffs_runtime.text import inert_json, printable
 from handoffs_runtime.usage import Usage
@@ -57,34 +57,46 @@ def _iso(at: float) -> str:
     return datetime.fromtimestamp(at, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
+def entry_events(entry: StoredEntry) -> list[Event]:
+    """What a stored entry shows a person: the same events a live session shows (a tool-call entry holds
+    one event per call). An entry of an unknown kind shows nothing."""
+    body = entry.body
+    if entry.kind == "user":
+        return [Said(text=entry.text)]
+    if entry.kind in ("reply", "system"):
+        return [Reply(agent=entry.agent, text=entry.text)]
+    if entry.kind == "notice":
+        return [Notice(text=entry.text)]
+    if entry.kind == "tool_calls":
+        return [
+            ToolStarted(
+                agent=entry.agent,
+                tool=str(c.get("name")),
+                call_id=str(c.get("id", "")),
+                arguments=str(c.get("arguments") or ""),
+            )
+            for c in body["content"]
+        ]
+    if entry.kind == "tool_results":
+        return [
+            ToolFinished(
+                agent=entry.agent,
+                tool=str(r.get("name")),
+                call_id=str(r.get("call_id", "")),
+                result=str(r.get("content")),
+                is_error=bool(r.get("is_error")),
+            )
+            for r in body["content"]
+        ]
+    event = entry.event()
+    return [event.line()] if event is not None else []
+
+
 def describe_entry(entry: StoredEntry) -> str:
     """One line for an entry, as the console and ``handoffs sessions show`` print it (raw: the printer
     makes it :func:`printable`)."""
-    body = entry.body
-    if entry.kind == "user":
-        return f"you › {entry.text}"
-    if entry.kind in ("reply", "system"):
-        return f"{entry.agent} › {entry.text}"
-    if entry.kind == "tool_calls":
-        calls = ", ".join(
-            f"{c.get('name')}({arguments_preview(c.get('arguments') or '')})" for c in body["content"]
-        )
-        return f"{entry.agent} called {calls}"
-    if entry.kind == "tool_results":
-        return "; ".join(f"result of {r.get('name')}: {r.get('content')}" for r in body["content"])
-    if entry.kind == "handoff":
-        event = entry.event()
-        return describe_event(event) if event is not None else "handoff"
-    return f"({entry.text})"
-
-
-def describe_event(event: HandoffEvent) -> str:
-    """The line the console shows for a handoff event."""
-    if event.outcome == "handoff":
-        return f"↪ {event.source} handed the conversation to {event.target}"
-    if event.outcome == "loop_stopped":
-        return f"⚠ handoff loop stopped at {event.source}: {event.reason}"
-    return f"✗ {event.source} could not hand over to {event.target}: {event.reason}"
+    lines = [describe(event) for event in entry_events(entry)]
+    return "; ".join(lines) if lines else f"({entry.text})"
 
 
 def last_exchanges(entries: Sequence[StoredEntry], count: int) -> list[StoredEntry]:

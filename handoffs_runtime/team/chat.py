@@ -6,7 +6,8 @@ import uuid
 
 from autogen_core.models import ChatCompletionClient
 
-from handoffs_runtime.channels.base import Channel, Notice
+from handoffs_runtime.channels.base import Channel
+from handoffs_runtime.messages import Notice
 from handoffs_runtime.runtime.single_threaded import HandoffsRuntime
 from handoffs_runtime.sessions.store import SessionStore
 from handoffs_runtime.team.register import register_team, start_session
@@ -38,12 +39,12 @@ async def run_chat(
             await model.close()
             raise
         if taken is not None:
-            await channel.show(session, Notice(f"took session {session} over from {taken}"))
+            await channel.show(session, Notice(text=f"took session {session} over from {taken}"))
     runtime = HandoffsRuntime()
     await register_team(runtime, team, model=model, channel=channel, store=store)
     if banner:
-        await channel.show(session, Notice(banner))
-    await channel.show(session, Notice(f"session {session} · type 'exit' to leave"))
+        await channel.show(session, Notice(text=banner))
+    await channel.show(session, Notice(text=f"session {session} · type 'exit' to leave"))
     runtime.start()
     try:
         await start_session(runtime, session, user_topic=team.user_topic)

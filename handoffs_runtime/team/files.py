@@ -29,11 +29,11 @@ from autogen_core.models import ChatCompletionClient
 from autogen_core.tools import Tool
 from pydantic import BaseModel, ValidationError
 
-from handoffs_runtime.channels.base import Person
 from handoffs_runtime.errors import TeamConfigError
 from handoffs_runtime.handoffs.filters import keep_last_messages, remove_all_tools
 from handoffs_runtime.handoffs.handoff import Handoff, InputFilter, handoff
 from handoffs_runtime.handoffs.policy import TeamPolicy
+from handoffs_runtime.messages import Person
 from handoffs_runtime.team.build import build_team
 from handoffs_runtime.team.file_schema import (
     AgentEntry,

@@ -27,8 +27,8 @@ from autogen_core import CancellationToken
 from autogen_core.tools import Tool, ToolSchema
 from pydantic import BaseModel
 
-from handoffs_runtime.channels.base import Person
 from handoffs_runtime.errors import TeamConfigError
+from handoffs_runtime.messages import Person
 from handoffs_runtime.text import printable
 from handoffs_runtime.tools.capabilities import delegate_of
 from handoffs_runtime.tools.context import ask_person, current_tool_context

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 
 from autogen_core import AgentId, AgentRuntime
 
-from handoffs_runtime.channels.base import Channel, Person
+from handoffs_runtime.channels.base import Channel
+from handoffs_runtime.messages import Person
 from handoffs_runtime.usage import Usage
 
 

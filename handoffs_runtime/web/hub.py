@@ -20,20 +20,11 @@ from typing import Any, Protocol
 
 from autogen_core.models import ChatCompletionClient
 
-from handoffs_runtime.channels.base import Person
-from handoffs_runtime.channels.events import (
-    EventChannel,
-    HandedOff,
-    HandoffRefused,
-    Info,
-    LoopStopped,
-    Question,
-    Reply,
-    Said,
-    to_json,
-)
+from handoffs_runtime.channels.events import EventChannel
 from handoffs_runtime.errors import HandoffsError, StoreError, TeamConfigError, UnknownSessionError
-from handoffs_runtime.sessions.store import SessionStore, StoredEntry
+from handoffs_runtime.messages import PROGRESS, Notice, Person, Question, Said, event_json
+from handoffs_runtime.sessions.store import SessionStore
+from handoffs_runtime.sessions.transcript import entry_events
 from handoffs_runtime.team.oversight import operator_oversight, remote_oversight
 from handoffs_runtime.team.spec import TeamSpec
 from handoffs_runtime.web.backends import LocalTeam, TeamBackend
@@ -166,7 +157,7 @@ class SessionHub:
         live.customers.add(peer)
         waiting = live.already_sent(self.channel.waiting(session_id, "customer"))
         if waiting is not None:
-            await peer.send(to_json(waiting))
+            await peer.send(event_json(waiting))
 
     def detach_customer(self, session_id: str, peer: Peer) -> None:
         live = self._live.get(session_id)
@@ -215,7 +206,7 @@ class SessionHub:
                 "type": "taken",
                 "session": session_id,
                 "history": await self.history(session_id),
-                "question": to_json(q)
+                "question": event_json(q)
                 if (q := live.already_sent(self._asked_operator(session_id)))
                 else None,
             }
@@ -274,7 +265,7 @@ class SessionHub:
         """Send each event of the session to its pages, until the session ends."""
         try:
             async for event in self.channel.events(live.session_id):
-                data = {"session": live.session_id, **to_json(event)}
+                data = {"session": live.session_id, **event_json(event)}
                 if isinstance(event, Question):
                     live.delivered[event.person] = event
                 if isinstance(event, Question) and event.person == "operator":
@@ -303,7 +294,7 @@ class SessionHub:
 
     @staticmethod
     def _notice(live: _Live, text: str) -> dict[str, Any]:
-        return {"session": live.session_id, **to_json(Info(text))}
+        return {"session": live.session_id, **event_json(Notice(text=text))}
 
     async def _to_customers(self, live: _Live, data: dict[str, Any]) -> None:
         for peer in list(live.customers):
@@ -320,25 +311,8 @@ class SessionHub:
         except StoreError as exc:  # the page still works; the session itself reports a broken store
             logger.warning("no history for session %s: %s", session_id, exc)
             return []
-        return [item for e in entries if (item := history_item(e)) is not None]
-
-
-def history_item(entry: StoredEntry) -> dict[str, Any] | None:
-    """A stored entry as a page item (the same shapes as live events), or ``None`` for tool traffic."""
-    if entry.kind == "user":
-        return {"type": "said", "text": entry.text}
-    if entry.kind == "reply":
-        return to_json(Reply(entry.agent, entry.text))
-    if entry.kind == "notice":
-        return to_json(Info(entry.text))
-    event = entry.event()
-    if event is None:
-        return None
-    if event.outcome == "handoff":
-        return to_json(HandedOff(event.source, event.target, event.tool))
-    if event.outcome == "loop_stopped":
-        return to_json(LoopStopped(event.source, event.target, event.reason))
-    return to_json(HandoffRefused(event.source, event.target, event.tool, event.reason))
+        shown = (event for entry in entries for event in entry_events(entry))
+        return [event_json(event) for event in shown if not isinstance(event, PROGRESS)]  # no tool traffic
 
 
 def _check_remote(team: TeamSpec, approve_code: bool) -> None:

@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,12 +73,23 @@ class RealServer:
                     self.ready.set()
         self.ready.set()  # ended: whoever waits sees that it never became ready
 
+    def settle(self, quiet: float = 0.5, limit: float = 10.0) -> None:
+        """Wait until the log has been quiet for ``quiet`` seconds: the server writes a request's access
+        line after its answer is sent, so the line can come after the client has read the answer."""
+        deadline = time.monotonic() + limit
+        seen = -1
+        while len(self.lines) != seen and time.monotonic() < deadline:
+            seen = len(self.lines)
+            time.sleep(quiet)
+
     def mark(self) -> int:
-        """Where the log is now, for :meth:`statuses` to read what came after."""
+        """Where the log is now (once the requests before have been logged), for :meth:`statuses`."""
+        self.settle()
         return len(self.lines)
 
     def statuses(self, since: int = 0) -> list[tuple[str, int]]:
         """(path, HTTP status) of every request the server answered since ``since``."""
+        self.settle()
         return [(m.group(1), int(m.group(2))) for m in map(ACCESS.search, self.lines[since:]) if m]
 
     def refused(self, since: int = 0) -> list[tuple[str, int]]:

@@ -133,7 +133,7 @@ async def test_a_team_of_ones_own_through_the_library(
         runtime.start()
         await start_session(runtime, f"s{i}")
         await runtime.stop_when_idle()
-        events = channel.events(f"s{i}")
+        events = channel.handoffs(f"s{i}")
         assert all(e.outcome in ("handoff", "refused") for e in events)
         if any(e.outcome == "handoff" and e.target == "Billing" for e in events):
             handed = True

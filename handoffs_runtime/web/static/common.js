@@ -24,9 +24,10 @@ function isTokenError(message) {
 
 function describe(ev) {
   switch (ev.type) {
-    case "handoff": return "↪ " + ev.source + " handed the conversation to " + ev.target;
-    case "handoff_refused": return "✗ " + ev.source + " could not hand over to " + ev.target;
-    case "loop_stopped": return "⚠ handoff loop stopped at " + ev.source;
+    case "handoff":
+      if (ev.outcome === "loop_stopped") return "⚠ handoff loop stopped at " + ev.source;
+      if (ev.outcome !== "handoff") return "✗ " + ev.source + " could not hand over to " + ev.target;
+      return "↪ " + ev.source + " handed the conversation to " + ev.target;
     case "tool_started": return "⚙ " + ev.agent + " is running " + ev.tool + "…";
     case "tool_finished": return "⚙ " + ev.tool + (ev.is_error ? " failed" : " done");
     case "notice": return ev.text;
