@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -22,14 +23,18 @@ from autogen_core.models import ChatCompletionClient
 
 from handoffs_runtime.channels.events import EventChannel
 from handoffs_runtime.errors import HandoffsError, StoreError, TeamConfigError, UnknownSessionError
-from handoffs_runtime.messages import PROGRESS, Notice, Person, Question, Said, event_json
+from handoffs_runtime.messages import PROGRESS, Event, Notice, Person, Question, Said
 from handoffs_runtime.sessions.store import SessionStore
 from handoffs_runtime.sessions.transcript import entry_events
 from handoffs_runtime.team.oversight import operator_oversight, remote_oversight
 from handoffs_runtime.team.spec import TeamSpec
+from handoffs_runtime.web.audience import customer_json, operator_json
 from handoffs_runtime.web.backends import LocalTeam, TeamBackend
 
 logger = logging.getLogger("handoffs_runtime.web")
+
+View = Callable[[Event], dict[str, Any] | None]
+"""An event as one kind of page receives it (see ``audience``); ``None``: that page does not see it."""
 
 WAITING_FOR_OPERATOR = "Please wait a moment: a person will answer you shortly."
 WAITING_FOR_APPROVAL = (
@@ -153,11 +158,11 @@ class SessionHub:
         if live.idle is not None:
             live.idle.cancel()
             live.idle = None
-        await peer.send({"type": "history", "items": await self.history(session_id)})
+        await peer.send({"type": "history", "items": await self.history(session_id, view=customer_json)})
         live.customers.add(peer)
         waiting = live.already_sent(self.channel.waiting(session_id, "customer"))
         if waiting is not None:
-            await peer.send(event_json(waiting))
+            await peer.send(operator_json(waiting))  # the customer's own question: nothing to hide
 
     def detach_customer(self, session_id: str, peer: Peer) -> None:
         live = self._live.get(session_id)
@@ -206,7 +211,7 @@ class SessionHub:
                 "type": "taken",
                 "session": session_id,
                 "history": await self.history(session_id),
-                "question": event_json(q)
+                "question": operator_json(q)
                 if (q := live.already_sent(self._asked_operator(session_id)))
                 else None,
             }
@@ -265,7 +270,7 @@ class SessionHub:
         """Send each event of the session to its pages, until the session ends."""
         try:
             async for event in self.channel.events(live.session_id):
-                data = {"session": live.session_id, **event_json(event)}
+                data = {"session": live.session_id, **operator_json(event)}
                 if isinstance(event, Question):
                     live.delivered[event.person] = event
                 if isinstance(event, Question) and event.person == "operator":
@@ -278,8 +283,11 @@ class SessionHub:
                             await self._to_customers(live, self._notice(live, WAITING_FOR_OPERATOR))
                         await self._announce_waiting()
                     continue
-                if not (isinstance(event, Said) and event.person == "operator"):  # "/handoff X" is internal
-                    await self._to_customers(live, data)
+                if isinstance(event, Notice) and event.detail:  # for whoever runs the server, not customers
+                    logger.warning("session %s: %s: %s", live.session_id, event.text, event.detail)
+                shown = customer_json(event)
+                if shown is not None and not (isinstance(event, Said) and event.person == "operator"):
+                    await self._to_customers(live, {"session": live.session_id, **shown})  # not "/handoff X"
                 if live.operator is not None:
                     await _send_quietly(live.operator, data)
                 # The stream ends by itself after SessionEnded, and only then forgets the session: leaving
@@ -294,7 +302,7 @@ class SessionHub:
 
     @staticmethod
     def _notice(live: _Live, text: str) -> dict[str, Any]:
-        return {"session": live.session_id, **event_json(Notice(text=text))}
+        return {"session": live.session_id, **(customer_json(Notice(text=text)) or {})}
 
     async def _to_customers(self, live: _Live, data: dict[str, Any]) -> None:
         for peer in list(live.customers):
@@ -302,8 +310,9 @@ class SessionHub:
 
     # --- the store -----------------------------------------------------------------------------------
 
-    async def history(self, session_id: str) -> list[dict[str, Any]]:
-        """The stored transcript as the pages show it: what was said, and the handoffs."""
+    async def history(self, session_id: str, *, view: View = operator_json) -> list[dict[str, Any]]:
+        """The stored transcript as a page shows it (what was said, and the handoffs), seen through
+        ``view`` (:func:`~handoffs_runtime.web.audience.customer_json` for a customer's page)."""
         try:
             entries = await self.store.entries(session_id)
         except UnknownSessionError:  # a new session: nothing stored yet
@@ -311,8 +320,9 @@ class SessionHub:
         except StoreError as exc:  # the page still works; the session itself reports a broken store
             logger.warning("no history for session %s: %s", session_id, exc)
             return []
-        shown = (event for entry in entries for event in entry_events(entry))
-        return [event_json(event) for event in shown if not isinstance(event, PROGRESS)]  # no tool traffic
+        events = (event for entry in entries for event in entry_events(entry))
+        shown = (view(event) for event in events if not isinstance(event, PROGRESS))  # no tool traffic
+        return [item for item in shown if item is not None]
 
 
 def _check_remote(team: TeamSpec, approve_code: bool) -> None:

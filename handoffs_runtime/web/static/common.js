@@ -28,9 +28,9 @@ function describe(ev) {
       if (ev.outcome === "loop_stopped") return "⚠ handoff loop stopped at " + ev.source;
       if (ev.outcome !== "handoff") return "✗ " + ev.source + " could not hand over to " + ev.target;
       return "↪ " + ev.source + " handed the conversation to " + ev.target;
-    case "tool_started": return "⚙ " + ev.agent + " is running " + ev.tool + "…";
+    case "tool_started": return "⚙ " + (ev.tool ? ev.agent + " is running " + ev.tool + "…" : ev.text);
     case "tool_finished": return "⚙ " + ev.tool + (ev.is_error ? " failed" : " done");
-    case "notice": return ev.text;
+    case "notice": return ev.detail ? ev.text + ": " + ev.detail : ev.text;  // details: operators only
     case "ended": return "The conversation has ended.";
     default: return null;
   }
