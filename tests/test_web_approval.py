@@ -7,6 +7,7 @@ a member of staff, cannot approve it, and nothing runs until the operator consol
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ from handoffs_runtime import (
 )
 from handoffs_runtime.team.files import load_team_file
 from handoffs_runtime.team.oversight import UnapprovedCodeError, operator_oversight, remote_oversight
+from handoffs_runtime.teams.acme import acme_team
 from handoffs_runtime.teams.orchestrator import code_tool, orchestrator_team
 from handoffs_runtime.tools.approval import ApprovalTool
 from handoffs_runtime.tools.effects import is_code_runner
@@ -157,7 +159,9 @@ def test_a_tool_marked_as_running_code_counts_as_code_wrapped_or_not() -> None:
         operator_oversight(team)
 
 
-async def test_a_front_end_of_a_host_refuses_code_its_workers_would_run_unapproved(tmp_path: Path) -> None:
+async def test_a_front_end_of_a_host_refuses_code_its_workers_would_run_unapproved(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     store = SQLiteSessionStore(":memory:")
     try:
         for team in [orchestrator_team(), orchestrator_team(approve_code=True)]:  # a customer's yes: no
@@ -166,6 +170,12 @@ async def test_a_front_end_of_a_host_refuses_code_its_workers_would_run_unapprov
         team = operator_oversight(orchestrator_team(), approve_code=True)
         assert remote_oversight(team) == ""
         SessionHub(team, None, store, backend=RemoteTeam(team, "127.0.0.1:1", store))
+        acme = acme_team()
+        with caplog.at_level(logging.WARNING, logger="handoffs_runtime.web"):
+            SessionHub(acme, None, store, backend=RemoteTeam(acme, "127.0.0.1:1", store))
+        assert "irreversible tools (SalesAgent: execute_order, IssuesAndRepairsAgent: execute_refund)" in (
+            caplog.text
+        )
         with pytest.raises(TeamConfigError, match="cannot change the tools a gRPC host's workers run"):
             SessionHub(team, None, store, backend=RemoteTeam(team, "127.0.0.1:1", store), approve_code=True)
     finally:

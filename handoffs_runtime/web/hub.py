@@ -270,26 +270,18 @@ class SessionHub:
         """Send each event of the session to its pages, until the session ends."""
         try:
             async for event in self.channel.events(live.session_id):
-                data = {"session": live.session_id, **operator_json(event)}
                 if isinstance(event, Question):
                     live.delivered[event.person] = event
-                if isinstance(event, Question) and event.person == "operator":
-                    if event.choices:  # an approval: the customer learns why nothing happens yet
-                        await self._to_customers(live, self._notice(live, WAITING_FOR_APPROVAL))
-                    if live.operator is not None:
-                        await _send_quietly(live.operator, data)
-                    else:
-                        if not event.choices:
-                            await self._to_customers(live, self._notice(live, WAITING_FOR_OPERATOR))
-                        await self._announce_waiting()
-                    continue
+                    if event.person == "operator":
+                        await self._ask_operator(live, event)
+                        continue
                 if isinstance(event, Notice) and event.detail:  # for whoever runs the server, not customers
                     logger.warning("session %s: %s: %s", live.session_id, event.text, event.detail)
                 shown = customer_json(event)
                 if shown is not None and not (isinstance(event, Said) and event.person == "operator"):
                     await self._to_customers(live, {"session": live.session_id, **shown})  # not "/handoff X"
                 if live.operator is not None:
-                    await _send_quietly(live.operator, data)
+                    await _send_quietly(live.operator, {"session": live.session_id, **operator_json(event)})
                 # The stream ends by itself after SessionEnded, and only then forgets the session: leaving
                 # the loop early would keep the ended session, and a page coming back would find it ended.
         finally:
@@ -299,6 +291,18 @@ class SessionHub:
             if live.operator is not None:
                 await _send_quietly(live.operator, {"type": "released", "session": live.session_id})
             await self._announce_waiting()
+
+    async def _ask_operator(self, live: _Live, question: Question) -> None:
+        """The operator's question goes to the operator who holds the session, else on the waiting list;
+        the customer reads why nothing happens yet."""
+        if question.choices:  # an approval
+            await self._to_customers(live, self._notice(live, WAITING_FOR_APPROVAL))
+        if live.operator is not None:
+            await _send_quietly(live.operator, {"session": live.session_id, **operator_json(question)})
+            return
+        if not question.choices:
+            await self._to_customers(live, self._notice(live, WAITING_FOR_OPERATOR))
+        await self._announce_waiting()
 
     @staticmethod
     def _notice(live: _Live, text: str) -> dict[str, Any]:
