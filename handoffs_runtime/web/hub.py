@@ -162,11 +162,11 @@ class SessionHub:
             if len(self._live) >= self.max_sessions:
                 raise HubError("the server is busy; please try again in a few minutes")
             live = self._live[session_id] = _Live(session_id)
-            live.pump = asyncio.get_running_loop().create_task(self._pump(live))
             try:
                 await self.backend.open(session_id)
             except HandoffsError as exc:
-                self.channel.ended(session_id)  # its pump ends and forgets it
+                self.channel.ended(session_id)
+                self._start_pump(live)  # it ends at once and forgets the session
                 logger.warning("session %s could not start: %s", session_id, exc)  # the details stay here
                 raise HubError("the session could not start right now; please try again in a moment") from exc
         if live.idle is not None:
@@ -179,6 +179,13 @@ class SessionHub:
         waiting = live.already_sent(self.channel.waiting(session_id, "customer"))
         if waiting is not None:
             await peer.send(operator_json(waiting))  # the customer's own question: nothing to hide
+        # The session's events wait in its stream until the first page has its history: one that ends
+        # as it opens (another process holds it) is still told so.
+        self._start_pump(live)
+
+    def _start_pump(self, live: _Live) -> None:
+        if live.pump is None:
+            live.pump = asyncio.get_running_loop().create_task(self._pump(live))
 
     async def earlier(self, session_id: str, peer: Peer, before: int) -> None:
         """Send the page the transcript items before number ``before``, when it asks for them."""
