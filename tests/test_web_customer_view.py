@@ -17,6 +17,9 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
+from websockets.exceptions import ConnectionClosed
+
 from handoffs_runtime import (
     AgentSpec,
     SQLiteSessionStore,
@@ -109,13 +112,14 @@ async def test_no_customer_frame_or_page_shows_internals(tmp_path: Path) -> None
         async with _another_process(store_path) as elsewhere:
             await elsewhere.claim(other_session["session"], take_over=True)
             await said(other, "are you there?", "ended")
-        # The same, when a page comes back to a session another process opened meanwhile.
+        # A page that comes back to a session another process opened meanwhile.
         await other.socket.close()
         await _ended(server, other_session["session"])
         async with _another_process(store_path) as elsewhere:
             await elsewhere.claim(other_session["session"])
             back, _ = await customer(server, {"type": "hello", **_resume(other_session)})
-            await back.until("ended")
+            with pytest.raises(ConnectionClosed):  # told to come back later
+                await back.until("ended")
 
         # A store that cannot grow.
         await _fill(server)
