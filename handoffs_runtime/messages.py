@@ -258,10 +258,15 @@ class Said(_Shown):
 
 @dataclass(slots=True, kw_only=True)
 class Notice(_Shown):
-    """A line from the runtime itself: a session starting, resuming or ending, a warning."""
+    """A line from the runtime itself: a session starting, resuming or ending, a warning.
+
+    ``text`` is for anyone; ``detail`` holds what only whoever runs the team should read (a file's path,
+    another process's pid and host): the console and the operator see it, a web customer does not.
+    """
 
     type: Literal["notice"] = "notice"
     text: str
+    detail: str = ""
 
 
 @dataclass(slots=True, kw_only=True)

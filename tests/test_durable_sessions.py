@@ -134,7 +134,7 @@ async def test_nothing_is_sent_when_the_store_fails(backend: Backend) -> None:
     channel = ScriptedChannel.for_sessions({"s1": ["hello"]})
     await _run(channel, store, TriageAgent=triage)
     assert triage.calls == []
-    assert any(n.startswith("⚠ the session could not be saved") for n in _notices(channel))
+    assert any(n.startswith("⚠ the session could not be opened") for n in _notices(channel))
     assert channel.asked["s1"] == []  # the person was not asked for words that could not be kept
 
 

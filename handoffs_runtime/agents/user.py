@@ -71,6 +71,11 @@ def describe_undeliverable(message: Undeliverable) -> str:
     )
 
 
+def store_notice(what: str, exc: StoreError) -> Notice:
+    """``⚠ what``, with the store's own words (its path, the lease holder's pid and host) as the detail."""
+    return Notice(text=f"⚠ {what}", detail=str(exc))
+
+
 class UserAgent(SessionAgent):
     """One per session; subscribed to the ``User`` topic and to handoff events."""
 
@@ -99,7 +104,7 @@ class UserAgent(SessionAgent):
                 agents=config.agents,
             )
         except StoreError as exc:
-            await self._store_failed(exc)
+            await self._store_failed(exc, "the session could not be opened, so it stops")
             return
         self._usage = resumed.usage
         for notice in resumed.notices:
@@ -154,16 +159,19 @@ class UserAgent(SessionAgent):
                 try:
                     await record_event(self._config.store, message)
                 except StoreError as exc:  # the reply that follows fails too and ends the session
-                    await self._config.channel.show(self.id.key, Notice(text=f"⚠ {exc}"))
+                    await self._config.channel.show(
+                        self.id.key, store_notice("the session could not be saved", exc)
+                    )
                     return
             if message.said:  # what the agent wrote beside its handoff call, in its own words
                 await self._config.channel.show(self.id.key, Reply(agent=message.source, text=message.said))
             await self._config.channel.show(self.id.key, message.line())
 
-    async def _store_failed(self, exc: StoreError) -> None:
+    async def _store_failed(
+        self, exc: StoreError, what: str = "the session could not be saved, so it stops"
+    ) -> None:
         """Nothing unsaved is shown or sent: tell the person and end the session."""
-        notice = Notice(text=f"⚠ the session could not be saved, so it stops: {exc}")
-        await self._config.channel.show(self.id.key, notice)
+        await self._config.channel.show(self.id.key, store_notice(what, exc))
         self._ended()
 
     def _ended(self) -> None:
@@ -215,7 +223,9 @@ class UserAgent(SessionAgent):
                 try:
                     await config.store.end_session(session)
                 except StoreError as exc:
-                    await config.channel.show(session, Notice(text=f"⚠ {exc}"))
+                    await config.channel.show(
+                        session, store_notice("the end of the session could not be saved", exc)
+                    )
             await config.channel.show(session, Notice(text=f"session {session} ended"))
             self._ended()
             return

@@ -65,6 +65,8 @@ def describe(event: Event) -> str:
             return f"result of {event.tool}: {event.result}"
         case Question(prompt=prompt):
             return prompt
+        case Notice(text=text, detail=detail) if detail:
+            return f"{text}: {detail}"
         case Notice(text=text) | Delta(text=text):
             return text
         case SessionEnded():

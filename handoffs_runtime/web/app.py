@@ -58,6 +58,8 @@ KEY_SECRET = "web-session-key"
 with the sessions, so a restart, a crash or a second server on the same store resumes every customer."""
 
 POLICY_VIOLATION = 1008
+TOKEN_REQUIRED = "the operator token is required"
+WRONG_TOKEN = "wrong operator token"
 UNSUPPORTED_DATA = 1003
 TRY_AGAIN_LATER = 1013
 MALFORMED = "malformed message: expected one JSON object"
@@ -164,13 +166,16 @@ def create_app(
             return Response("not found", status_code=404, headers=HEADERS)
         return Response(assets[name], media_type=ASSETS[name], headers=HEADERS)
 
-    def authorised(request: Request) -> bool:
+    def refused(request: Request) -> Response | None:
+        """``None`` for a request with the operator token, else the 401 that says what is wrong."""
         given = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
-        return bool(given) and token_matches(operator_token, given)
+        if given and token_matches(operator_token, given):
+            return None
+        return _json({"error": WRONG_TOKEN if given else TOKEN_REQUIRED}, 401)
 
     async def list_sessions(request: Request) -> Response:
-        if not authorised(request):
-            return _json({"error": "the operator token is required"}, 401)
+        if (refusal := refused(request)) is not None:
+            return refusal
         sessions = await hub.store.list_sessions()
         rows = [
             {
@@ -186,8 +191,8 @@ def create_app(
         return _json({"sessions": rows})
 
     async def show_session(request: Request) -> Response:
-        if not authorised(request):
-            return _json({"error": "the operator token is required"}, 401)
+        if (refusal := refused(request)) is not None:
+            return refusal
         session_id = request.path_params["session"]
         if len(session_id) > 200:
             return _json({"error": "unknown session"}, 404)
@@ -268,10 +273,10 @@ def create_app(
             while (raw := await _receive_text(socket, None if signed_in else hello_within)) is not None:
                 message = _parsed(raw, parse_operator)
                 if not signed_in:  # an operator connection does nothing else before the token
-                    if not (
-                        isinstance(message, OperatorHello) and token_matches(operator_token, message.token)
-                    ):
-                        raise _Closing("the operator token is required")
+                    if not isinstance(message, OperatorHello):
+                        raise _Closing(TOKEN_REQUIRED)
+                    if not token_matches(operator_token, message.token):
+                        raise _Closing(WRONG_TOKEN)
                     signed_in = True
                     await hub.add_operator(peer)
                     continue

@@ -12,15 +12,25 @@ function socketUrl(path) {
   return (location.protocol === "https:" ? "wss://" : "ws://") + location.host + path;
 }
 
+// The operator token is typed into the sign-in form and kept for this tab only (sessionStorage). It is
+// never read from the address: browsers keep every address in their history, replaceState or not.
+function forgetAddressedToken() {
+  if (/token=/.test(location.hash)) history.replaceState(null, "", location.pathname);
+}
+
+function isTokenError(message) {
+  return message === "wrong operator token" || message === "the operator token is required";
+}
+
 function describe(ev) {
   switch (ev.type) {
     case "handoff":
       if (ev.outcome === "loop_stopped") return "⚠ handoff loop stopped at " + ev.source;
       if (ev.outcome !== "handoff") return "✗ " + ev.source + " could not hand over to " + ev.target;
       return "↪ " + ev.source + " handed the conversation to " + ev.target;
-    case "tool_started": return "⚙ " + ev.agent + " is running " + ev.tool + "…";
+    case "tool_started": return "⚙ " + (ev.tool ? ev.agent + " is running " + ev.tool + "…" : ev.text);
     case "tool_finished": return "⚙ " + ev.tool + (ev.is_error ? " failed" : " done");
-    case "notice": return ev.text;
+    case "notice": return ev.detail ? ev.text + ": " + ev.detail : ev.text;  // details: operators only
     case "ended": return "The conversation has ended.";
     default: return null;
   }

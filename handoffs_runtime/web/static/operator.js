@@ -18,11 +18,7 @@ let current = null;
 let socket = null;
 
 function token() {
-  const match = location.hash.match(/token=([^&]+)/);
-  if (match) {
-    sessionStorage.setItem("handoffs.operator", decodeURIComponent(match[1]));
-    history.replaceState(null, "", location.pathname);
-  }
+  forgetAddressedToken();
   return sessionStorage.getItem("handoffs.operator");
 }
 
@@ -104,7 +100,7 @@ function handle(ev) {
     case "released": released(ev.session); break;
     case "error":
       statusLine.textContent = ev.message;
-      if (ev.message.startsWith("the operator token")) { sessionStorage.removeItem("handoffs.operator"); signin.hidden = false; }
+      if (isTokenError(ev.message)) { sessionStorage.removeItem("handoffs.operator"); signin.hidden = false; }
       break;
     default: {
       const entry = held.get(ev.session);

@@ -11,7 +11,12 @@ async function api(path) {
   const token = sessionStorage.getItem("handoffs.operator");
   if (!token) { signin.hidden = false; return null; }
   const response = await fetch(path, { headers: { Authorization: "Bearer " + token } });
-  if (response.status === 401) { sessionStorage.removeItem("handoffs.operator"); signin.hidden = false; return null; }
+  if (response.status === 401) {
+    sessionStorage.removeItem("handoffs.operator");
+    signin.hidden = false;
+    statusLine.textContent = (await response.json()).error;
+    return null;
+  }
   return response.json();
 }
 
@@ -37,8 +42,7 @@ async function load() {
   statusLine.textContent = data.sessions.length + " sessions";
 }
 
-const match = location.hash.match(/token=([^&]+)/);
-if (match) { sessionStorage.setItem("handoffs.operator", decodeURIComponent(match[1])); history.replaceState(null, "", location.pathname); }
+forgetAddressedToken();
 signin.addEventListener("submit", (event) => {
   event.preventDefault();
   sessionStorage.setItem("handoffs.operator", document.getElementById("token").value.trim());
