@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from .browser_support import CHROMIUM
 
 
 def _is_local(host: Any) -> bool:
@@ -39,3 +41,15 @@ def _no_real_models(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator
     monkeypatch.setattr(socket, "getaddrinfo", guarded_getaddrinfo)
     yield
     assert not attempts, f"a test tried to reach a real host: {attempts}"
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[object]:
+    """The system's Chromium, driven by Playwright (see ``browser_support``)."""
+    playwright_api = pytest.importorskip("playwright.async_api")
+    async with playwright_api.async_playwright() as p:
+        chromium = await p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            yield chromium
+        finally:
+            await chromium.close()

@@ -83,6 +83,10 @@ class ToolLoop:
     channel: Channel | None = None
     examples: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Example requests, for models that route by words (``ModelCall.examples``)."""
+    label: str = ""
+    """What people read for this agent (its display name), on its progress events and model calls."""
+    targets: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    """The handoffs' targets as people know them (``ModelCall.targets``)."""
     shows_progress: bool = False
     """Whether text deltas and tool activity go to ``channel`` as they happen (an agent that talks to the
     person, on a channel that shows progress); a worker's do not."""
@@ -227,7 +231,9 @@ class ToolLoop:
         progress = self._progress
         if progress is None:
             return await run_tool_call(tool, call, cancellation_token)
-        started = ToolStarted(agent=self.name, tool=call.name, call_id=call.id, arguments=call.arguments)
+        started = ToolStarted(
+            agent=self.name, tool=call.name, call_id=call.id, arguments=call.arguments, label=self.label
+        )
         await progress.show(context.session_id, started)
         result = await run_tool_call(tool, call, cancellation_token)
         finished = ToolFinished(
@@ -236,6 +242,7 @@ class ToolLoop:
             call_id=call.id,
             result=result.content,
             is_error=bool(result.is_error),
+            label=self.label,
         )
         await progress.show(context.session_id, finished)
         return result
@@ -256,7 +263,14 @@ class ToolLoop:
         tools, handoffs = offer
         messages = [self.system_message, *conversation]
         call = ModelCall(
-            self.name, context.session_id, handoffs, self.description, self.irreversible, self.examples
+            self.name,
+            context.session_id,
+            handoffs,
+            self.description,
+            self.irreversible,
+            self.examples,
+            self.label,
+            self.targets,
         )
         with model_call_scope(call):
             if self.model_timeout is None:
@@ -281,7 +295,7 @@ class ToolLoop:
             if isinstance(chunk, CreateResult):
                 final = chunk
             elif chunk and progress is not None:  # a delta, shown as it arrives; the reply holds the whole
-                await progress.show(context.session_id, Delta(agent=self.name, text=chunk))
+                await progress.show(context.session_id, Delta(agent=self.name, text=chunk, label=self.label))
         if final is None:
             raise RuntimeError("the model's stream ended without a final result")
         return final

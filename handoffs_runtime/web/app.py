@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import html
 import json
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -65,6 +66,11 @@ def _static(name: str) -> bytes:
     return (resources.files("handoffs_runtime.web") / "static" / name).read_bytes()
 
 
+def _page(name: str, title: str) -> bytes:
+    """A page with the team's title in it (escaped: a team file is not HTML)."""
+    return _static(name).replace(b"{{title}}", html.escape(title).encode())
+
+
 class _SocketPeer:
     """A WebSocket as a hub peer: JSON out, one send at a time."""
 
@@ -99,7 +105,7 @@ def _same_origin(socket: WebSocket) -> bool:
 def create_app(hub: SessionHub, *, operator_token: str, secret: bytes | None = None) -> Starlette:
     """The application for ``hub``. ``secret`` signs customer session keys (default: from the token)."""
     key_secret = secret or hashlib.sha256(b"handoffs-serve-session-key:" + operator_token.encode()).digest()
-    pages = {path: _static(name) for path, name in PAGES.items()}
+    pages = {path: _page(name, hub.team.title or hub.team.name) for path, name in PAGES.items()}
     assets = {name: _static(name) for name in ASSETS}
 
     def page(path: str) -> Callable[[Request], Any]:
@@ -128,7 +134,9 @@ def create_app(hub: SessionHub, *, operator_token: str, secret: bytes | None = N
                 "agent": s.active_agent,
                 "status": s.status,
                 "messages": s.messages,
+                "label": hub.team.label(s.active_agent) if s.team == hub.team.name else s.active_agent,
                 "team": s.team,
+                "created": s.created_at,
                 "updated": s.updated_at,
             }
             for s in sessions[:1000]
@@ -146,8 +154,15 @@ def create_app(hub: SessionHub, *, operator_token: str, secret: bytes | None = N
         except UnknownSessionError:
             return _json({"error": "unknown session"}, 404)
         items = await hub.history(session_id)
+        label = hub.team.label(state.active_agent) if state.team == hub.team.name else state.active_agent
         return _json(
-            {"session": session_id, "agent": state.active_agent, "status": state.status, "items": items}
+            {
+                "session": session_id,
+                "agent": state.active_agent,
+                "label": label,
+                "status": state.status,
+                "items": items,
+            }
         )
 
     async def customer_socket(socket: WebSocket) -> None:

@@ -122,25 +122,31 @@ class SessionHub:
     async def attach_customer(self, session_id: str, peer: Peer) -> None:
         """Connect a customer's page to ``session_id``: live already, or started (resumed from the store).
 
-        The page first gets the stored transcript, then the question waiting for the customer, if any.
+        The page first gets the stored transcript (with the team's suggested first questions), then the
+        question waiting for the customer, if any; a session that starts now is started after that.
         """
         live = self._live.get(session_id)
+        starting = live is None
         if live is None:
             if len(self._live) >= self.max_sessions:
                 raise HubError("the server is busy; please try again in a few minutes")
             live = self._live[session_id] = _Live(session_id)
             live.pump = asyncio.get_running_loop().create_task(self._pump(live))
-            try:
-                await self.backend.open(session_id)
-            except HandoffsError as exc:
-                self.channel.ended(session_id)  # its pump ends and forgets it
-                logger.warning("session %s could not start: %s", session_id, exc)  # the details stay here
-                raise HubError("the session could not start right now; please try again in a moment") from exc
         if live.idle is not None:
             live.idle.cancel()
             live.idle = None
-        await peer.send({"type": "history", "items": await self.history(session_id)})
+        history = await self.history(session_id)
+        await peer.send({"type": "history", "items": history, "suggestions": list(self.team.suggestions)})
         live.customers.add(peer)
+        if starting:  # only now: the page gets every event of the session after its history (the greeting)
+            try:
+                await self.backend.open(session_id)
+            except HandoffsError as exc:
+                live.customers.discard(peer)
+                self.channel.ended(session_id)  # its pump ends and forgets it
+                logger.warning("session %s could not start: %s", session_id, exc)  # the details stay here
+                raise HubError("the session could not start right now; please try again in a moment") from exc
+            return
         waiting = live.already_sent(self.channel.waiting(session_id, "customer"))
         if waiting is not None:
             await peer.send(event_json(waiting))
@@ -168,7 +174,7 @@ class SessionHub:
 
     async def add_operator(self, peer: Peer) -> None:
         self._operators.add(peer)
-        await peer.send({"type": "ready", "agents": self.agents})
+        await peer.send({"type": "ready", "agents": self.agents, "labels": dict(self.team.labels)})
         await peer.send(self._waiting_list())
 
     async def remove_operator(self, peer: Peer) -> None:
@@ -251,6 +257,8 @@ class SessionHub:
         """Send each event of the session to its pages, until the session ends."""
         try:
             async for event in self.channel.events(live.session_id):
+                if isinstance(event, Notice) and event.recap:  # the pages show the stored transcript
+                    continue
                 data = {"session": live.session_id, **event_json(event)}
                 if isinstance(event, Question):
                     live.delivered[event.person] = event
@@ -282,7 +290,8 @@ class SessionHub:
     # --- the store -----------------------------------------------------------------------------------
 
     async def history(self, session_id: str) -> list[dict[str, Any]]:
-        """The stored transcript as the pages show it: what was said, and the handoffs."""
+        """The stored transcript as the pages show it: what was said, and the handoffs, each with the
+        time it was stored (``at``, seconds since the epoch) and agents named as people read them."""
         try:
             entries = await self.store.entries(session_id)
         except UnknownSessionError:  # a new session: nothing stored yet
@@ -290,8 +299,13 @@ class SessionHub:
         except StoreError as exc:  # the page still works; the session itself reports a broken store
             logger.warning("no history for session %s: %s", session_id, exc)
             return []
-        shown = (event for entry in entries for event in entry_events(entry))
-        return [event_json(event) for event in shown if not isinstance(event, PROGRESS)]  # no tool traffic
+        labels = self.team.labels
+        shown = ((entry, event) for entry in entries for event in entry_events(entry, labels))
+        return [
+            {**event_json(event), "at": entry.created_at}
+            for entry, event in shown
+            if not isinstance(event, PROGRESS)  # no tool traffic
+        ]
 
 
 async def _send_quietly(peer: Peer, data: dict[str, Any]) -> None:
