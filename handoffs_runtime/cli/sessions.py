@@ -18,6 +18,7 @@ from handoffs_runtime.cli.options import (
     BUILT_IN_TEAMS,
     Subcommands,
     add_store_option,
+    add_team_option,
     open_store,
     store_path,
     team_from_option,
@@ -49,11 +50,10 @@ def add_parser(sub: Subcommands) -> None:
         named[name].add_argument("session", help="the session id")
         add_store_option(named[name])
     for name in ("show", "export"):
-        named[name].add_argument(
-            "--team",
-            metavar="TEAM",
-            help="the team whose display names the transcript uses: a built-in team or a team file "
-            "(default: the session's own team when it is a built-in one)",
+        add_team_option(
+            named[name],
+            purpose="the team whose display names and title the transcript uses",
+            left_out="the session's own team when it is a built-in one",
         )
     exporting = named["export"]
     exporting.add_argument("--format", choices=EXPORT_FORMATS, default="md", help="md (default) or json")
