@@ -22,11 +22,13 @@ from autogen_core.models import ChatCompletionClient
 
 from handoffs_runtime.channels.events import EventChannel
 from handoffs_runtime.errors import HandoffsError, StoreError, UnknownSessionError
-from handoffs_runtime.messages import PROGRESS, Notice, Person, Question, Said, event_json
-from handoffs_runtime.sessions.store import SessionStore
+from handoffs_runtime.messages import PROGRESS, Notice, Person, Question, Reply, Said, event_json
+from handoffs_runtime.sessions.store import SessionStore, StoredEntry
 from handoffs_runtime.sessions.transcript import entry_events
 from handoffs_runtime.team.spec import TeamSpec
 from handoffs_runtime.web.backends import LocalTeam, TeamBackend
+from handoffs_runtime.web.history import Transcripts
+from handoffs_runtime.web.limits import Limits
 
 logger = logging.getLogger("handoffs_runtime.web")
 
@@ -37,6 +39,10 @@ class Peer(Protocol):
     """A page connected to the hub (a WebSocket in the server, a list in tests)."""
 
     async def send(self, data: dict[str, Any]) -> None: ...
+
+    async def send_json(self, text: str) -> None:
+        """Send a message encoded already (a transcript page, encoded once for every page that needs it)."""
+        ...
 
 
 class HubError(Exception):
@@ -50,6 +56,8 @@ class _Live:
     operator: Peer | None = None
     pump: asyncio.Task[None] | None = None
     idle: asyncio.TimerHandle | None = None
+    used: bool = False
+    """Whether the customer has written in it (now, or before it was resumed)."""
     delivered: dict[Person, Question] = field(default_factory=dict)
     """The last question the pump passed on to each person: a page attached later gets it again."""
 
@@ -62,7 +70,8 @@ class SessionHub:
     """Runs ``team`` for many web sessions at once. ``await start()`` before use, ``await stop()`` after.
 
     ``idle_seconds``: a session whose customer page has been gone this long ends (it stays in the store,
-    and the same browser resumes it later); ``max_sessions`` bounds the sessions live at once.
+    and the same browser resumes it later); one the customer never wrote in ends sooner
+    (``limits.unused_session_seconds``). ``max_sessions`` bounds the sessions live at once.
     ``backend``: where the team runs (default: in this process, calling ``model``; ``RemoteTeam`` for a
     front end of a gRPC host, which needs no model).
     """
@@ -76,6 +85,7 @@ class SessionHub:
         idle_seconds: float = 600.0,
         max_sessions: int = 1000,
         backend: TeamBackend | None = None,
+        limits: Limits | None = None,
     ) -> None:
         if backend is None:
             if model is None:
@@ -87,6 +97,8 @@ class SessionHub:
         self.backend = backend
         self.idle_seconds = idle_seconds
         self.max_sessions = max_sessions
+        self.limits = limits or Limits()
+        self.transcripts = Transcripts(store, self.page_items, page=self.limits.history_page)
         self.agents = [a.name for a in team.agents if a.kind == "ai"]
         """The agents an operator may hand a conversation back to."""
         self._live: dict[str, _Live] = {}
@@ -122,8 +134,9 @@ class SessionHub:
     async def attach_customer(self, session_id: str, peer: Peer) -> None:
         """Connect a customer's page to ``session_id``: live already, or started (resumed from the store).
 
-        The page first gets the stored transcript (with the team's suggested first questions), then the
-        question waiting for the customer, if any; a session that starts now is started after that.
+        The page first gets the last page of the stored transcript, then, in a session where nothing is
+        stored yet, the team's greeting and suggested first questions, then the question waiting for the
+        customer, if any. A session that starts now is started after that, so the page gets all its events.
         """
         live = self._live.get(session_id)
         starting = live is None
@@ -135,8 +148,11 @@ class SessionHub:
         if live.idle is not None:
             live.idle.cancel()
             live.idle = None
-        history = await self.history(session_id)
-        await peer.send({"type": "history", "items": history, "suggestions": list(self.team.suggestions)})
+        history, shown = await self.transcripts.latest(session_id)
+        live.used = live.used or shown > 0
+        await peer.send_json(history)
+        if shown == 0 and self.team.suggestions:
+            await peer.send({"type": "suggestions", "suggestions": list(self.team.suggestions)})
         live.customers.add(peer)
         if starting:  # only now: the page gets every event of the session after its history (the greeting)
             try:
@@ -147,9 +163,22 @@ class SessionHub:
                 logger.warning("session %s could not start: %s", session_id, exc)  # the details stay here
                 raise HubError("the session could not start right now; please try again in a moment") from exc
             return
+        if shown == 0 and self.team.greeting:  # shown when the session started; this page missed it
+            await peer.send(event_json(self._greeting()))
         waiting = live.already_sent(self.channel.waiting(session_id, "customer"))
         if waiting is not None:
             await peer.send(event_json(waiting))
+
+    def _greeting(self) -> Reply:
+        """The team's greeting as the session's first words showed it (see ``register_team(greet=...)``)."""
+        team = self.team
+        return Reply(agent=team.entry, text=team.greeting, label=team.labels.get(team.entry, ""))
+
+    async def earlier(self, session_id: str, peer: Peer, before: int) -> None:
+        """Send the page the transcript items before number ``before``, when it asks for them."""
+        if session_id not in self._live:
+            raise HubError("the conversation has ended")
+        await peer.send_json(await self.transcripts.earlier(session_id, before))
 
     def detach_customer(self, session_id: str, peer: Peer) -> None:
         live = self._live.get(session_id)
@@ -157,8 +186,9 @@ class SessionHub:
             return
         live.customers.discard(peer)
         if not live.customers and live.idle is None:
-            loop = asyncio.get_running_loop()
-            live.idle = loop.call_later(self.idle_seconds, self._leave_soon, session_id)
+            unused = self.limits.unused_session_seconds  # nobody wrote: perhaps nobody ever will
+            wait = self.idle_seconds if live.used else min(self.idle_seconds, unused)
+            live.idle = asyncio.get_running_loop().call_later(wait, self._leave_soon, session_id)
 
     def _leave_soon(self, session_id: str) -> None:
         task = asyncio.get_running_loop().create_task(self.channel.leave(session_id))
@@ -168,6 +198,8 @@ class SessionHub:
     async def customer_says(self, session_id: str, text: str) -> None:
         if self.channel.waiting(session_id, "customer") is None:
             raise HubError("please wait for the answer before writing again")
+        if (live := self._live.get(session_id)) is not None:
+            live.used = True
         await self.channel.answer(session_id, text)
 
     # --- operators -----------------------------------------------------------------------------------
@@ -277,6 +309,7 @@ class SessionHub:
                 # the loop early would keep the ended session, and a page coming back would find it ended.
         finally:
             self._live.pop(live.session_id, None)
+            self.transcripts.forget(live.session_id)
             if live.idle is not None:
                 live.idle.cancel()
             if live.operator is not None:
@@ -299,13 +332,13 @@ class SessionHub:
         except StoreError as exc:  # the page still works; the session itself reports a broken store
             logger.warning("no history for session %s: %s", session_id, exc)
             return []
-        labels = self.team.labels
-        shown = ((entry, event) for entry in entries for event in entry_events(entry, labels))
-        return [
-            {**event_json(event), "at": entry.created_at}
-            for entry, event in shown
-            if not isinstance(event, PROGRESS)  # no tool traffic
-        ]
+        return [item for entry in entries for item in self.page_items(entry)]
+
+    def page_items(self, entry: StoredEntry) -> list[dict[str, Any]]:
+        """A stored entry as pages show it: the events a live session showed, without the tool traffic,
+        agents named as people read them, and the time it was stored (``at``, seconds since the epoch)."""
+        shown = entry_events(entry, self.team.labels)
+        return [{**event_json(e), "at": entry.created_at} for e in shown if not isinstance(e, PROGRESS)]
 
 
 async def _send_quietly(peer: Peer, data: dict[str, Any]) -> None:
