@@ -6,6 +6,7 @@ Skipped when no Chromium is installed (``apt-get install chromium``). Screenshot
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from handoffs_runtime.web.limits import Limits
 
 from .browser_support import WAIT_MS, artifacts, needs_chromium, send
 from .fake_openai import fake_openai
-from .web_support import TOKEN, served
+from .web_support import TOKEN, ServeProcess, served
 
 pytest.importorskip("playwright.async_api")
 pytestmark = needs_chromium
@@ -87,7 +88,7 @@ async def test_a_reload_resumes_the_session(browser: object, tmp_path: Path) -> 
         page = await browser.new_page()  # type: ignore[attr-defined]
         await page.goto(server.url + "/")
         await send(page, "I want a refund for my shoes")
-        await page.locator(".msg.agent").first.wait_for(timeout=WAIT_MS)
+        await page.locator(".msg.agent").nth(1).wait_for(timeout=WAIT_MS)  # the reply, after the greeting
         session = await page.evaluate("localStorage.getItem('handoffs.session')")
         await page.reload()
         await page.locator(".msg.you", has_text="I want a refund for my shoes").wait_for(timeout=WAIT_MS)
@@ -95,6 +96,31 @@ async def test_a_reload_resumes_the_session(browser: object, tmp_path: Path) -> 
         await send(page, "yes")
         await page.get_by_text("execute refund → success").wait_for(timeout=WAIT_MS)
         assert await page.locator(".msg.you").count() == 2
+
+
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL], ids=["restart", "crash"])
+async def test_a_server_restarted_with_default_options_resumes_the_customer(
+    browser: object, tmp_path: Path, how: signal.Signals
+) -> None:
+    """No token file, the default store: the key secret is kept in the store, so the page is still known."""
+    server = ServeProcess()
+    try:
+        page = await browser.new_page()  # type: ignore[attr-defined]
+        await page.goto(await server.start() + "/")
+        await send(page, "I want a refund for my shoes")
+        await page.locator(".msg.agent").nth(1).wait_for(timeout=WAIT_MS)  # the reply, after the greeting
+        session = await page.evaluate("localStorage.getItem('handoffs.session')")
+        await server.stop(how)
+        await page.locator("#status", has_text="reconnecting").wait_for(timeout=WAIT_MS)
+        await server.start()  # a new operator token; the same store
+        await page.locator("#status", has_text="reconnected").wait_for(timeout=WAIT_MS)
+        await send(page, "yes")
+        await page.get_by_text("execute refund → success").wait_for(timeout=WAIT_MS)
+        assert await page.evaluate("localStorage.getItem('handoffs.session')") == session
+        said = page.locator(".msg.you .text")  # the history once, then the new message
+        assert await said.all_inner_texts() == ["I want a refund for my shoes", "yes"]
+    finally:
+        await server.stop()
 
 
 async def test_a_long_conversation_shows_its_last_messages_and_earlier_ones_on_request(
@@ -128,7 +154,7 @@ async def test_the_stored_sessions_page(browser: object, tmp_path: Path) -> None
         page = await browser.new_page()  # type: ignore[attr-defined]
         await page.goto(server.url + "/")
         await send(page, "hello")
-        await page.locator(".msg.agent").first.wait_for(timeout=WAIT_MS)
+        await page.locator(".msg.agent").nth(1).wait_for(timeout=WAIT_MS)  # the reply, after the greeting
         sessions = await browser.new_page()  # type: ignore[attr-defined]
         await sessions.goto(f"{server.url}/sessions#token={TOKEN}")
         await sessions.locator("#rows tr").first.click(timeout=WAIT_MS)
