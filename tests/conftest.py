@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from .browser_support import CHROMIUM
 from .pty_support import Terminal
 
 if TYPE_CHECKING:
@@ -53,6 +54,18 @@ def terminal() -> Iterator[Terminal]:
     term = Terminal()
     yield term
     term.close()
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[object]:
+    """The system's Chromium, driven by Playwright (see ``browser_support``)."""
+    playwright_api = pytest.importorskip("playwright.async_api")
+    async with playwright_api.async_playwright() as p:
+        chromium = await p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            yield chromium
+        finally:
+            await chromium.close()
 
 
 @pytest.fixture

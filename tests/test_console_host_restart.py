@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -24,14 +23,7 @@ from handoffs_runtime.errors import DistributedError
 from .distributed_support import Process, free_port, start_host, start_worker
 from .pty_support import CTRL_D, Terminal, python_on, start_on
 
-REFUND_PROPOSAL = "IssuesAndRepairsAgent › I can execute refund"
-
-
-@pytest.fixture
-async def processes() -> AsyncIterator[list[Process]]:
-    started: list[Process] = []
-    yield started
-    await asyncio.gather(*(p.kill() for p in started))
+REFUND_PROPOSAL = "ACME repairs › I can execute refund"
 
 
 async def _until(terminal: Terminal, text: str, timeout: float = 60) -> str:
@@ -50,7 +42,7 @@ async def test_the_prompt_comes_back_after_the_host_restarts_and_a_line_typed_me
     try:
         await _until(terminal, "you ›")
         terminal.type("hello\r")
-        await _until(terminal, "TriageAgent ›")
+        await _until(terminal, "ACME assistant › ")
         await _until(terminal, "you ›")
 
         await host.kill()
@@ -64,7 +56,7 @@ async def test_the_prompt_comes_back_after_the_host_restarts_and_a_line_typed_me
 
         for _ in range(3):  # it stays back: several turns, seconds after the restart
             terminal.type("no\r")
-            await _until(terminal, "IssuesAndRepairsAgent ›")
+            await _until(terminal, "ACME repairs ›")
             await _until(terminal, "you ›")
         terminal.type(CTRL_D)
         assert await asyncio.to_thread(terminal.wait, chat) == 0

@@ -46,10 +46,10 @@ def test_arrow_keys_edit_the_line_and_up_recalls_the_last_one(terminal: Terminal
     proc = _start_chat(terminal, store)
     try:
         terminal.type("I want a rfund for my shoes" + LEFT * 17 + "e\r")
-        terminal.read_until("IssuesAndRepairsAgent ›")
+        terminal.read_until("ACME repairs ›")
         terminal.read_until("you ›")  # the next question, after the reply
         terminal.type(UP + "\r")  # the same line again, from the history
-        terminal.read_until("IssuesAndRepairsAgent ›")
+        terminal.read_until("ACME repairs ›")
         terminal.read_until("you ›")
         terminal.type(CTRL_D)  # end of input
         assert terminal.wait(proc) == 0
@@ -69,7 +69,7 @@ def test_ctrl_c_at_the_prompt_clears_the_line_and_ctrl_d_leaves(terminal: Termin
         terminal.type(CTRL_C)  # the line is empty now
         terminal.read_until(HOW_TO_LEAVE)
         terminal.type("I want a refund for my shoes\r")
-        terminal.read_until("IssuesAndRepairsAgent ›")
+        terminal.read_until("ACME repairs ›")
         terminal.read_until("you ›")
         terminal.type(CTRL_D)
         assert terminal.wait(proc) == 0
@@ -146,10 +146,10 @@ def test_trace_console_on_a_terminal_leaves_the_chat_readable(terminal: Terminal
     try:
         terminal.read_until("you ›")
         terminal.type("I want a refund for my shoes\r")
-        terminal.read_until("IssuesAndRepairsAgent › I can execute refund")
+        terminal.read_until("ACME repairs › I can execute refund")
         first = terminal.read_until("you ›")
         terminal.type("yes\r")
-        terminal.read_until("IssuesAndRepairsAgent › Done")
+        terminal.read_until("ACME repairs › Done")
         second = terminal.read_until("you ›")
         terminal.type(CTRL_D)
         assert terminal.wait(proc) == 0

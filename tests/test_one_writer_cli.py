@@ -19,8 +19,9 @@ from handoffs_runtime.sessions.store import StoredEntry
 from .chat_process import ROOT, WAIT, Chat
 
 REFUND = "I want a refund for my shoes"
-PROPOSAL = "IssuesAndRepairsAgent › I can execute refund"
+PROPOSAL = "ACME repairs › I can execute refund"
 HOST = socket.gethostname()
+TAKEN = "⚠ another chat took this session over, so this one stops here (nothing more is saved): "
 
 
 async def _stored(path: Path, session: str) -> list[StoredEntry]:
@@ -73,7 +74,7 @@ async def test_a_second_chat_on_a_held_session_is_refused_naming_the_holder(tmp_
     assert [kind for kind, _ in _spoken(await _stored(path, "same"))] == ["user", "reply"]
 
     third = await Chat.start(path, "same", tmp_path)  # the first one left: the session is free again
-    await third.wait_for("resuming session same with IssuesAndRepairsAgent")
+    await third.wait_for("resuming session same with ACME repairs")
     await third.finish()
 
 
@@ -84,7 +85,7 @@ async def test_a_session_whose_holder_was_killed_resumes_at_once(tmp_path: Path)
     await first.wait_for(PROPOSAL)
     await first.kill()  # no chance to let go of its claim
     second = await Chat.start(path, "same", tmp_path)
-    await second.wait_for("resuming session same with IssuesAndRepairsAgent")
+    await second.wait_for("resuming session same with ACME repairs")
     await second.finish()
 
 
@@ -96,16 +97,15 @@ async def test_take_over_moves_the_session_and_the_old_chat_stops_writing(tmp_pa
 
     second = await Chat.start(path, "same", tmp_path, "--take-over")
     await second.wait_for(f"took session same over from pid {first.process.pid} on host {HOST}")
-    await second.wait_for("resuming session same with IssuesAndRepairsAgent")
+    await second.wait_for("resuming session same with ACME repairs")
     await second.say("yes")  # answers the first chat's proposal: the context came along
-    await second.wait_for("IssuesAndRepairsAgent › Done: look up item")
+    await second.wait_for("ACME repairs › Done: look up item")
 
     await first.say("hello from the old window")
     code, out, _ = await first.ended()
     assert code == 2
     assert (
-        f"⚠ session 'same' was taken over by pid {second.process.pid} on host {HOST}, so it stops here: "
-        "nothing more is saved or sent from this window\n"
+        f"{TAKEN}session 'same' was taken over by pid {second.process.pid} on host {HOST}\n"
         "  (to take the session back to this terminal, run the same command with --take-over)\n"
     ) in out
     await second.say("thanks")
@@ -129,10 +129,7 @@ async def test_a_window_whose_session_was_taken_over_and_let_go_says_so(tmp_path
     await first.say("hello from the old window")
     code, out, _ = await first.ended()
     assert code == 2
-    assert (
-        "⚠ session 'same' was taken over by another process, which has let go of it since, so it stops "
-        "here: nothing more is saved or sent from this window"
-    ) in out
+    assert f"{TAKEN}session 'same' was taken over by another process, which has let go of it since" in out
     assert "open it before writing" not in out and "could not be saved" not in out
 
 
@@ -163,5 +160,5 @@ async def test_a_front_end_chat_can_take_over_too(tmp_path: Path) -> None:
     assert code == 2 and err.startswith("handoffs: cannot reach a handoffs host at 127.0.0.1:9"), err
     await first.say("hello")
     code, out, _ = await first.ended()
-    assert code == 2 and "⚠ session 'same' was taken over by " in out
+    assert code == 2 and f"{TAKEN}session 'same' was taken over by " in out
     assert await _stored(path, "same") == []

@@ -7,9 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from handoffs_runtime import SQLiteSessionStore
+from handoffs_runtime import OfflineModel, SQLiteSessionStore
 from handoffs_runtime.sessions.store import StoredEntry
-from handoffs_runtime.web.hub import customer_items, page_items
+from handoffs_runtime.teams.acme import acme_team
+from handoffs_runtime.web.hub import SessionHub
 from handoffs_runtime.web.limits import Limits
 
 from .web_support import TOKEN, Client, Served, customer, http_get, served
@@ -101,13 +102,14 @@ async def test_reconnecting_reads_only_what_is_new(tmp_path: Path) -> None:
 
 def test_a_customers_page_shows_nothing_of_a_question_put_to_the_operator() -> None:
     """A stored approval shows what would have run: the operator's view keeps it, a customer's never."""
+    hub = SessionHub(acme_team(), OfflineModel(), SQLiteSessionStore())
     approval = {"prompt": "Allow run_code(code='ls')? y/n", "answer": "y", "person": "operator"}
     confirmation = {"prompt": "Confirm order? y/n", "answer": "y", "person": "customer"}
     asked_operator = StoredEntry("s1", 1, "Clerk", "question", approval, 0.0)
     asked_customer = StoredEntry("s1", 2, "SalesAgent", "question", confirmation, 0.0)
-    assert customer_items(asked_operator) == []
-    assert [item["type"] for item in page_items(asked_operator)] == ["notice", "said"]
-    assert customer_items(asked_customer) == [
-        {"type": "notice", "text": "Confirm order? y/n"},
-        {"type": "said", "text": "y", "person": "customer"},
+    assert hub.customer_items(asked_operator) == []
+    assert [item["type"] for item in hub.page_items(asked_operator)] == ["notice", "said"]
+    assert [(i["type"], i["text"]) for i in hub.customer_items(asked_customer)] == [
+        ("notice", "Confirm order? y/n"),
+        ("said", "y"),
     ]

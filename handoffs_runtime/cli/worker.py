@@ -19,8 +19,9 @@ from handoffs_runtime.cli.options import (
     team_from_option,
 )
 from handoffs_runtime.cli.process import quiet_grpc, run_until_signal
-from handoffs_runtime.distributed.options import Address, Backoff
+from handoffs_runtime.distributed.options import Address
 from handoffs_runtime.distributed.worker import parse_shard_option, start_worker
+from handoffs_runtime.distributed.worker_runtime import Backoff
 from handoffs_runtime.models.choice import model_label
 from handoffs_runtime.team.spec import model_timeout_team, streaming_team
 from handoffs_runtime.telemetry.setup import add_trace_option, install_from_options

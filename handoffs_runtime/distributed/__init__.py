@@ -32,7 +32,6 @@ from handoffs_runtime.distributed.launch import ChildProcess, launch_host, launc
 from handoffs_runtime.distributed.options import (
     DEFAULT_MAX_MESSAGE_MB,
     Address,
-    Backoff,
     grpc_options,
     max_message_bytes,
 )
@@ -40,7 +39,7 @@ from handoffs_runtime.distributed.relay import RelayChannel, StreamingRelayChann
 from handoffs_runtime.distributed.roles import RolePolicy
 from handoffs_runtime.distributed.session_subscriptions import IndexedSubscriptions, SessionSubscription
 from handoffs_runtime.distributed.worker import parse_shard_option, start_worker
-from handoffs_runtime.distributed.worker_runtime import WorkerRuntime
+from handoffs_runtime.distributed.worker_runtime import Backoff, WorkerRuntime
 from handoffs_runtime.errors import DistributedError
 
 __all__ = [

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import ipaddress
 import logging
-import random
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,24 +91,3 @@ class Address:
 
     def __str__(self) -> str:
         return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
-
-
-@dataclass(frozen=True, slots=True)
-class Backoff:
-    """Exponential backoff with jitter between connection attempts.
-
-    ``give_up_after`` bounds the first connection only (None: wait for the host forever); once connected,
-    a runtime keeps reconnecting until it is stopped.
-    """
-
-    initial: float = 0.1
-    maximum: float = 5.0
-    factor: float = 2.0
-    connect_timeout: float = 5.0
-    give_up_after: float | None = None
-
-    def delays(self) -> Iterator[float]:
-        delay = self.initial
-        while True:
-            yield delay * random.uniform(0.5, 1.0)
-            delay = min(delay * self.factor, self.maximum)

@@ -20,9 +20,9 @@ from autogen_core.models import ChatCompletionClient
 
 from handoffs_runtime.channels.base import Channel
 from handoffs_runtime.distributed.credentials import ClientCredentials
-from handoffs_runtime.distributed.options import DEFAULT_MAX_MESSAGE_MB, Backoff, logger
+from handoffs_runtime.distributed.options import DEFAULT_MAX_MESSAGE_MB, logger
 from handoffs_runtime.distributed.relay import relay_channel
-from handoffs_runtime.distributed.worker_runtime import WorkerRuntime
+from handoffs_runtime.distributed.worker_runtime import Backoff, WorkerRuntime
 from handoffs_runtime.errors import DistributedError
 from handoffs_runtime.team.build import build_team
 from handoffs_runtime.team.register import register_team

@@ -30,7 +30,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Mapping
+import random
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import grpc  # type: ignore[import-untyped]
@@ -45,11 +47,10 @@ from autogen_ext.runtimes.grpc.protos import agent_worker_pb2, agent_worker_pb2_
 from handoffs_runtime.agents.routing import SessionAgent
 from handoffs_runtime.distributed.auth import misconfiguration
 from handoffs_runtime.distributed.credentials import ClientCredentials
-from handoffs_runtime.distributed.host_stream import RAISE_LIMIT, HostStream, mib
+from handoffs_runtime.distributed.host_connection import RAISE_LIMIT, LimitedConnection, mib
 from handoffs_runtime.distributed.options import (
     DEFAULT_KEEPALIVE,
     DEFAULT_MAX_MESSAGE_MB,
-    Backoff,
     client_keepalive,
     grpc_options,
     logger,
@@ -65,6 +66,29 @@ from handoffs_runtime.topics import USER
 _USER_TASK = type_name(UserTask)
 RESEND_WINDOW = 5.0
 """Seconds: events written this long before a connection was lost are sent again on the next one."""
+
+
+@dataclass(frozen=True, slots=True)
+class Backoff:
+    """Exponential backoff with jitter between connection attempts.
+
+    ``give_up_after`` bounds the first connection only (None: wait for the host forever); once connected,
+    a runtime keeps reconnecting until it is stopped.
+    """
+
+    initial: float = 0.1
+    maximum: float = 5.0
+    factor: float = 2.0
+    connect_timeout: float = 5.0
+    give_up_after: float | None = None
+
+    def delays(self) -> Iterator[float]:
+        delay = self.initial
+        while True:
+            yield delay * random.uniform(0.5, 1.0)
+            delay = min(delay * self.factor, self.maximum)
+
+
 ConnectionHook = Callable[[int], Awaitable[None] | None]
 
 
@@ -169,7 +193,7 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
             secure = self._credentials.channel_credentials()
             channel = grpc.aio.secure_channel(self._host_address, secure, options=options)
         stub = agent_worker_pb2_grpc.AgentRpcStub(channel)  # type: ignore[no-untyped-call]
-        connection = HostStream(channel, stub, self._limit, self._seen, self._resend_window)
+        connection = LimitedConnection(channel, stub, self._limit, self._seen, self._resend_window)
         try:
             await connection.open(self._backoff.connect_timeout)
             if self._credentials is not None:  # the stream may look open before the host refused it
@@ -232,7 +256,7 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
             self._connected.clear()
             logger.warning("lost the host at %s; reconnecting", self._host_address)
             await connection.close()
-            if isinstance(connection, HostStream):
+            if isinstance(connection, LimitedConnection):
                 self._unsent.extend(connection.unsent())
             await self._call_hook(self._on_lost, "on_lost")
             self._fail_pending(f"lost the host at {self._host_address} before the reply came")

@@ -1,4 +1,7 @@
-"""The worker's end of the host's stream: size-limited, sent again after a loss, closed with its tasks."""
+"""One connection to the host: replies over the size limit become errors, unsent events go out again.
+
+Split from :mod:`handoffs_runtime.distributed.worker_runtime`, which opens, watches and replaces them.
+"""
 
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ def mib(size: int) -> str:
     return f"{size / 2**20:.1f} MiB"
 
 
-class HostStream(HostConnection):
+class LimitedConnection(HostConnection):
     """A host connection that turns a reply over the size limit into an error reply (gRPC would otherwise
     break the stream, and the caller would never hear back), and whose tasks all end when it closes
     (autogen's leaves gRPC's sending task waiting forever once the host has ended the stream, to be
