@@ -16,12 +16,20 @@ from pathlib import Path
 import pytest
 
 from handoffs_runtime.sessions.postgres import PostgresSessionStore
+from handoffs_runtime.web.hub import WAITING_FOR_APPROVAL
 
 from .chat_process import Chat
 from .distributed_support import Process
 from .fake_openai import Answer, fake_openai
 from .postgres_support import PostgresServer, fresh_database
-from .test_browser import CHROMIUM, WAIT_MS, browser, send  # noqa: F401  (browser: a fixture)
+from .test_browser import (  # noqa: F401  (browser: a fixture)
+    CHROMIUM,
+    WAIT_MS,
+    approve_in_console,
+    browser,
+    send,
+    sign_in,
+)
 from .test_distributed_streaming import team_on_a_worker
 from .web_support import ServeProcess
 
@@ -127,6 +135,10 @@ async def test_a_web_server_killed_mid_turn_the_customer_goes_on_with_the_other_
                 await send(page, REFUND)
                 await page.get_by_text(OFFER).wait_for(timeout=WAIT_MS)
                 await send(page, "yes")
+                await page.get_by_text(WAITING_FOR_APPROVAL).wait_for(timeout=WAIT_MS)  # a refund is staff's
+                operator = await (await browser.new_context()).new_page()  # type: ignore[attr-defined]
+                await sign_in(operator, second.url + "/operator", second.token)  # the server it is on now
+                await approve_in_console(operator)
                 await page.get_by_text(DONE).wait_for(timeout=WAIT_MS)
                 assert await page.evaluate("localStorage.getItem('handoffs.session')") == session
                 said = await page.locator(".msg.you").all_inner_texts()  # the history once, and the rest
