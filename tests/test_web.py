@@ -53,7 +53,11 @@ async def test_the_refund_path_over_a_websocket_in_order(tmp_path: Path) -> None
         page, session = await customer(server)
         assert session["type"] == "session" and len(session["session"]) == 32 and len(session["key"]) == 64
         sid = session["session"]
+        team = acme_team()
         assert await page.recv() == {"type": "history", "start": 0, "items": []}
+        assert await page.recv() == {"type": "suggestions", "suggestions": list(team.suggestions)}
+        greeting = {"type": "reply", "agent": "TriageAgent", "label": "ACME assistant", "text": team.greeting}
+        assert await page.recv() == {**greeting, "session": sid}  # the page never opens blank
         assert await page.recv() == {**TURN, "session": sid}
         await page.send({"type": "say", "text": "I want a refund for my shoes"})
         first = await page.until("question")
@@ -70,7 +74,7 @@ async def test_the_refund_path_over_a_websocket_in_order(tmp_path: Path) -> None
         }
         second += await page.until("question")
         assert kinds(second) == ["said", "tool_started", "tool_started", "notice", "reply", "question"]
-        assert second[1]["text"] == "IssuesAndRepairsAgent is working on your request…"
+        assert second[1]["text"] == "ACME repairs is working on your request…"
         assert second[4]["text"] == "Done: look up item → item_132612938; execute refund → success."
         assert all(m["session"] == sid for m in first + second)
         await page.socket.close()
@@ -195,7 +199,11 @@ async def test_an_operator_takes_answers_and_hands_back(tmp_path: Path) -> None:
         store = server.hub.store
         ann = await operator(server)
         ready = await ann.recv()
-        assert ready == {"type": "ready", "agents": ["TriageAgent", "SalesAgent", "IssuesAndRepairsAgent"]}
+        assert ready == {
+            "type": "ready",
+            "agents": ["TriageAgent", "SalesAgent", "IssuesAndRepairsAgent"],
+            "labels": acme_team().labels,
+        }
         assert await ann.recv() == {"type": "waiting", "sessions": []}
         page, sid = await escalated(server)
         waiting = await ann.until("waiting")
@@ -415,7 +423,7 @@ async def test_a_session_resumes_from_the_store_after_the_server_restarts(tmp_pa
         history = await again.recv()
         assert kinds(history["items"])[:3] == ["said", "handoff", "reply"]
         got = await again.until("question")
-        assert any(m["type"] == "notice" and m["text"].startswith("resuming session") for m in got)
+        assert not [m for m in got if m["type"] == "notice"]  # no retelling: the page shows the history
         await again.send({"type": "say", "text": "yes"})
         await again.until("notice", text=WAITING_FOR_APPROVAL)
         await approve(server, session["session"])

@@ -196,16 +196,25 @@ def test_the_operator_gets_every_event_whole_and_a_customer_none_of_its_internal
         Notice(text="⚠ the session could not be saved", detail="session store /srv/s.db cannot grow"),
     ]
     assert [customer_json(e) for e in events] == [
-        {"type": "tool_started", "agent": "Clerk", "text": "Clerk is working on your request…"},
+        {"type": "tool_started", "agent": "Clerk", "label": "", "text": "Clerk is working on your request…"},
         None,
-        {"type": "handoff", "source": "Front", "target": "Clerk", "outcome": "handoff"},
+        {
+            "type": "handoff",
+            "source": "Front",
+            "target": "Clerk",
+            "source_label": "",
+            "target_label": "",
+            "outcome": "handoff",
+        },
         None,
-        {"type": "notice", "text": "⚠ the session could not be saved"},
+        {"type": "notice", "text": "⚠ the session could not be saved", "recap": False},
     ]
     whole = json.dumps([operator_json(e) for e in events])
     for internal in (ARGUMENT, RESULT, "transfer_to_clerk", "/srv/s.db", '"reason": "x"'):
         assert internal in whole
     reply = Reply(agent="Clerk", text="Done.")
     assert (
-        customer_json(reply) == operator_json(reply) == {"type": "reply", "agent": "Clerk", "text": "Done."}
+        customer_json(reply)
+        == operator_json(reply)
+        == {"type": "reply", "agent": "Clerk", "text": "Done.", "label": ""}
     )

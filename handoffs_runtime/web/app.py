@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import html
 import json
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -81,6 +82,11 @@ HEADERS = {
 
 def _static(name: str) -> bytes:
     return (resources.files("handoffs_runtime.web") / "static" / name).read_bytes()
+
+
+def _page(name: str, title: str) -> bytes:
+    """A page with the team's title in it (escaped: a team file is not HTML)."""
+    return _static(name).replace(b"{{title}}", html.escape(title).encode())
 
 
 class _SocketPeer:
@@ -151,7 +157,7 @@ def create_app(
     key_secret = secret
     clients = ClientLimits(hub.limits)
     hello_within = hub.limits.request_seconds
-    pages = {path: _static(name) for path, name in PAGES.items()}
+    pages = {path: _page(name, hub.team.title or hub.team.name) for path, name in PAGES.items()}
     assets = {name: _static(name) for name in ASSETS}
 
     def page(path: str) -> Callable[[Request], Any]:
@@ -183,7 +189,9 @@ def create_app(
                 "agent": s.active_agent,
                 "status": s.status,
                 "messages": s.messages,
+                "label": hub.team.label(s.active_agent) if s.team == hub.team.name else s.active_agent,
                 "team": s.team,
+                "created": s.created_at,
                 "updated": s.updated_at,
             }
             for s in sessions[:1000]
@@ -201,8 +209,15 @@ def create_app(
         except UnknownSessionError:
             return _json({"error": "unknown session"}, 404)
         items = await hub.history(session_id)
+        label = hub.team.label(state.active_agent) if state.team == hub.team.name else state.active_agent
         return _json(
-            {"session": session_id, "agent": state.active_agent, "status": state.status, "items": items}
+            {
+                "session": session_id,
+                "agent": state.active_agent,
+                "label": label,
+                "status": state.status,
+                "items": items,
+            }
         )
 
     async def opened(socket: WebSocket) -> str | None:

@@ -17,6 +17,7 @@ from handoffs_runtime.messages import (
     ToolFinished,
     ToolStarted,
     event_json,
+    shown_name,
 )
 
 WORKING = "is working on your request…"
@@ -31,15 +32,23 @@ def operator_json(event: Event) -> dict[str, Any]:
 def customer_json(event: Event) -> dict[str, Any] | None:
     """``event`` as a customer's page receives it, or ``None`` for what a customer does not see."""
     match event:
-        case ToolStarted(agent=agent):
-            return {"type": "tool_started", "agent": agent, "text": f"{agent} {WORKING}"}
+        case ToolStarted(agent=agent, label=label):
+            text = f"{shown_name(label, agent)} {WORKING}"
+            return {"type": "tool_started", "agent": agent, "label": label, "text": text}
         case ToolFinished():
             return None  # the reply that follows says what came of it
-        case HandoffLine(outcome="handoff", source=source, target=target):
-            return {"type": "handoff", "source": source, "target": target, "outcome": "handoff"}
+        case HandoffLine(outcome="handoff"):
+            return {
+                "type": "handoff",
+                "source": event.source,
+                "target": event.target,
+                "source_label": event.source_label,
+                "target_label": event.target_label,
+                "outcome": "handoff",
+            }
         case HandoffLine():
             return None  # a refused handoff or a stopped loop is the team's own business
-        case Notice(text=text):
-            return {"type": "notice", "text": text}
+        case Notice(text=text, recap=recap):
+            return {"type": "notice", "text": text, "recap": recap}
         case _:
             return event_json(event)

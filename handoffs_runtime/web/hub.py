@@ -31,7 +31,7 @@ from handoffs_runtime.errors import (
     TeamConfigError,
     UnknownSessionError,
 )
-from handoffs_runtime.messages import PROGRESS, Event, Notice, Person, Question, Said
+from handoffs_runtime.messages import PROGRESS, Event, Notice, Person, Question, Reply, Said, event_json
 from handoffs_runtime.sessions.store import SessionStore, StoredEntry
 from handoffs_runtime.sessions.transcript import entry_events
 from handoffs_runtime.team.oversight import operator_oversight, remote_oversight
@@ -134,7 +134,7 @@ class SessionHub:
         self.idle_seconds = idle_seconds
         self.max_sessions = max_sessions
         self.limits = limits or Limits()
-        self.transcripts = Transcripts(store, customer_items, page=self.limits.history_page)
+        self.transcripts = Transcripts(store, self.customer_items, page=self.limits.history_page)
         """What customers' pages are shown of each session (``history``: what the operator is shown)."""
         self.agents = [a.name for a in team.agents if a.kind == "ai"]
         """The agents an operator may hand a conversation back to."""
@@ -172,10 +172,12 @@ class SessionHub:
     async def attach_customer(self, session_id: str, peer: Peer) -> None:
         """Connect a customer's page to ``session_id``: live already, or started (resumed from the store).
 
-        The page first gets the last page of the stored transcript, then the question waiting for the
-        customer, if any.
+        The page first gets the last page of the stored transcript, then, in a session where nothing is
+        stored yet, the team's greeting and suggested first questions, then the question waiting for the
+        customer, if any. A session that starts now is started after that, so the page gets all its events.
         """
         live = self._live.get(session_id)
+        starting = live is None
         if live is None:
             if len(self._live) >= self.max_sessions:
                 raise HubError("the server is busy; please try again in a few minutes")
@@ -183,24 +185,27 @@ class SessionHub:
             try:
                 # One server at a time: one that stopped on another machine holds it until its lease lapses.
                 await self.store.claim(session_id)
-                await self.backend.open(session_id)
-            except SessionBusyError as exc:
-                self.channel.ended(session_id)
-                self._start_pump(live)  # it ends at once and forgets the session
-                logger.info("session %s is held elsewhere: %s", session_id, exc)
-                raise TryLater(HELD_ELSEWHERE) from exc
             except HandoffsError as exc:
-                self.channel.ended(session_id)
-                self._start_pump(live)  # it ends at once and forgets the session
-                logger.warning("session %s could not start: %s", session_id, exc)  # the details stay here
-                raise HubError("the session could not start right now; please try again in a moment") from exc
+                raise self._not_started(live, exc) from exc
         if live.idle is not None:
             live.idle.cancel()
             live.idle = None
         history, shown = await self.transcripts.latest(session_id)
         live.used = live.used or shown > 0
         await peer.send_json(history)
+        if shown == 0 and self.team.suggestions:
+            await peer.send({"type": "suggestions", "suggestions": list(self.team.suggestions)})
         live.customers.add(peer)
+        if starting:  # only now: the page gets every event of the session after its history (the greeting)
+            try:
+                await self.backend.open(session_id)
+            except HandoffsError as exc:
+                live.customers.discard(peer)
+                raise self._not_started(live, exc) from exc
+            self._start_pump(live)
+            return
+        if shown == 0 and self.team.greeting:  # shown when the session started; this page missed it
+            await peer.send(event_json(self._greeting()))
         waiting = live.already_sent(self.channel.waiting(session_id, "customer"))
         if waiting is not None:
             await peer.send(operator_json(waiting))  # the customer's own question: nothing to hide
@@ -211,6 +216,23 @@ class SessionHub:
     def _start_pump(self, live: _Live) -> None:
         if live.pump is None:
             live.pump = asyncio.get_running_loop().create_task(self._pump(live))
+
+    def _not_started(self, live: _Live, exc: HandoffsError) -> Exception:
+        """End a session that could not start (its pump ends at once and forgets it); what to tell the
+        page."""
+        session_id = live.session_id
+        self.channel.ended(session_id)
+        self._start_pump(live)
+        if isinstance(exc, SessionBusyError):
+            logger.info("session %s is held elsewhere: %s", session_id, exc)
+            return TryLater(HELD_ELSEWHERE)
+        logger.warning("session %s could not start: %s", session_id, exc)  # the details stay here
+        return HubError("the session could not start right now; please try again in a moment")
+
+    def _greeting(self) -> Reply:
+        """The team's greeting as the session's first words showed it (see ``register_team(greet=...)``)."""
+        team = self.team
+        return Reply(agent=team.entry, text=team.greeting, label=team.labels.get(team.entry, ""))
 
     async def earlier(self, session_id: str, peer: Peer, before: int) -> None:
         """Send the page the transcript items before number ``before``, when it asks for them."""
@@ -244,7 +266,7 @@ class SessionHub:
 
     async def add_operator(self, peer: Peer) -> None:
         self._operators[peer] = f"operator-{uuid.uuid4().hex[:8]}"
-        await peer.send({"type": "ready", "agents": self.agents})
+        await peer.send({"type": "ready", "agents": self.agents, "labels": dict(self.team.labels)})
         await peer.send(self._waiting_list())
 
     async def remove_operator(self, peer: Peer) -> None:
@@ -338,6 +360,8 @@ class SessionHub:
         """Send each event of the session to its pages, until the session ends."""
         try:
             async for event in self.channel.events(live.session_id):
+                if isinstance(event, Notice) and event.recap:  # the pages show the stored transcript
+                    continue
                 if isinstance(event, Question):
                     live.delivered[event.person] = event
                     if event.person == "operator":
@@ -401,7 +425,8 @@ class SessionHub:
             logger.warning("could not store the operator state: %s", exc)
 
     async def history(self, session_id: str) -> list[dict[str, Any]]:
-        """The stored transcript as the operator's pages show it: what was said, and the handoffs."""
+        """The stored transcript as the operator's pages show it: what was said, and the handoffs, each
+        with the time it was stored (``at``, seconds since the epoch) and agents named as people read them."""
         try:
             entries = await self.store.entries(session_id)
         except UnknownSessionError:  # a new session: nothing stored yet
@@ -409,19 +434,19 @@ class SessionHub:
         except StoreError as exc:  # the page still works; the session itself reports a broken store
             logger.warning("no history for session %s: %s", session_id, exc)
             return []
-        return [item for entry in entries for item in page_items(entry)]
+        return [item for entry in entries for item in self.page_items(entry)]
 
+    def page_items(self, entry: StoredEntry, view: View = operator_json) -> list[dict[str, Any]]:
+        """A stored entry as a page shows it, seen through ``view``: the events a live session showed,
+        without the tool traffic, agents named as people read them, and the time it was stored (``at``,
+        seconds since the epoch)."""
+        events = (e for e in entry_events(entry, self.team.labels) if not isinstance(e, PROGRESS))
+        shown = (view(event) for event in events)
+        return [{**item, "at": entry.created_at} for item in shown if item is not None]
 
-def page_items(entry: StoredEntry, view: View = operator_json) -> list[dict[str, Any]]:
-    """A stored entry as a page shows it, seen through ``view``: the events a live session showed,
-    without the tool traffic."""
-    shown = (view(event) for event in entry_events(entry) if not isinstance(event, PROGRESS))
-    return [item for item in shown if item is not None]
-
-
-def customer_items(entry: StoredEntry) -> list[dict[str, Any]]:
-    """A stored entry as a customer's page shows it (see ``audience``)."""
-    return page_items(entry, customer_json)
+    def customer_items(self, entry: StoredEntry) -> list[dict[str, Any]]:
+        """A stored entry as a customer's page shows it (see ``audience``)."""
+        return self.page_items(entry, customer_json)
 
 
 def _check_remote(team: TeamSpec, approve_code: bool) -> None:

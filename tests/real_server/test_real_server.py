@@ -50,7 +50,7 @@ FIRST_MESSAGES = (
     "Please transfer me to issues and repairs.",
 )
 """Tried in order until the model answers one with a handoff call."""
-HANDED = "handed the conversation to"
+HANDED = "has joined"
 LEARNT_EMPTY_CONTENT = 'sending "" from now on'
 MODEL_SECONDS = 600.0
 """One CPU thread: a long reply of the small model takes minutes; the suite checks protocol, not speed."""
