@@ -51,3 +51,7 @@ async def processes() -> AsyncIterator[list[Process]]:
     started: list[Process] = []
     yield started
     await asyncio.gather(*(p.kill() for p in started))
+
+
+from .postgres_support import postgres_server  # noqa: E402, F401  (a session-wide PostgreSQL server)
+from .store_backends import backend  # noqa: E402, F401  (each store test on SQLite and on PostgreSQL)

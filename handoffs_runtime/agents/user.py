@@ -8,6 +8,7 @@ the person sees it, and a stored session resumes where it stopped (see
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -77,6 +78,10 @@ class UserAgent(SessionAgent):
         super().__init__(config.description)
         self._config = config
         self._usage = Usage.EMPTY  # the session's tokens so far
+        self._in_order = asyncio.Lock()
+        """What the agents send is stored and shown in the order it came: the runtime handles messages
+        concurrently, and a handoff event whose write is slow must not land after the reply that followed
+        it (nor after the session ended on that reply, when it could not be stored at all)."""
 
     @message_handler
     async def handle_login(self, message: UserLogin, ctx: MessageContext) -> None:
@@ -125,33 +130,35 @@ class UserAgent(SessionAgent):
     async def handle_response(self, message: AgentResponse, ctx: MessageContext) -> None:
         if not self._vouched_for(message, ctx):
             return
-        if self._config.store is not None:
-            try:
-                await record_reply(
-                    self._config.store, self.id.key, message, usage=message.usage - self._usage
-                )
-            except StoreError as exc:
-                await self._store_failed(exc)
-                return
-        self._usage = message.usage
-        last = message.context[-1] if message.context else None
-        text = last.content if last is not None and isinstance(last.content, str) else ""
-        await self._config.channel.show(self.id.key, Reply(agent=message.reply_to_topic_type, text=text))
+        async with self._in_order:
+            if self._config.store is not None:
+                try:
+                    await record_reply(
+                        self._config.store, self.id.key, message, usage=message.usage - self._usage
+                    )
+                except StoreError as exc:
+                    await self._store_failed(exc)
+                    return
+            self._usage = message.usage
+            last = message.context[-1] if message.context else None
+            text = last.content if last is not None and isinstance(last.content, str) else ""
+            await self._config.channel.show(self.id.key, Reply(agent=message.reply_to_topic_type, text=text))
         await self._next_turn(message.context, message.reply_to_topic_type)
 
     @message_handler
     async def handle_event(self, message: HandoffEvent, ctx: MessageContext) -> None:
         if not self._vouched_for(message, ctx) or message.session_id != self.id.key:
             return
-        if self._config.store is not None:
-            try:
-                await record_event(self._config.store, message)
-            except StoreError as exc:  # the reply that follows fails too and ends the session
-                await self._config.channel.show(self.id.key, Notice(text=f"⚠ {exc}"))
-                return
-        if message.said:  # what the agent wrote beside its handoff call, in its own words
-            await self._config.channel.show(self.id.key, Reply(agent=message.source, text=message.said))
-        await self._config.channel.show(self.id.key, message.line())
+        async with self._in_order:
+            if self._config.store is not None:
+                try:
+                    await record_event(self._config.store, message)
+                except StoreError as exc:  # the reply that follows fails too and ends the session
+                    await self._config.channel.show(self.id.key, Notice(text=f"⚠ {exc}"))
+                    return
+            if message.said:  # what the agent wrote beside its handoff call, in its own words
+                await self._config.channel.show(self.id.key, Reply(agent=message.source, text=message.said))
+            await self._config.channel.show(self.id.key, message.line())
 
     async def _store_failed(self, exc: StoreError) -> None:
         """Nothing unsaved is shown or sent: tell the person and end the session."""

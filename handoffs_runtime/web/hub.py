@@ -6,8 +6,10 @@ Each live session has a pump that reads its event stream
 (:class:`~handoffs_runtime.channels.events.EventChannel`)
 and sends each event to the pages attached to it: the customer's, and the console of the operator who
 took it. A question for the operator in a session nobody has taken puts the session on the waiting list
-every operator sees; :meth:`SessionHub.take` gives it to exactly one of them. Nothing here knows HTTP: a
-peer is anything with an async ``send(dict)``, so the rules are tested without a browser.
+every operator sees; :meth:`SessionHub.take` gives it to exactly one of them. Which session waits and
+who took it is also kept in the store (``wait_for_operator``, ``take_for_operator``), so every server on
+it sees the same and a take is decided there. Nothing here knows HTTP: a peer is anything with an async
+``send(dict)``, so the rules are tested without a browser.
 """
 
 from __future__ import annotations
@@ -15,13 +17,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from autogen_core.models import ChatCompletionClient
 
 from handoffs_runtime.channels.events import EventChannel
-from handoffs_runtime.errors import HandoffsError, StoreError, UnknownSessionError
+from handoffs_runtime.errors import HandoffsError, SessionBusyError, StoreError, UnknownSessionError
 from handoffs_runtime.messages import PROGRESS, Notice, Person, Question, Said, event_json
 from handoffs_runtime.sessions.store import SessionStore, StoredEntry
 from handoffs_runtime.sessions.transcript import entry_events
@@ -49,11 +52,20 @@ class HubError(Exception):
     """A request the hub refuses; its text is meant for the person who made it."""
 
 
+class TryLater(HubError):
+    """A refusal that passes by itself: the page should come back a little later."""
+
+
+HELD_ELSEWHERE = "this conversation is still open on another server; it continues here in a moment"
+
+
 @dataclass(eq=False)
 class _Live:
     session_id: str
     customers: set[Peer] = field(default_factory=set)
     operator: Peer | None = None
+    waiting_since: float | None = None
+    """When the session first asked for an operator (from the store: it survives a restart)."""
     pump: asyncio.Task[None] | None = None
     idle: asyncio.TimerHandle | None = None
     used: bool = False
@@ -102,7 +114,8 @@ class SessionHub:
         self.agents = [a.name for a in team.agents if a.kind == "ai"]
         """The agents an operator may hand a conversation back to."""
         self._live: dict[str, _Live] = {}
-        self._operators: set[Peer] = set()
+        self._operators: dict[Peer, str] = {}
+        """Each signed-in operator and the name the store knows them by."""
         self._leaving: set[asyncio.Task[None]] = set()
         self.failure: HandoffsError | None = None
         """Why ``start`` failed (a host that cannot be reached, say), for the command to report."""
@@ -144,7 +157,13 @@ class SessionHub:
             live = self._live[session_id] = _Live(session_id)
             live.pump = asyncio.get_running_loop().create_task(self._pump(live))
             try:
+                # One server at a time: one that stopped on another machine holds it until its lease lapses.
+                await self.store.claim(session_id)
                 await self.backend.open(session_id)
+            except SessionBusyError as exc:
+                self.channel.ended(session_id)
+                logger.info("session %s is held elsewhere: %s", session_id, exc)
+                raise TryLater(HELD_ELSEWHERE) from exc
             except HandoffsError as exc:
                 self.channel.ended(session_id)  # its pump ends and forgets it
                 logger.warning("session %s could not start: %s", session_id, exc)  # the details stay here
@@ -191,16 +210,17 @@ class SessionHub:
     # --- operators -----------------------------------------------------------------------------------
 
     async def add_operator(self, peer: Peer) -> None:
-        self._operators.add(peer)
+        self._operators[peer] = f"operator-{uuid.uuid4().hex[:8]}"
         await peer.send({"type": "ready", "agents": self.agents})
         await peer.send(self._waiting_list())
 
     async def remove_operator(self, peer: Peer) -> None:
         """An operator left: the sessions they held wait for someone else."""
-        self._operators.discard(peer)
+        name = self._operators.pop(peer, "")
         for live in self._live.values():
             if live.operator is peer:
                 live.operator = None
+                await self._keep(self.store.release_operator(live.session_id, name))
         await self._announce_waiting()
 
     async def take(self, peer: Peer, session_id: str) -> None:
@@ -211,6 +231,14 @@ class SessionHub:
         if live.operator is not None:
             raise HubError("another operator has already taken that session")
         live.operator = peer  # no await between the check and this: two operators never both get it
+        try:  # and the store decides between servers
+            taken = await self.store.take_for_operator(session_id, self._operators.get(peer, ""))
+        except StoreError as exc:
+            live.operator = None
+            raise HubError("the session could not be taken right now; please try again") from exc
+        if not taken:
+            live.operator = None
+            raise HubError("another operator has already taken that session")
         await peer.send(
             {
                 "type": "taken",
@@ -232,6 +260,7 @@ class SessionHub:
         await self.channel.answer(session_id, text, person="operator")
         if question.choices:
             live.operator = None
+            await self._keep(self.store.release_operator(session_id))
             await peer.send({"type": "released", "session": session_id})
 
     async def hand_back(self, peer: Peer, session_id: str, agent: str) -> None:
@@ -243,6 +272,7 @@ class SessionHub:
         if question is None or question.choices:
             raise HubError("the conversation can be handed back only when it waits for your answer")
         live.operator = None
+        await self._keep(self.store.release_operator(session_id))
         await self.channel.answer(session_id, f"/handoff {agent}", person="operator")
         await peer.send({"type": "released", "session": session_id})
 
@@ -279,6 +309,7 @@ class SessionHub:
                 if isinstance(event, Question):
                     live.delivered[event.person] = event
                 if isinstance(event, Question) and event.person == "operator":
+                    await self._waits(live, event.prompt)
                     if live.operator is not None:
                         await _send_quietly(live.operator, data)
                     else:
@@ -294,6 +325,8 @@ class SessionHub:
         finally:
             self._live.pop(live.session_id, None)
             self.transcripts.forget(live.session_id)
+            if live.waiting_since is not None:  # not live here any more: nobody can take it here
+                await self._keep(self.store.release_operator(live.session_id))
             if live.idle is not None:
                 live.idle.cancel()
             if live.operator is not None:
@@ -305,6 +338,20 @@ class SessionHub:
             await _send_quietly(peer, data)
 
     # --- the store -----------------------------------------------------------------------------------
+
+    async def _waits(self, live: _Live, prompt: str) -> None:
+        try:
+            live.waiting_since = (await self.store.wait_for_operator(live.session_id, prompt)).since
+        except StoreError as exc:  # the operators here still see it; other servers do not
+            logger.warning("could not store that session %s waits for an operator: %s", live.session_id, exc)
+
+    @staticmethod
+    async def _keep(write: Awaitable[None]) -> None:
+        """An operator-state write that fails is logged: the conversation itself goes on."""
+        try:
+            await write
+        except StoreError as exc:
+            logger.warning("could not store the operator state: %s", exc)
 
     async def history(self, session_id: str) -> list[dict[str, Any]]:
         """The stored transcript as the pages show it: what was said, and the handoffs."""
