@@ -20,7 +20,7 @@ from handoffs_runtime.models.choice import model_from_options
 from handoffs_runtime.sessions.open import OpenedStore, store_target
 from handoffs_runtime.sessions.open import open_store as open_store_at
 from handoffs_runtime.team.files import FILE_SUFFIXES, load_team
-from handoffs_runtime.team.spec import TeamSpec
+from handoffs_runtime.team.spec import TeamSpec, call_deadline
 from handoffs_runtime.teams.acme import acme_team
 from handoffs_runtime.teams.orchestrator import orchestrator_team
 
@@ -32,13 +32,19 @@ BUILT_IN_TEAMS: dict[str, Callable[[], TeamSpec]] = {"acme": acme_team, "orchest
 DEFAULT_TEAM = "acme"
 
 
-def add_team_option(parser: argparse.ArgumentParser, *, purpose: str = "which team") -> None:
+def add_team_option(
+    parser: argparse.ArgumentParser, *, purpose: str = "which team", left_out: str | None = None
+) -> None:
     """``--team NAME``: a plain string, resolved by :func:`team_from_option` once the line is parsed, so
     that an unknown team is one line saying what to choose (and team files can join without new code
-    here)."""
+    here). ``left_out`` says what happens without it (then it defaults to ``None``), else it is ACME."""
     names = " or ".join(sorted(BUILT_IN_TEAMS))
+    default = DEFAULT_TEAM if left_out is None else None
     parser.add_argument(
-        "--team", metavar="TEAM", default=DEFAULT_TEAM, help=f"{purpose}: {names} (default: {DEFAULT_TEAM})"
+        "--team",
+        metavar="TEAM",
+        default=default,
+        help=f"{purpose}: {names}, or a team file (default: {left_out or DEFAULT_TEAM})",
     )
 
 
@@ -69,8 +75,9 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         "--model-timeout",
         type=float,
         metavar="S",
-        help="seconds one model call may take, the whole reply included (default: 30); a streamed reply "
-        "cut there is kept, marked as cut",
+        help="seconds one model call may take, the whole reply included (default: the team's "
+        "model_timeout, 45 unless its team file sets another); a streamed reply cut there is kept, "
+        "marked as cut",
     )
 
 
@@ -79,7 +86,8 @@ def model_from_args(args: argparse.Namespace, team: TeamSpec | None = None) -> C
     ``model``), else the built-in offline model (pass the team through ``model_timeout_team``)."""
     if args.model is None and not os.environ.get("HANDOFFS_MODEL") and team is not None and team.model:
         return team.model
-    return model_from_options(args.model, base_url=args.base_url, timeout=args.model_timeout)
+    timeout = call_deadline(team, args.model_timeout)
+    return model_from_options(args.model, base_url=args.base_url, timeout=timeout)
 
 
 def add_verbose_option(parser: argparse.ArgumentParser) -> None:

@@ -37,6 +37,16 @@ from handoffs_runtime.tools.functions import function_tool
 APPROVE_WORDS = frozenset({"y", "yes", "ok", "okay", "approve", "approved", "allow", "go ahead", "sure"})
 PromptBuilder = Callable[[str, Mapping[str, Any]], str]
 
+
+REFUSED = "Refused: "
+"""How the result of a call the person did not approve starts."""
+
+
+def is_approval(answer: str | None) -> bool:
+    """Whether the person's ``answer`` to a yes/no question says yes (``None``: nobody answered)."""
+    return answer is not None and answer.strip().lower().rstrip(".!") in APPROVE_WORDS
+
+
 _asking: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 """One lock per session while a question is pending (weak: it goes away when nobody waits on it)."""
 
@@ -133,6 +143,17 @@ class ApprovalTool:
         return self._tool
 
     @property
+    def person(self) -> Person:
+        """Who approves each call: the session's ``customer`` or its ``operator``."""
+        return self._person
+
+    def asking(self, person: Person) -> ApprovalTool:
+        """The same tool and question, approved by ``person`` instead."""
+        if person == self._person:
+            return self
+        return ApprovalTool(self._tool, prompt=self._prompt, person=person)
+
+    @property
     def name(self) -> str:
         return self._tool.name
 
@@ -162,9 +183,9 @@ class ApprovalTool:
         self._tool.args_type().model_validate(args)  # ask only about calls that can run
         answer = await self._ask(self._prompt(self.name, args))
         if answer is None:
-            return f"Refused: {self.name} was not run because nobody could approve it."
-        if answer.strip().lower().rstrip(".!") not in APPROVE_WORDS:
-            return f"Refused: the {self._person} did not approve running {self.name}."
+            return f"{REFUSED}{self.name} was not run because nobody could approve it."
+        if not is_approval(answer):
+            return f"{REFUSED}the {self._person} did not approve running {self.name}."
         return await self._tool.run_json(args, cancellation_token, call_id=call_id)
 
     async def _ask(self, prompt: str) -> str | None:
@@ -184,13 +205,14 @@ class ApprovalTool:
 
 
 def requires_approval(
-    tool: Tool | Callable[..., Any], *, prompt: PromptBuilder | None = None, person: Person = "customer"
+    tool: Tool | Callable[..., Any], *, prompt: PromptBuilder | None = None, person: Person | None = None
 ) -> ApprovalTool:
-    """``tool`` (a ``Tool`` or a plain function), run only after ``person`` approves each call."""
+    """``tool`` (a ``Tool`` or a plain function), run only after ``person`` (default: the customer)
+    approves each call. A tool that asks already keeps its question and is asked of ``person`` if given."""
     if isinstance(tool, ApprovalTool):
-        return tool
+        return tool if person is None else tool.asking(person)
     if not isinstance(tool, Tool):
         if not callable(tool):
             raise TeamConfigError(f"requires_approval needs a Tool or a function, got {tool!r}")
         tool = function_tool(tool, owner="requires_approval")
-    return ApprovalTool(tool, prompt=prompt, person=person)
+    return ApprovalTool(tool, prompt=prompt, person=person or "customer")
