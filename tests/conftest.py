@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import socket
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from .browser_support import CHROMIUM
+
+if TYPE_CHECKING:
+    from .distributed_support import Process
 
 
 def _is_local(host: Any) -> bool:
@@ -39,6 +45,26 @@ def _no_real_models(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator
     monkeypatch.setattr(socket, "getaddrinfo", guarded_getaddrinfo)
     yield
     assert not attempts, f"a test tried to reach a real host: {attempts}"
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[object]:
+    """The system's Chromium, driven by Playwright (see ``browser_support``)."""
+    playwright_api = pytest.importorskip("playwright.async_api")
+    async with playwright_api.async_playwright() as p:
+        chromium = await p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            yield chromium
+        finally:
+            await chromium.close()
+
+
+@pytest.fixture
+async def processes() -> AsyncIterator[list[Process]]:
+    """Every child process (host, worker) a test starts; all are killed at the end, whatever happened."""
+    started: list[Process] = []
+    yield started
+    await asyncio.gather(*(p.kill() for p in started))
 
 
 from .postgres_support import postgres_server  # noqa: E402, F401  (a session-wide PostgreSQL server)

@@ -8,7 +8,6 @@ import asyncio
 import os
 import signal
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -21,17 +20,10 @@ from handoffs_runtime.distributed.outbox import Outbox, SeenEvents
 from handoffs_runtime.messages import PersonAnswer
 from handoffs_runtime.teams.acme import acme_team
 
-from .distributed_support import TIMEOUT, Process, free_port, start_host, start_worker
+from .distributed_support import TIMEOUT, Process, deploy, free_port, start_host, start_worker
 from .test_distributed import PROPOSAL, REFUND, notice, reply
 
 FAST = Backoff(initial=0.01, maximum=0.05)
-
-
-@pytest.fixture
-async def processes() -> AsyncIterator[list[Process]]:
-    started: list[Process] = []
-    yield started
-    await asyncio.gather(*(p.kill() for p in started))
 
 
 async def outputs_until_reply(channel: QueueChannel, session: str = "s1") -> list[Event]:
@@ -148,22 +140,20 @@ async def test_a_lost_connection_gives_back_what_may_not_have_arrived_and_events
 async def test_the_operators_answer_is_kept_when_the_human_agents_worker_dies(
     processes: list[Process],
 ) -> None:
-    host, address = await start_host()
-    processes.append(host)
-    processes.append(await start_worker(address, "TriageAgent"))
+    address = await deploy(processes, "TriageAgent")
     human = await start_worker(address, "HumanAgent")
     processes.append(human)
     channel = QueueChannel()
     async with FrontEnd(acme_team(), address, channel, turn_timeout=2) as front:
         await front.open("s1")
         await channel.say("s1", "let me talk to a person")
-        await notice(channel, "handed the conversation to HumanAgent")
+        await notice(channel, "ACME operator has joined")
         asked = await channel.next_output("s1", TIMEOUT)
         assert isinstance(asked, Question) and asked.person == "operator"
         await human.kill()
         await channel.say("s1", "Hello, Sam here.", person="operator")  # sent as the worker died
         text = await notice(channel, "did not get")
-        assert text.startswith("⚠ HumanAgent did not get your last message")  # the agent that missed it
+        assert text.startswith("⚠ ACME operator did not get your last message")  # the agent that missed it
         assert "the operator's answer did not arrive either and is kept for them" in text
         processes.append(await start_worker(address, "HumanAgent"))
         await channel.say("s1", "hello? are you there?")

@@ -22,7 +22,7 @@ from .distributed_support import Process
 from .fake_openai import Answer, fake_openai
 from .postgres_support import PostgresServer, fresh_database
 from .test_browser import CHROMIUM, WAIT_MS, browser, send  # noqa: F401  (browser: a fixture)
-from .test_distributed_streaming import processes, team_on_a_worker  # noqa: F401  (processes: a fixture)
+from .test_distributed_streaming import team_on_a_worker
 from .web_support import ServeProcess
 
 REFUND = "I want a refund for my shoes"
@@ -144,7 +144,7 @@ async def test_a_web_server_killed_mid_turn_the_customer_goes_on_with_the_other_
 
 
 async def test_a_chat_front_end_killed_mid_turn_the_person_goes_on_with_another(
-    processes: list[Process],  # noqa: F811
+    processes: list[Process],
     postgres_server: PostgresServer,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,

@@ -17,15 +17,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from autogen_core import AgentId
 from autogen_core.models import AssistantMessage, LLMMessage, SystemMessage
 
-from handoffs_runtime import HandoffsRuntime, ModelConfigError, TeamPolicy, openai_model
+from handoffs_runtime import ModelConfigError, TeamPolicy, openai_model
 from handoffs_runtime.agents.ai import MODEL_ERROR_REPLY
-from handoffs_runtime.agents.worker import WorkerAgent, WorkerAgentConfig
+from handoffs_runtime.agents.worker import WorkerAgentConfig
 from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.errors import TeamConfigError
-from handoffs_runtime.messages import WorkerResult, WorkerTask
+from handoffs_runtime.messages import WorkerResult
 from handoffs_runtime.models.deadline import cut_note
 from handoffs_runtime.models.local import LocalModel
 from handoffs_runtime.models.scripted import ScriptedModel
@@ -33,7 +32,7 @@ from handoffs_runtime.team.spec import MODEL_TIMEOUT_MARGIN, call_deadline, mode
 from handoffs_runtime.teams.acme import acme_team
 
 from .cli_support import run_handoffs
-from .support import run_sessions, texts
+from .support import ask_worker, run_sessions, texts
 
 TRICKLE_SECONDS = 0.02
 """Between two bytes (or chunks): far below any per-read timeout, so only a total deadline ends it."""
@@ -159,12 +158,7 @@ async def test_a_worker_applies_the_policy_timeout_to_each_model_call() -> None:
         model=Hanging([]),
         policy=TeamPolicy(model_timeout=0.05),
     )
-    runtime = HandoffsRuntime()
-    await WorkerAgent.register(runtime, "W", lambda: WorkerAgent(config))
-    runtime.start()
-    task = WorkerTask(session_id="s1", task="do it", caller="test", timeout=3600)
-    result = await runtime.send_message(task, AgentId("W", "k"))
-    await runtime.stop()
+    result = await ask_worker(config, "do it", timeout=3600)
     assert result == WorkerResult(text="W's model failed: TimeoutError: no answer within 0.05 s", ok=False)
 
 

@@ -17,25 +17,39 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from autogen_core.models import ChatCompletionClient
 
 from handoffs_runtime.channels.events import EventChannel
-from handoffs_runtime.errors import HandoffsError, SessionBusyError, StoreError, UnknownSessionError
-from handoffs_runtime.messages import PROGRESS, Notice, Person, Question, Said, event_json
+from handoffs_runtime.errors import (
+    HandoffsError,
+    SessionBusyError,
+    StoreError,
+    TeamConfigError,
+    UnknownSessionError,
+)
+from handoffs_runtime.messages import PROGRESS, Event, Notice, Person, Question, Reply, Said, event_json
 from handoffs_runtime.sessions.store import SessionStore, StoredEntry
 from handoffs_runtime.sessions.transcript import entry_events
+from handoffs_runtime.team.oversight import operator_oversight, remote_oversight
 from handoffs_runtime.team.spec import TeamSpec
+from handoffs_runtime.web.audience import customer_json, operator_json
 from handoffs_runtime.web.backends import LocalTeam, TeamBackend
 from handoffs_runtime.web.history import Transcripts
 from handoffs_runtime.web.limits import Limits
 
 logger = logging.getLogger("handoffs_runtime.web")
 
+View = Callable[[Event], dict[str, Any] | None]
+"""An event as one kind of page receives it (see ``audience``); ``None``: that page does not see it."""
+
 WAITING_FOR_OPERATOR = "Please wait a moment: a person will answer you shortly."
+WAITING_FOR_APPROVAL = (
+    "Your request is waiting for a member of our staff to approve it. Please wait a moment."
+)
 
 
 class Peer(Protocol):
@@ -86,6 +100,12 @@ class SessionHub:
     (``limits.unused_session_seconds``). ``max_sessions`` bounds the sessions live at once.
     ``backend``: where the team runs (default: in this process, calling ``model``; ``RemoteTeam`` for a
     front end of a gRPC host, which needs no model).
+
+    Customers are strangers: every approval the team asks is the operator's, in the operator console,
+    and code and irreversible tools are approved before each call
+    (:func:`~handoffs_runtime.team.oversight.operator_oversight`); a team whose code would run with
+    nobody's approval is refused unless ``approve_code``. A team run by a gRPC host's workers cannot be
+    changed here: it must ask the operator already.
     """
 
     def __init__(
@@ -98,11 +118,15 @@ class SessionHub:
         max_sessions: int = 1000,
         backend: TeamBackend | None = None,
         limits: Limits | None = None,
+        approve_code: bool = False,
     ) -> None:
         if backend is None:
             if model is None:
                 raise HandoffsError("SessionHub needs a model to run the team in this process, or a backend")
+            team = operator_oversight(team, approve_code=approve_code)
             backend = LocalTeam(team, model, store)
+        else:
+            _check_remote(team, approve_code)
         self.team = team
         self.store = store
         self.channel = EventChannel()
@@ -110,7 +134,8 @@ class SessionHub:
         self.idle_seconds = idle_seconds
         self.max_sessions = max_sessions
         self.limits = limits or Limits()
-        self.transcripts = Transcripts(store, page_items, page=self.limits.history_page)
+        self.transcripts = Transcripts(store, self.customer_items, page=self.limits.history_page)
+        """What customers' pages are shown of each session (``history``: what the operator is shown)."""
         self.agents = [a.name for a in team.agents if a.kind == "ai"]
         """The agents an operator may hand a conversation back to."""
         self._live: dict[str, _Live] = {}
@@ -147,37 +172,67 @@ class SessionHub:
     async def attach_customer(self, session_id: str, peer: Peer) -> None:
         """Connect a customer's page to ``session_id``: live already, or started (resumed from the store).
 
-        The page first gets the last page of the stored transcript, then the question waiting for the
-        customer, if any.
+        The page first gets the last page of the stored transcript, then, in a session where nothing is
+        stored yet, the team's greeting and suggested first questions, then the question waiting for the
+        customer, if any. A session that starts now is started after that, so the page gets all its events.
         """
         live = self._live.get(session_id)
+        starting = live is None
         if live is None:
             if len(self._live) >= self.max_sessions:
                 raise HubError("the server is busy; please try again in a few minutes")
             live = self._live[session_id] = _Live(session_id)
-            live.pump = asyncio.get_running_loop().create_task(self._pump(live))
             try:
                 # One server at a time: one that stopped on another machine holds it until its lease lapses.
                 await self.store.claim(session_id)
-                await self.backend.open(session_id)
-            except SessionBusyError as exc:
-                self.channel.ended(session_id)
-                logger.info("session %s is held elsewhere: %s", session_id, exc)
-                raise TryLater(HELD_ELSEWHERE) from exc
             except HandoffsError as exc:
-                self.channel.ended(session_id)  # its pump ends and forgets it
-                logger.warning("session %s could not start: %s", session_id, exc)  # the details stay here
-                raise HubError("the session could not start right now; please try again in a moment") from exc
+                raise self._not_started(live, exc) from exc
         if live.idle is not None:
             live.idle.cancel()
             live.idle = None
         history, shown = await self.transcripts.latest(session_id)
         live.used = live.used or shown > 0
         await peer.send_json(history)
+        if shown == 0 and self.team.suggestions:
+            await peer.send({"type": "suggestions", "suggestions": list(self.team.suggestions)})
         live.customers.add(peer)
+        if starting:  # only now: the page gets every event of the session after its history (the greeting)
+            try:
+                await self.backend.open(session_id)
+            except HandoffsError as exc:
+                live.customers.discard(peer)
+                raise self._not_started(live, exc) from exc
+            self._start_pump(live)
+            return
+        if shown == 0 and self.team.greeting:  # shown when the session started; this page missed it
+            await peer.send(event_json(self._greeting()))
         waiting = live.already_sent(self.channel.waiting(session_id, "customer"))
         if waiting is not None:
-            await peer.send(event_json(waiting))
+            await peer.send(operator_json(waiting))  # the customer's own question: nothing to hide
+        # The session's events wait in its stream until the first page has its history: one that ends
+        # as it opens (another process holds it) is still told so.
+        self._start_pump(live)
+
+    def _start_pump(self, live: _Live) -> None:
+        if live.pump is None:
+            live.pump = asyncio.get_running_loop().create_task(self._pump(live))
+
+    def _not_started(self, live: _Live, exc: HandoffsError) -> Exception:
+        """End a session that could not start (its pump ends at once and forgets it); what to tell the
+        page."""
+        session_id = live.session_id
+        self.channel.ended(session_id)
+        self._start_pump(live)
+        if isinstance(exc, SessionBusyError):
+            logger.info("session %s is held elsewhere: %s", session_id, exc)
+            return TryLater(HELD_ELSEWHERE)
+        logger.warning("session %s could not start: %s", session_id, exc)  # the details stay here
+        return HubError("the session could not start right now; please try again in a moment")
+
+    def _greeting(self) -> Reply:
+        """The team's greeting as the session's first words showed it (see ``register_team(greet=...)``)."""
+        team = self.team
+        return Reply(agent=team.entry, text=team.greeting, label=team.labels.get(team.entry, ""))
 
     async def earlier(self, session_id: str, peer: Peer, before: int) -> None:
         """Send the page the transcript items before number ``before``, when it asks for them."""
@@ -211,7 +266,7 @@ class SessionHub:
 
     async def add_operator(self, peer: Peer) -> None:
         self._operators[peer] = f"operator-{uuid.uuid4().hex[:8]}"
-        await peer.send({"type": "ready", "agents": self.agents})
+        await peer.send({"type": "ready", "agents": self.agents, "labels": dict(self.team.labels)})
         await peer.send(self._waiting_list())
 
     async def remove_operator(self, peer: Peer) -> None:
@@ -244,7 +299,7 @@ class SessionHub:
                 "type": "taken",
                 "session": session_id,
                 "history": await self.history(session_id),
-                "question": event_json(q)
+                "question": operator_json(q)
                 if (q := live.already_sent(self._asked_operator(session_id)))
                 else None,
             }
@@ -305,21 +360,20 @@ class SessionHub:
         """Send each event of the session to its pages, until the session ends."""
         try:
             async for event in self.channel.events(live.session_id):
-                data = {"session": live.session_id, **event_json(event)}
+                if isinstance(event, Notice) and event.recap:  # the pages show the stored transcript
+                    continue
                 if isinstance(event, Question):
                     live.delivered[event.person] = event
-                if isinstance(event, Question) and event.person == "operator":
-                    await self._waits(live, event.prompt)
-                    if live.operator is not None:
-                        await _send_quietly(live.operator, data)
-                    else:
-                        await self._to_customers(live, event_json(Notice(text=WAITING_FOR_OPERATOR)))
-                        await self._announce_waiting()
-                    continue
-                if not (isinstance(event, Said) and event.person == "operator"):  # "/handoff X" is internal
-                    await self._to_customers(live, data)
+                    if event.person == "operator":
+                        await self._ask_operator(live, event)
+                        continue
+                if isinstance(event, Notice) and event.detail:  # for whoever runs the server, not customers
+                    logger.warning("session %s: %s: %s", live.session_id, event.text, event.detail)
+                shown = customer_json(event)
+                if shown is not None and not (isinstance(event, Said) and event.person == "operator"):
+                    await self._to_customers(live, {"session": live.session_id, **shown})  # not "/handoff X"
                 if live.operator is not None:
-                    await _send_quietly(live.operator, data)
+                    await _send_quietly(live.operator, {"session": live.session_id, **operator_json(event)})
                 # The stream ends by itself after SessionEnded, and only then forgets the session: leaving
                 # the loop early would keep the ended session, and a page coming back would find it ended.
         finally:
@@ -332,6 +386,23 @@ class SessionHub:
             if live.operator is not None:
                 await _send_quietly(live.operator, {"type": "released", "session": live.session_id})
             await self._announce_waiting()
+
+    async def _ask_operator(self, live: _Live, question: Question) -> None:
+        """The operator's question goes to the operator who holds the session, else on the waiting list;
+        the customer reads why nothing happens yet."""
+        await self._waits(live, question.prompt)
+        if question.choices:  # an approval
+            await self._to_customers(live, self._notice(live, WAITING_FOR_APPROVAL))
+        if live.operator is not None:
+            await _send_quietly(live.operator, {"session": live.session_id, **operator_json(question)})
+            return
+        if not question.choices:
+            await self._to_customers(live, self._notice(live, WAITING_FOR_OPERATOR))
+        await self._announce_waiting()
+
+    @staticmethod
+    def _notice(live: _Live, text: str) -> dict[str, Any]:
+        return {"session": live.session_id, **(customer_json(Notice(text=text)) or {})}
 
     async def _to_customers(self, live: _Live, data: dict[str, Any]) -> None:
         for peer in list(live.customers):
@@ -354,7 +425,8 @@ class SessionHub:
             logger.warning("could not store the operator state: %s", exc)
 
     async def history(self, session_id: str) -> list[dict[str, Any]]:
-        """The stored transcript as the pages show it: what was said, and the handoffs."""
+        """The stored transcript as the operator's pages show it: what was said, and the handoffs, each
+        with the time it was stored (``at``, seconds since the epoch) and agents named as people read them."""
         try:
             entries = await self.store.entries(session_id)
         except UnknownSessionError:  # a new session: nothing stored yet
@@ -362,12 +434,35 @@ class SessionHub:
         except StoreError as exc:  # the page still works; the session itself reports a broken store
             logger.warning("no history for session %s: %s", session_id, exc)
             return []
-        return [item for entry in entries for item in page_items(entry)]
+        return [item for entry in entries for item in self.page_items(entry)]
+
+    def page_items(self, entry: StoredEntry, view: View = operator_json) -> list[dict[str, Any]]:
+        """A stored entry as a page shows it, seen through ``view``: the events a live session showed,
+        without the tool traffic, agents named as people read them, and the time it was stored (``at``,
+        seconds since the epoch)."""
+        events = (e for e in entry_events(entry, self.team.labels) if not isinstance(e, PROGRESS))
+        shown = (view(event) for event in events)
+        return [{**item, "at": entry.created_at} for item in shown if item is not None]
+
+    def customer_items(self, entry: StoredEntry) -> list[dict[str, Any]]:
+        """A stored entry as a customer's page shows it (see ``audience``)."""
+        return self.page_items(entry, customer_json)
 
 
-def page_items(entry: StoredEntry) -> list[dict[str, Any]]:
-    """A stored entry as pages show it: the events a live session showed, without the tool traffic."""
-    return [event_json(event) for event in entry_events(entry) if not isinstance(event, PROGRESS)]
+def _check_remote(team: TeamSpec, approve_code: bool) -> None:
+    """A gRPC host's workers run the tools as their team file says: refuse what cannot be made safe here."""
+    if approve_code:
+        raise TeamConfigError(
+            "--approve-code cannot change the tools a gRPC host's workers run: mark the code tool "
+            "requires_approval: operator in the team file they load"
+        )
+    unapproved = remote_oversight(team)
+    if unapproved:
+        logger.warning(
+            "the gRPC host's workers run irreversible tools (%s) without an operator's approval: mark them "
+            "requires_approval: operator in the team file they load",
+            unapproved,
+        )
 
 
 async def _send_quietly(peer: Peer, data: dict[str, Any]) -> None:

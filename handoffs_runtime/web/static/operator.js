@@ -18,11 +18,7 @@ let current = null;
 let socket = null;
 
 function token() {
-  const match = location.hash.match(/token=([^&]+)/);
-  if (match) {
-    sessionStorage.setItem("handoffs.operator", decodeURIComponent(match[1]));
-    history.replaceState(null, "", location.pathname);
-  }
+  forgetAddressedToken();
   return sessionStorage.getItem("handoffs.operator");
 }
 
@@ -43,7 +39,7 @@ function showQuestion(question) {
   questionBox.replaceChildren();
   questionBox.hidden = !open;
   if (!open) return;
-  questionBox.append(el("div", "prompt", question.prompt));
+  questionBox.append(el("div", "prompt", question.choices.length ? withoutYesNo(question.prompt) : question.prompt));
   for (const choice of question.choices) {
     const button = el("button", "choice", choice === "yes" ? "Approve" : choice === "no" ? "Refuse" : choice);
     button.type = "button";
@@ -54,9 +50,14 @@ function showQuestion(question) {
 
 function answer(text) {
   if (!current || !text.trim()) return;
+  const entry = held.get(current);
   socket.send(JSON.stringify({ type: "say", session: current, text: text }));
-  held.get(current).transcript.show({ type: "reply", agent: "You (operator)", text: text });
-  held.get(current).question = null;
+  // An answer to the customer comes back as the reply they read (under the operator's display name); the
+  // answer to an approval does not, so it is shown here.
+  if (entry.question && entry.question.choices.length) {
+    entry.transcript.show({ type: "reply", agent: "You (operator)", text: text });
+  }
+  entry.question = null;
   showQuestion(null);
 }
 
@@ -97,14 +98,18 @@ function handle(ev) {
     case "ready":
       statusLine.textContent = "signed in";
       signin.hidden = true;
-      agents.replaceChildren(...ev.agents.map((name) => el("option", "", name)));
+      agents.replaceChildren(...ev.agents.map((name) => {
+        const option = el("option", "", named((ev.labels || {})[name], name));  // the team's words
+        option.value = name;
+        return option;
+      }));
       break;
     case "waiting": renderWaiting(ev.sessions); break;
     case "taken": taken(ev); break;
     case "released": released(ev.session); break;
     case "error":
       statusLine.textContent = ev.message;
-      if (ev.message.startsWith("the operator token")) { sessionStorage.removeItem("handoffs.operator"); signin.hidden = false; }
+      if (isTokenError(ev.message)) { sessionStorage.removeItem("handoffs.operator"); signin.hidden = false; }
       break;
     default: {
       const entry = held.get(ev.session);
