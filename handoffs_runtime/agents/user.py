@@ -4,16 +4,22 @@ The person's next message goes to whichever agent answered last (``reply_to_topi
 agent is state, carried by the messages themselves. With a ``store``, everything is written there before
 the person sees it, and a stored session resumes where it stopped (see
 :mod:`handoffs_runtime.sessions.recording`).
+
+A live conversation with a person (``AgentResponse.live``) keeps the customer's turn open: each customer
+message goes to the person at once, and each of the person's lines joins the conversation where it
+stands. The ``UserAgent`` orders both, so what is stored, shown and handed on is one conversation.
+A message the customer writes while the person hands the conversation back waits for the new agent.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from autogen_core import MessageContext, message_handler
-from autogen_core.models import LLMMessage, UserMessage
+from autogen_core.models import AssistantMessage, LLMMessage, UserMessage
 
 from handoffs_runtime.agents.routing import SessionAgent
 from handoffs_runtime.channels.base import Channel, is_exit
@@ -33,7 +39,7 @@ from handoffs_runtime.messages import (
     UserLogin,
     user_task,
 )
-from handoffs_runtime.sessions.recording import record_event, record_reply, record_user, resume
+from handoffs_runtime.sessions.recording import record_event, record_joined, record_reply, record_user, resume
 from handoffs_runtime.sessions.store import SessionStore
 from handoffs_runtime.topics import base_agent_type, session_topic
 from handoffs_runtime.usage import Usage
@@ -70,6 +76,16 @@ def describe_undeliverable(message: Undeliverable) -> str:
     )
 
 
+@dataclass
+class _Next:
+    """What the customer's next message continues: the conversation, the agent it goes to, and whether
+    that agent is a person in a live conversation (then the customer may write again at once)."""
+
+    context: list[LLMMessage]
+    agent: str
+    live: bool = False
+
+
 class UserAgent(SessionAgent):
     """One per session; subscribed to the ``User`` topic and to handoff events."""
 
@@ -77,6 +93,14 @@ class UserAgent(SessionAgent):
         super().__init__(config.description)
         self._config = config
         self._usage = Usage.EMPTY  # the session's tokens so far
+        self._next: _Next | None = None
+        self._asking = False
+        """Whether the customer's turn is open (a question to them is under way)."""
+        self._order = asyncio.Lock()
+        """Held while a message or a reply is stored, shown and added to ``_next``: one at a time."""
+        self._settled = asyncio.Event()
+        """Clear while a live conversation is handed over: the customer's next message waits for it."""
+        self._settled.set()
 
     @message_handler
     async def handle_login(self, message: UserLogin, ctx: MessageContext) -> None:
@@ -125,24 +149,47 @@ class UserAgent(SessionAgent):
     async def handle_response(self, message: AgentResponse, ctx: MessageContext) -> None:
         if not self._vouched_for(message, ctx):
             return
-        if self._config.store is not None:
-            try:
-                await record_reply(
-                    self._config.store, self.id.key, message, usage=message.usage - self._usage
-                )
-            except StoreError as exc:
-                await self._store_failed(exc)
-                return
-        self._usage = message.usage
+        config = self._config
+        agent = message.reply_to_topic_type
         last = message.context[-1] if message.context else None
-        text = last.content if last is not None and isinstance(last.content, str) else ""
-        await self._config.channel.show(self.id.key, Reply(agent=message.reply_to_topic_type, text=text))
-        await self._next_turn(message.context, message.reply_to_topic_type)
+        async with self._order:
+            joining = self._next if message.live and self._asking else None
+            if joining is not None:  # the customer's turn is open: the person's line joins the conversation
+                line = last if _said_by(last, agent) else None
+                context = [*joining.context, line] if line is not None else joining.context
+            else:
+                line = last if not message.live or _said_by(last, agent) else None
+                context = message.context
+            if config.store is not None:
+                try:
+                    if joining is None:
+                        usage = message.usage - self._usage
+                        await record_reply(config.store, self.id.key, message, usage=usage)
+                    elif line is not None:
+                        await record_joined(config.store, self.id.key, line, context, agent=agent)
+                except StoreError as exc:
+                    await self._store_failed(exc)
+                    return
+            if joining is None:
+                self._usage = message.usage
+            if line is not None:
+                text = line.content if isinstance(line.content, str) else ""
+                await config.channel.show(self.id.key, Reply(agent=agent, text=text))
+            self._next = _Next(context, agent, message.live)  # before the lock goes: the next one joins it
+        await self._next_turn(context, agent, live=message.live)
 
     @message_handler
     async def handle_event(self, message: HandoffEvent, ctx: MessageContext) -> None:
         if not self._vouched_for(message, ctx) or message.session_id != self.id.key:
             return
+        waiting = self._next
+        if (
+            waiting is not None
+            and waiting.live
+            and message.source == waiting.agent
+            and message.outcome == "handoff"
+        ):
+            self._settled.clear()  # handed back: what the customer writes now goes to the new agent
         if self._config.store is not None:
             try:
                 await record_event(self._config.store, message)
@@ -197,7 +244,22 @@ class UserAgent(SessionAgent):
             return
         await self._config.channel.show(self.id.key, event)
 
-    async def _next_turn(self, context: list[LLMMessage], agent: str) -> None:
+    async def _next_turn(self, context: list[LLMMessage], agent: str, *, live: bool = False) -> None:
+        """Give the customer the turn; their message continues ``context`` with ``agent``. With a turn
+        open already (a live conversation), the open turn continues this instead."""
+        self._next = _Next(context, agent, live)
+        self._settled.set()
+        if self._asking:
+            return
+        self._asking = True
+        try:
+            while await self._one_message():
+                pass
+        finally:
+            self._asking = False
+
+    async def _one_message(self) -> bool:
+        """Ask the customer and send their message on; whether to ask again at once (a live turn)."""
         config = self._config
         session = self.id.key
         text = await config.channel.ask(session, USER_PROMPT)
@@ -211,13 +273,28 @@ class UserAgent(SessionAgent):
                     await config.channel.show(session, Notice(text=f"⚠ {exc}"))
             await config.channel.show(session, Notice(text=f"session {session} ended"))
             self._ended()
-            return
-        said = UserMessage(content=text, source=config.name)
-        if config.store is not None:
-            try:
-                await record_user(config.store, session, said, agent=agent)
-            except StoreError as exc:
-                await self._store_failed(exc)
-                return
-        task = user_task([*context, said], [agent], self._usage)  # new lists: nothing shared
-        await self.publish_message(task, topic_id=session_topic(agent, session))
+            return False
+        await self._settled.wait()
+        async with self._order:
+            turn = self._next
+            if turn is None:  # not reached: every turn is opened with what it continues
+                return False
+            said = UserMessage(content=text, source=config.name)
+            if config.store is not None:
+                try:
+                    await record_user(config.store, session, said, agent=turn.agent)
+                except StoreError as exc:
+                    await self._store_failed(exc)
+                    return False
+            context = [*turn.context, said]  # new lists: nothing shared
+            turn.context = context
+        task = user_task(list(context), [turn.agent], self._usage)
+        await self.publish_message(task, topic_id=session_topic(turn.agent, session))
+        return turn.live
+
+
+def _said_by(message: LLMMessage | None, agent: str) -> bool:
+    """Whether ``message`` is words ``agent`` said (not a tool call, not someone else's)."""
+    return (
+        isinstance(message, AssistantMessage) and isinstance(message.content, str) and message.source == agent
+    )

@@ -53,6 +53,10 @@ class TeamPolicy:
     token_budget: int | None = None
     """Tokens (input and output, as the models report them) a session may use; past it, agents answer
     with a clear message instead of calling their model. ``None``: no limit."""
+    operator_wait: float | None = 60.0
+    """Seconds a web customer who asked for a person waits for an operator to take the conversation
+    before being told that nobody can answer now (and offered to leave a message or go back to the
+    assistant); with no operator signed in they are told at once. ``None``: only then."""
 
     def __post_init__(self) -> None:
         if self.handoff_budget < 1:
@@ -67,6 +71,10 @@ class TeamPolicy:
             raise TeamConfigError("max_reply_chars must be at least 1")
         if self.token_budget is not None and self.token_budget < 1:
             raise TeamConfigError("token_budget must be at least 1 (or None for no limit)")
+        if self.operator_wait is not None and not 0 < self.operator_wait < math.inf:
+            raise TeamConfigError(
+                f"operator_wait must be a positive number of seconds or None, got {self.operator_wait!r}"
+            )
         if self.on_loop not in ("message", "escalate"):
             raise TeamConfigError("on_loop must be 'message' or 'escalate'")
         if self.input_filter is not None:

@@ -30,7 +30,9 @@ from handoffs_runtime.errors import UnknownSessionError
 from handoffs_runtime.web.hub import HubError, SessionHub
 from handoffs_runtime.web.protocol import (
     Answer,
+    Back,
     BadMessage,
+    Dismiss,
     HandBack,
     Hello,
     OperatorHello,
@@ -52,6 +54,8 @@ ASSETS = {
     "operator.js": "text/javascript",
     "sessions.js": "text/javascript",
     "common.js": "text/javascript",
+    "waiting.js": "text/javascript",
+    "waitlist.js": "text/javascript",
 }
 HEADERS = {
     "Content-Security-Policy": "default-src 'self'; connect-src 'self'; frame-ancestors 'none'",
@@ -171,6 +175,8 @@ def create_app(hub: SessionHub, *, operator_token: str, secret: bytes | None = N
                         await hub.attach_customer(session, peer)
                     elif session is None:
                         raise BadMessage("send hello first")
+                    elif isinstance(message, Back):
+                        await hub.back_to_assistant(session)
                     else:
                         await hub.customer_says(session, message.text)
                 except _Refused as exc:
@@ -216,6 +222,8 @@ def create_app(hub: SessionHub, *, operator_token: str, secret: bytes | None = N
                         await hub.operator_says(peer, message.session, message.text)
                     elif isinstance(message, HandBack):
                         await hub.hand_back(peer, message.session, message.agent)
+                    elif isinstance(message, Dismiss):
+                        await hub.dismiss(message.session)
                     else:
                         raise BadMessage("signed in already")
                 except (_Refused, BadMessage, HubError) as exc:

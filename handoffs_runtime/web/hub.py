@@ -6,8 +6,9 @@ Each live session has a pump that reads its event stream
 (:class:`~handoffs_runtime.channels.events.EventChannel`)
 and sends each event to the pages attached to it: the customer's, and the console of the operator who
 took it. A question for the operator in a session nobody has taken puts the session on the waiting list
-every operator sees; :meth:`SessionHub.take` gives it to exactly one of them. Nothing here knows HTTP: a
-peer is anything with an async ``send(dict)``, so the rules are tested without a browser.
+every operator sees (``web/queue``, kept honest by ``web/waiting``); :meth:`SessionHub.take` gives it to
+exactly one of them. Nothing here knows HTTP: a peer is anything with an async ``send(dict)``, so the
+rules are tested without a browser.
 """
 
 from __future__ import annotations
@@ -20,17 +21,20 @@ from typing import Any, Protocol
 
 from autogen_core.models import ChatCompletionClient
 
+from handoffs_runtime.agents.human import HANDOFF_COMMAND
 from handoffs_runtime.channels.events import EventChannel
 from handoffs_runtime.errors import HandoffsError, StoreError, UnknownSessionError
-from handoffs_runtime.messages import PROGRESS, Notice, Person, Question, Said, event_json
+from handoffs_runtime.messages import PROGRESS, HandoffLine, Person, Question, Reply, Said, event_json
 from handoffs_runtime.sessions.store import SessionStore
 from handoffs_runtime.sessions.transcript import entry_events
 from handoffs_runtime.team.spec import TeamSpec
 from handoffs_runtime.web.backends import LocalTeam, TeamBackend
+from handoffs_runtime.web.queue import MemoryQueue, left_in_store
+from handoffs_runtime.web.waiting import WAITING_FOR_OPERATOR, Frames, Reception
 
 logger = logging.getLogger("handoffs_runtime.web")
 
-WAITING_FOR_OPERATOR = "Please wait a moment: a person will answer you shortly."
+__all__ = ["WAITING_FOR_OPERATOR", "HubError", "Peer", "SessionHub"]
 
 
 class Peer(Protocol):
@@ -50,6 +54,10 @@ class _Live:
     operator: Peer | None = None
     pump: asyncio.Task[None] | None = None
     idle: asyncio.TimerHandle | None = None
+    origin: str | None = None
+    """The agent that handed the conversation to a person: where the customer's way back leads."""
+    last_said: str = ""
+    """What the customer said last, for the waiting list."""
     delivered: dict[Person, Question] = field(default_factory=dict)
     """The last question the pump passed on to each person: a page attached later gets it again."""
 
@@ -89,6 +97,13 @@ class SessionHub:
         self.max_sessions = max_sessions
         self.agents = [a.name for a in team.agents if a.kind == "ai"]
         """The agents an operator may hand a conversation back to."""
+        self.people = frozenset(a.name for a in team.agents if a.kind == "human")
+        self.reception = Reception(
+            MemoryQueue(),
+            operator_wait=team.policy.operator_wait,
+            tell=self._tell,
+            announce=self._announce_waiting,
+        )
         self._live: dict[str, _Live] = {}
         self._operators: set[Peer] = set()
         self._leaving: set[asyncio.Task[None]] = set()
@@ -101,6 +116,8 @@ class SessionHub:
         except HandoffsError as exc:
             self.failure = exc
             raise
+        if self.people:  # sessions that waited for a person when the server stopped still wait
+            self.reception.restore(await left_in_store(self.store, self.people))
 
     async def stop(self) -> None:
         for live in list(self._live.values()):  # questions still open get no answer; the sessions end
@@ -144,6 +161,8 @@ class SessionHub:
         waiting = live.already_sent(self.channel.waiting(session_id, "customer"))
         if waiting is not None:
             await peer.send(event_json(waiting))
+        for frame in self.reception.customer_frames(session_id):
+            await peer.send(frame)
 
     def detach_customer(self, session_id: str, peer: Peer) -> None:
         live = self._live.get(session_id)
@@ -164,20 +183,43 @@ class SessionHub:
             raise HubError("please wait for the answer before writing again")
         await self.channel.answer(session_id, text)
 
+    async def back_to_assistant(self, session_id: str) -> None:
+        """The customer waiting for a person goes back to the agent that handed them over."""
+        live = self._live.get(session_id)
+        question = self.channel.waiting(session_id, "operator")
+        if live is None or question is None or question.choices or live.operator is not None:
+            raise HubError("the conversation is not waiting for a person")
+        agent = live.origin if live.origin in self.agents else self.team.entry
+        if agent not in self.agents:
+            if not self.agents:
+                raise HubError("there is no assistant to go back to")
+            agent = self.agents[0]
+        await self.reception.done(session_id)
+        await self.channel.answer(session_id, f"{HANDOFF_COMMAND} {agent}", person="operator")
+
     # --- operators -----------------------------------------------------------------------------------
 
     async def add_operator(self, peer: Peer) -> None:
         self._operators.add(peer)
+        await self.reception.operator_in()
         await peer.send({"type": "ready", "agents": self.agents})
         await peer.send(self._waiting_list())
 
     async def remove_operator(self, peer: Peer) -> None:
         """An operator left: the sessions they held wait for someone else."""
         self._operators.discard(peer)
-        for live in self._live.values():
+        self.reception.operator_out()
+        for live in list(self._live.values()):
             if live.operator is peer:
                 live.operator = None
+                if (question := self._asked_operator(live.session_id)) is not None:
+                    await self._queue(live, question)
         await self._announce_waiting()
+
+    async def dismiss(self, session_id: str) -> None:
+        """Take a message an away customer left off the waiting list: an operator has dealt with it."""
+        if not await self.reception.dismiss(session_id):
+            raise HubError("that session has left no message to dismiss")
 
     async def take(self, peer: Peer, session_id: str) -> None:
         """Give the session to this operator; refused if another operator has it or nobody waits."""
@@ -197,7 +239,7 @@ class SessionHub:
                 else None,
             }
         )
-        await self._announce_waiting()
+        await self.reception.taken(session_id)
 
     async def operator_says(self, peer: Peer, session_id: str, text: str) -> None:
         """Answer the session's question; an approval answered lets go of the session (agents carry on)."""
@@ -208,7 +250,9 @@ class SessionHub:
         await self.channel.answer(session_id, text, person="operator")
         if question.choices:
             live.operator = None
-            await peer.send({"type": "released", "session": session_id})
+            await peer.send(
+                {"type": "released", "session": session_id, "text": "Answered: the agents carry on."}
+            )
 
     async def hand_back(self, peer: Peer, session_id: str, agent: str) -> None:
         """Hand the conversation to one of the team's agents, and let go of the session."""
@@ -219,8 +263,10 @@ class SessionHub:
         if question is None or question.choices:
             raise HubError("the conversation can be handed back only when it waits for your answer")
         live.operator = None
-        await self.channel.answer(session_id, f"/handoff {agent}", person="operator")
-        await peer.send({"type": "released", "session": session_id})
+        await self.reception.done(session_id)
+        await self.channel.answer(session_id, f"{HANDOFF_COMMAND} {agent}", person="operator")
+        text = f"You handed the conversation back to {agent}."
+        await peer.send({"type": "released", "session": session_id, "text": text})
 
     def _asked_operator(self, session_id: str) -> Question | None:
         return self.channel.waiting(session_id, "operator")
@@ -232,13 +278,23 @@ class SessionHub:
         return live
 
     def _waiting_list(self) -> dict[str, Any]:
-        sessions = []
-        for live in self._live.values():
-            question = self.channel.waiting(live.session_id, "operator")
-            if question is not None and live.operator is None:
-                kind = "approval" if question.choices else "escalation"
-                sessions.append({"session": live.session_id, "kind": kind, "prompt": question.prompt})
-        return {"type": "waiting", "sessions": sessions}
+        """Oldest first, each with its wait in seconds and the customer's last words."""
+        return {"type": "waiting", "sessions": self.reception.listing()}
+
+    async def _queue(self, live: _Live, question: Question) -> None:
+        """``question`` for an operator waits in ``live``, which nobody holds."""
+        if question.choices:
+            await self.reception.waits(
+                live.session_id, "approval", prompt=question.prompt, last=live.last_said
+            )
+        else:
+            await self.reception.waits(live.session_id, "escalation", last=live.last_said)
+
+    async def _tell(self, session_id: str, frames: Frames) -> None:
+        live = self._live.get(session_id)
+        if live is not None:
+            for frame in frames:
+                await self._to_customers(live, frame)
 
     async def _announce_waiting(self) -> None:
         waiting = self._waiting_list()
@@ -258,13 +314,24 @@ class SessionHub:
                     if live.operator is not None:
                         await _send_quietly(live.operator, data)
                     else:
-                        await self._to_customers(live, event_json(Notice(text=WAITING_FOR_OPERATOR)))
-                        await self._announce_waiting()
+                        await self._queue(live, event)
                     continue
+                if isinstance(event, Said) and event.person == "customer":
+                    live.last_said = event.text
+                    if self.reception.heard(live.session_id, event.text):
+                        await self._announce_waiting()
+                if (
+                    isinstance(event, HandoffLine)
+                    and event.outcome == "handoff"
+                    and event.target in self.people
+                ):
+                    live.origin = event.source
                 if not (isinstance(event, Said) and event.person == "operator"):  # "/handoff X" is internal
                     await self._to_customers(live, data)
-                if live.operator is not None:
-                    await _send_quietly(live.operator, data)
+                if live.operator is not None and not (
+                    isinstance(event, Reply) and event.agent in self.people
+                ):
+                    await _send_quietly(live.operator, data)  # (the console shows its own words as sent)
                 # The stream ends by itself after SessionEnded, and only then forgets the session: leaving
                 # the loop early would keep the ended session, and a page coming back would find it ended.
         finally:
@@ -272,7 +339,13 @@ class SessionHub:
             if live.idle is not None:
                 live.idle.cancel()
             if live.operator is not None:
-                await _send_quietly(live.operator, {"type": "released", "session": live.session_id})
+                ended = {
+                    "type": "released",
+                    "session": live.session_id,
+                    "text": "The conversation has ended.",
+                }
+                await _send_quietly(live.operator, ended)
+            await self.reception.ended(live.session_id)
             await self._announce_waiting()
 
     async def _to_customers(self, live: _Live, data: dict[str, Any]) -> None:

@@ -44,6 +44,12 @@ class Say(_Message):
     text: Text
 
 
+class Back(_Message):
+    """The customer waiting for a person goes back to the assistant instead."""
+
+    type: Literal["back"]
+
+
 class OperatorHello(_Message):
     type: Literal["hello"]
     token: Token
@@ -68,10 +74,17 @@ class HandBack(_Message):
     agent: AgentName
 
 
-CustomerMessage = Annotated[Hello | Say, Field(discriminator="type")]
-OperatorMessage = Annotated[OperatorHello | Take | Answer | HandBack, Field(discriminator="type")]
-_CUSTOMER: TypeAdapter[Hello | Say] = TypeAdapter(CustomerMessage)
-_OPERATOR: TypeAdapter[OperatorHello | Take | Answer | HandBack] = TypeAdapter(OperatorMessage)
+class Dismiss(_Message):
+    """The message an away customer left has been dealt with: off the waiting list."""
+
+    type: Literal["dismiss"]
+    session: SessionId
+
+
+CustomerMessage = Annotated[Hello | Say | Back, Field(discriminator="type")]
+OperatorMessage = Annotated[OperatorHello | Take | Answer | HandBack | Dismiss, Field(discriminator="type")]
+_CUSTOMER: TypeAdapter[Hello | Say | Back] = TypeAdapter(CustomerMessage)
+_OPERATOR: TypeAdapter[OperatorHello | Take | Answer | HandBack | Dismiss] = TypeAdapter(OperatorMessage)
 
 
 class BadMessage(ValueError):
@@ -91,13 +104,13 @@ def _parse(raw: str, adapter: TypeAdapter[Any]) -> Any:
         raise BadMessage(f"invalid message: {_describe(exc)}") from None
 
 
-def parse_customer(raw: str) -> Hello | Say:
-    result: Hello | Say = _parse(raw, _CUSTOMER)
+def parse_customer(raw: str) -> Hello | Say | Back:
+    result: Hello | Say | Back = _parse(raw, _CUSTOMER)
     return result
 
 
-def parse_operator(raw: str) -> OperatorHello | Take | Answer | HandBack:
-    result: OperatorHello | Take | Answer | HandBack = _parse(raw, _OPERATOR)
+def parse_operator(raw: str) -> OperatorHello | Take | Answer | HandBack | Dismiss:
+    result: OperatorHello | Take | Answer | HandBack | Dismiss = _parse(raw, _OPERATOR)
     return result
 
 

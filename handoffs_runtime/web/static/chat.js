@@ -45,6 +45,7 @@ function handle(ev) {
       statusLine.textContent = "connected";
       break;
     case "history":
+      showWait({ state: "over" });  // a wait still under way is told again after the history
       transcript.clear();
       for (const item of ev.items) transcript.show(item, "You");
       break;
@@ -52,6 +53,9 @@ function handle(ev) {
       setTurn(ev);
       break;
     case "said":  // shown when sent
+      break;
+    case "queue":
+      showWait(ev);
       break;
     case "error":
       if (ev.message.startsWith("unknown session")) forget();
