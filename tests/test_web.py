@@ -35,6 +35,7 @@ TURN = {
     "choices": [],
 }
 
+
 def kinds(messages: list[dict[str, object]]) -> list[object]:
     return [m["type"] for m in messages]
 

@@ -33,7 +33,10 @@ async def test_with_nobody_signed_in_the_customer_hears_so_and_may_leave_a_messa
         assert [m["text"] for m in back if m["type"] == "notice"] == [WAITING_FOR_OPERATOR]
         await ann.send({"type": "take", "session": sid})
         taken = (await ann.until("taken"))[-1]
-        assert [m["text"] for m in taken["history"] if m["type"] == "said"] == ["let me talk to a person", LEFT]
+        assert [m["text"] for m in taken["history"] if m["type"] == "said"] == [
+            "let me talk to a person",
+            LEFT,
+        ]
         await page.until("queue", state="joined")
         await page.socket.close()
         await ann.socket.close()

@@ -10,8 +10,9 @@ How the two take turns depends on the channel. On a console, one keyboard for bo
 once per customer message. On a channel whose operator is a person apart
 (:class:`~handoffs_runtime.channels.base.OperatorApart`: the web), the conversation is live: the
 customer's turn opens as soon as a person is asked for and the operator's question stays open until they
-hand the conversation back, so each writes as often as they like. Each customer message brings the
-conversation as the customer's side has it, and the operator's next line joins that.
+hand the conversation back, so each writes as often as they like. The customer's side (``UserAgent``)
+puts both in one order: it joins each of the operator's lines to the conversation as it stands, and sends
+the conversation on when the operator hands it back (this agent only announces the handoff).
 """
 
 from __future__ import annotations
@@ -53,6 +54,20 @@ HANDOFF_COMMAND = "/handoff"
 HELP_COMMAND = "/help"
 
 
+def hand_back_messages(name: str, target: str) -> list[LLMMessage]:
+    """The transfer, as an AI agent's handoff appears in the context: a call and its result."""
+    tool = f"transfer_to_{snake_case(target)}"
+    call = FunctionCall(id=f"{HANDOFF_COMMAND[1:]}_{uuid.uuid4().hex[:12]}", name=tool, arguments="{}")
+    result = FunctionExecutionResult(
+        call_id=call.id, name=tool, content=f"Transferred to {target}. Adopt persona immediately."
+    )
+    return [AssistantMessage(content=[call], source=name), FunctionExecutionResultMessage(content=[result])]
+
+
+def hand_back_event(session: str, name: str, target: str) -> HandoffEvent:
+    return HandoffEvent(session_id=session, source=name, target=target, tool=HANDOFF_COMMAND)
+
+
 def way_back_hint(targets: frozenset[str]) -> str:
     """``/handoff AGENT hands the conversation back (AGENT: A, B)``, for the operator's prompt."""
     if not targets:
@@ -80,13 +95,19 @@ class HumanAgent(SessionAgent):
         super().__init__(config.description)
         self._config = config
         self._live: _Conversation | None = None
+        self._handed_back = False
+        """A live conversation was handed back; the customer's side sent it on, with everything said."""
 
     @message_handler
     async def handle_task(self, message: UserTask, ctx: MessageContext) -> None:
+        from_customer = message.turn_path == [self._config.name]
         if self._live is not None:  # the customer wrote: the operator's next line follows their message
             self._live.context = list(message.context)
             self._live.usage = message.usage
+        elif self._handed_back and from_customer:
+            return  # written as the operator handed back: it went on with the rest of the conversation
         elif operator_apart(self._config.channel):
+            self._handed_back = False
             await self._converse(message)
         else:
             await self._answer_once(message)
@@ -112,8 +133,10 @@ class HumanAgent(SessionAgent):
             await self._reply(live.context, live.usage, live=True)  # nothing said yet: the customer's turn
             prompt = f"{name} input ({way_back_hint(self._config.handoff_targets)})"
             while (line := await self._next_line(prompt)) is not None:  # None: the session is over
-                if isinstance(line, _HandBack):
-                    await self._hand_back(live.context, live.usage, line.target)
+                if isinstance(line, _HandBack):  # announced here, sent on by the customer's side
+                    self._handed_back = True
+                    event = hand_back_event(self.id.key, name, line.target)
+                    await self.publish_message(event, topic_id=session_topic(HANDOFF_EVENTS, self.id.key))
                     return
                 live.context = [*live.context, self._said(line)]
                 await self._reply(live.context, live.usage, live=True)
@@ -151,17 +174,7 @@ class HumanAgent(SessionAgent):
         """Hand over as an AI agent would: the transfer is in the context as a call and its result."""
         session = self.id.key
         name = self._config.name
-        tool = f"transfer_to_{snake_case(target)}"
-        call = FunctionCall(id=f"{HANDOFF_COMMAND[1:]}_{uuid.uuid4().hex[:12]}", name=tool, arguments="{}")
-        result = FunctionExecutionResult(
-            call_id=call.id, name=tool, content=f"Transferred to {target}. Adopt persona immediately."
-        )
-        context = [
-            *context,
-            AssistantMessage(content=[call], source=name),
-            FunctionExecutionResultMessage(content=[result]),
-        ]
-        event = HandoffEvent(session_id=session, source=name, target=target, tool=HANDOFF_COMMAND)
+        event = hand_back_event(session, name, target)
         await self.publish_message(event, topic_id=session_topic(HANDOFF_EVENTS, session))
-        task = user_task(context, [name, target], usage)
+        task = user_task([*context, *hand_back_messages(name, target)], [name, target], usage)
         await self.publish_message(task, topic_id=session_topic(target, session))

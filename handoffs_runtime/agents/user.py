@@ -7,8 +7,9 @@ the person sees it, and a stored session resumes where it stopped (see
 
 A live conversation with a person (``AgentResponse.live``) keeps the customer's turn open: each customer
 message goes to the person at once, and each of the person's lines joins the conversation where it
-stands. The ``UserAgent`` orders both, so what is stored, shown and handed on is one conversation.
-A message the customer writes while the person hands the conversation back waits for the new agent.
+stands. The ``UserAgent`` orders both, so what is stored, shown and handed on is one conversation: when
+the person hands it back (their ``HandoffEvent``), the ``UserAgent`` sends it on to the agent they chose,
+and what the customer writes meanwhile waits for that agent's first reply.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from autogen_core import MessageContext, message_handler
 from autogen_core.models import AssistantMessage, LLMMessage, UserMessage
 
+from handoffs_runtime.agents.human import HANDOFF_COMMAND, hand_back_messages
 from handoffs_runtime.agents.routing import SessionAgent
 from handoffs_runtime.channels.base import Channel, is_exit
 from handoffs_runtime.errors import StoreError
@@ -37,6 +39,7 @@ from handoffs_runtime.messages import (
     Reply,
     Undeliverable,
     UserLogin,
+    UserTask,
     user_task,
 )
 from handoffs_runtime.sessions.recording import record_event, record_joined, record_reply, record_user, resume
@@ -175,21 +178,30 @@ class UserAgent(SessionAgent):
             if line is not None:
                 text = line.content if isinstance(line.content, str) else ""
                 await config.channel.show(self.id.key, Reply(agent=agent, text=text))
-            self._next = _Next(context, agent, message.live)  # before the lock goes: the next one joins it
-        await self._next_turn(context, agent, live=message.live)
+            self._continue(context, agent, live=message.live)  # before the lock goes: the next one joins it
+        await self._give_turn()
 
     @message_handler
     async def handle_event(self, message: HandoffEvent, ctx: MessageContext) -> None:
         if not self._vouched_for(message, ctx) or message.session_id != self.id.key:
             return
-        waiting = self._next
-        if (
-            waiting is not None
-            and waiting.live
-            and message.source == waiting.agent
-            and message.outcome == "handoff"
-        ):
-            self._settled.clear()  # handed back: what the customer writes now goes to the new agent
+        async with self._order:  # after the replies before it: a live conversation goes on complete
+            handed = self._hand_on(message)
+            await self._record_event(message)
+        if handed is not None:
+            await self.publish_message(handed, topic_id=session_topic(message.target, self.id.key))
+
+    def _hand_on(self, message: HandoffEvent) -> UserTask | None:
+        """The task that sends a live conversation on, when ``message`` is its person handing it back."""
+        turn = self._next
+        if turn is None or not turn.live or message.source != turn.agent or message.tool != HANDOFF_COMMAND:
+            return None
+        context = [*turn.context, *hand_back_messages(message.source, message.target)]
+        self._next = _Next(context, message.target)
+        self._settled.clear()  # what the customer writes now waits for the new agent's first reply
+        return user_task(list(context), [message.source, message.target], self._usage)
+
+    async def _record_event(self, message: HandoffEvent) -> None:
         if self._config.store is not None:
             try:
                 await record_event(self._config.store, message)
@@ -245,10 +257,19 @@ class UserAgent(SessionAgent):
         await self._config.channel.show(self.id.key, event)
 
     async def _next_turn(self, context: list[LLMMessage], agent: str, *, live: bool = False) -> None:
-        """Give the customer the turn; their message continues ``context`` with ``agent``. With a turn
-        open already (a live conversation), the open turn continues this instead."""
+        """Give the customer the turn; their message continues ``context`` with ``agent``."""
+        async with self._order:
+            self._continue(context, agent, live=live)
+        await self._give_turn()
+
+    def _continue(self, context: list[LLMMessage], agent: str, *, live: bool) -> None:
+        """What the customer's next message continues (``_order`` held)."""
         self._next = _Next(context, agent, live)
         self._settled.set()
+
+    async def _give_turn(self) -> None:
+        """Ask the customer, unless their turn is open already (a live conversation): the open turn
+        continues whatever ``_next`` says when they answer."""
         if self._asking:
             return
         self._asking = True
@@ -274,20 +295,23 @@ class UserAgent(SessionAgent):
             await config.channel.show(session, Notice(text=f"session {session} ended"))
             self._ended()
             return False
-        await self._settled.wait()
-        async with self._order:
-            turn = self._next
-            if turn is None:  # not reached: every turn is opened with what it continues
-                return False
-            said = UserMessage(content=text, source=config.name)
-            if config.store is not None:
-                try:
-                    await record_user(config.store, session, said, agent=turn.agent)
-                except StoreError as exc:
-                    await self._store_failed(exc)
+        said = UserMessage(content=text, source=config.name)
+        while True:  # a handover under way: the message waits for the agent that takes over
+            await self._settled.wait()
+            async with self._order:
+                turn = self._next
+                if turn is None:  # not reached: every turn is opened with what it continues
                     return False
-            context = [*turn.context, said]  # new lists: nothing shared
-            turn.context = context
+                if not self._settled.is_set():  # a handover began while this waited for the lock
+                    continue
+                if config.store is not None:
+                    try:
+                        await record_user(config.store, session, said, agent=turn.agent)
+                    except StoreError as exc:
+                        await self._store_failed(exc)
+                        return False
+                context = turn.context = [*turn.context, said]  # a new list: nothing shared
+                break
         task = user_task(list(context), [turn.agent], self._usage)
         await self.publish_message(task, topic_id=session_topic(turn.agent, session))
         return turn.live
