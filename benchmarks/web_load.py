@@ -31,6 +31,7 @@ def serve(latency: float) -> None:
     from handoffs_runtime.teams.acme import acme_team
     from handoffs_runtime.web.app import create_app
     from handoffs_runtime.web.hub import SessionHub
+    from handoffs_runtime.web.limits import Limits
     from handoffs_runtime.web.server import running
 
     from .streaming import ChunkedStream
@@ -38,14 +39,25 @@ def serve(latency: float) -> None:
     class StreamingOffline(ChunkedStream, OfflineModel):
         pass
 
+    many = 100_000  # every customer here comes from 127.0.0.1: the per-client limits would refuse them
+    limits = Limits(
+        max_connections=many,
+        connections_per_client=many,
+        connections_per_minute=many,
+        sockets_per_minute=many,
+        sessions_per_client=many,
+        new_sessions_per_minute=many,
+    )
+
     async def main() -> None:
         hub = SessionHub(
             acme_team(policy=TeamPolicy(stream=True)),
             StreamingOffline(latency=latency),
             SQLiteSessionStore(":memory:"),
-            max_sessions=100_000,
+            max_sessions=many,
+            limits=limits,
         )
-        async with running(create_app(hub, operator_token="load-test-operator-token")) as url:
+        async with running(create_app(hub, operator_token="load-test-operator-token"), limits=limits) as url:
             print(url, flush=True)
             await asyncio.Event().wait()
 

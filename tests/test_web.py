@@ -45,7 +45,7 @@ async def test_the_refund_path_over_a_websocket_in_order(tmp_path: Path) -> None
         page, session = await customer(server)
         assert session["type"] == "session" and len(session["session"]) == 32 and len(session["key"]) == 64
         sid = session["session"]
-        assert await page.recv() == {"type": "history", "items": []}
+        assert await page.recv() == {"type": "history", "start": 0, "items": []}
         assert await page.recv() == {**TURN, "session": sid}
         await page.send({"type": "say", "text": "I want a refund for my shoes"})
         first = await page.until("question")
@@ -63,27 +63,33 @@ async def test_the_refund_path_over_a_websocket_in_order(tmp_path: Path) -> None
         await page.socket.close()
 
 
-async def test_malformed_messages_get_one_clear_error_and_the_connection_goes_on(tmp_path: Path) -> None:
-    async with served(tmp_path) as server, client(server) as page:
-        for bad, error in [
-            ("{not json", "malformed message: expected one JSON object"),
-            ("[1, 2]", "malformed message: expected one JSON object"),
-            (b"\x00\x01", "malformed message: expected one JSON object"),
-            ({"type": "say", "text": "hi"}, "send hello first"),
-            ({"type": "shout"}, "invalid message"),
-            ({"type": "hello", "extra": 1}, "invalid message"),
-            ({"type": "hello", "session": "../../etc/passwd", "key": "x"}, "invalid message"),
+async def test_a_malformed_message_gets_one_clear_error_and_a_close_code(tmp_path: Path) -> None:
+    async with served(tmp_path) as server:
+        for bad, error, code in [
+            ("{not json", "malformed message: expected one JSON object", 1008),
+            ("[1, 2]", "malformed message: expected one JSON object", 1008),
+            (b"\x00\x01", "malformed message: expected one JSON object", 1003),
+            ({"type": "shout"}, "invalid message", 1008),
+            ({"type": "hello", "extra": 1}, "invalid message", 1008),
+            ({"type": "hello", "session": "../../etc/passwd", "key": "x"}, "invalid message", 1008),
+            ({"type": "say", "text": "x" * 4001}, "invalid message: say.text: String should have", 1008),
         ]:
-            await page.send(bad)
-            reply = await page.recv()
-            assert reply["type"] == "error" and reply["message"].startswith(error), (bad, reply)
-            assert "passwd" not in reply["message"]  # the browser's input is not echoed back
+            async with client(server) as page:
+                await page.send(bad)
+                reply = await page.recv()
+                assert reply["type"] == "error" and reply["message"].startswith(error), (bad, reply)
+                assert "passwd" not in reply["message"]  # the browser's input is not echoed back
+                with pytest.raises(ConnectionClosed) as closed:
+                    await page.recv()
+                assert closed.value.rcvd is not None and closed.value.rcvd.code == code, bad
+
+
+async def test_a_message_out_of_place_gets_an_error_and_the_connection_goes_on(tmp_path: Path) -> None:
+    async with served(tmp_path) as server, client(server) as page:
+        await page.send({"type": "say", "text": "hi"})
+        assert await page.recv() == {"type": "error", "message": "send hello first"}
         await page.send({"type": "hello"})
         assert (await page.recv())["type"] == "session"
-        await page.send({"type": "say", "text": "x" * 4001})
-        assert (await page.until("error"))[-1]["message"] == (
-            "invalid message: say.text: String should have at most 4000 characters"
-        )
         await page.send({"type": "hello"})
         assert (await page.until("error"))[-1]["message"] == "this connection is in a session already"
 

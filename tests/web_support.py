@@ -19,6 +19,7 @@ from handoffs_runtime import OfflineModel, SQLiteSessionStore, TeamSpec
 from handoffs_runtime.teams.acme import acme_team
 from handoffs_runtime.web.app import create_app
 from handoffs_runtime.web.backends import RemoteTeam
+from handoffs_runtime.web.hosts import AllowedHosts
 from handoffs_runtime.web.hub import SessionHub
 from handoffs_runtime.web.server import running
 
@@ -42,16 +43,20 @@ async def served(
     team: TeamSpec | None = None,
     model: ChatCompletionClient | None = None,
     host: str | None = None,
+    hosts: AllowedHosts | None = None,
+    store: SQLiteSessionStore | None = None,
     **hub_options: Any,
 ) -> AsyncIterator[Served]:
-    """With ``host``: the server is a front end of that gRPC host (``handoffs serve --host``)."""
-    store = SQLiteSessionStore(str(tmp_path / "sessions.sqlite3"))
+    """With ``host``: the server is a front end of that gRPC host (``handoffs serve --host``); ``hosts``:
+    the host names it answers to; ``limits`` (a hub option) are the server's too; ``store``: default, a
+    new SQLite file in ``tmp_path``."""
+    store = store or SQLiteSessionStore(str(tmp_path / "sessions.sqlite3"))
     team = team or acme_team()
     if host is not None:
         hub_options["backend"] = RemoteTeam(team, host, store)
     hub = SessionHub(team, model or OfflineModel(), store, **hub_options)
     try:
-        async with running(create_app(hub, operator_token=TOKEN)) as url:
+        async with running(create_app(hub, operator_token=TOKEN, hosts=hosts), limits=hub.limits) as url:
             yield Served(url, hub)
     finally:
         await store.close()

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import ipaddress
+import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from handoffs_runtime.cli.options import (
@@ -24,6 +26,7 @@ from handoffs_runtime.cli.options import (
 from handoffs_runtime.errors import HandoffsError
 from handoffs_runtime.models.choice import model_label
 from handoffs_runtime.team.spec import model_timeout_team, streaming_team
+from handoffs_runtime.web.limits import Limits, networks
 from handoffs_runtime.web.server import operator_token, running
 
 
@@ -53,7 +56,96 @@ def add_parser(sub: Subcommands) -> None:
     )
     add_store_option(serve)
     add_verbose_option(serve)
+    _add_limit_options(serve)
     serve.set_defaults(run=run)
+
+
+def _add_limit_options(serve: argparse.ArgumentParser) -> None:
+    """Who may reach the server, and how much one client may take of it (``web/hosts``, ``web/limits``)."""
+    group = serve.add_argument_group("host names and limits")
+    group.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a host name the server answers to besides localhost, loopback and --bind (repeat for more); "
+        "requests for any other name are refused (400)",
+    )
+    group.add_argument(
+        "--trusted-proxy",
+        action="append",
+        default=[],
+        metavar="ADDR",
+        type=_network,
+        help="a reverse proxy's address or network (repeat for more): its X-Forwarded-For names the client "
+        "the limits count (from nobody else)",
+    )
+    d = Limits()
+    for option, field, help_text in [
+        ("--max-connections", "max_connections", "connections open at once"),
+        ("--connections-per-client", "connections_per_client", "connections one client holds open"),
+        ("--connections-per-minute", "connections_per_minute", "connections one client opens a minute"),
+        ("--sockets-per-minute", "sockets_per_minute", "WebSockets one client opens a minute (reconnects)"),
+        ("--sessions-per-client", "sessions_per_client", "sessions one client keeps live"),
+        ("--new-sessions-per-minute", "new_sessions_per_minute", "sessions one client starts a minute"),
+        ("--history-page", "history_page", "transcript items a page is sent at once"),
+    ]:
+        group.add_argument(
+            option, type=_positive(int), default=getattr(d, field), metavar="N",
+            help=f"{help_text} (default: {getattr(d, field)})",
+        )  # fmt: skip
+    group.add_argument(
+        "--request-timeout",
+        type=_positive(float),
+        default=d.request_seconds,
+        metavar="S",
+        help=f"seconds a request (or a WebSocket's first message) may take to arrive (default: "
+        f"{d.request_seconds:g})",
+    )
+    group.add_argument(
+        "--unused-session-seconds",
+        type=_positive(float),
+        default=d.unused_session_seconds,
+        metavar="S",
+        help=f"end a session nobody wrote in this long after its page closed (default: "
+        f"{d.unused_session_seconds:g})",
+    )
+
+
+def _limits(args: argparse.Namespace) -> Limits:
+    return Limits(
+        max_connections=args.max_connections,
+        connections_per_client=args.connections_per_client,
+        connections_per_minute=args.connections_per_minute,
+        sockets_per_minute=args.sockets_per_minute,
+        sessions_per_client=args.sessions_per_client,
+        new_sessions_per_minute=args.new_sessions_per_minute,
+        unused_session_seconds=args.unused_session_seconds,
+        request_seconds=args.request_timeout,
+        history_page=args.history_page,
+        trusted_proxies=tuple(args.trusted_proxy),
+    )
+
+
+def _positive(kind: Callable[[str], float]) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"must be positive, not {text}")
+        return value
+
+    return parse
+
+
+def _network(text: str) -> str:
+    try:
+        networks([text])
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def run(args: argparse.Namespace) -> int:
@@ -62,6 +154,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         from handoffs_runtime.web.app import create_app
         from handoffs_runtime.web.backends import RemoteTeam
+        from handoffs_runtime.web.hosts import AllowedHosts
         from handoffs_runtime.web.hub import SessionHub
     except ImportError as exc:
         raise HandoffsError(
@@ -70,6 +163,7 @@ def run(args: argparse.Namespace) -> int:
 
     token = operator_token(args.operator_token_file)
     idle = args.idle_minutes * 60
+    limits = _limits(args)
     if args.host is None:
         if args.credentials is not None:
             raise HandoffsError("--credentials is for --host: the credentials of the gRPC host to join")
@@ -78,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
         label = f"model: {model_label(model)}"
         team = streaming_team(team, stream=not args.no_stream and model_label(model) != "offline")
         store = open_store(args.store)
-        hub = SessionHub(team, model, store, idle_seconds=idle)
+        hub = SessionHub(team, model, store, idle_seconds=idle, limits=limits)
     else:
         from handoffs_runtime.distributed.options import Address
 
@@ -86,11 +180,13 @@ def run(args: argparse.Namespace) -> int:
         label = f"front end of the host at {args.host}"
         store = open_store(args.store)
         backend = RemoteTeam(team, args.host, store, credentials=args.credentials)
-        hub = SessionHub(team, None, store, idle_seconds=idle, backend=backend)
-    app = create_app(hub, operator_token=token)
+        hub = SessionHub(team, None, store, idle_seconds=idle, backend=backend, limits=limits)
+    app = create_app(hub, operator_token=token, hosts=AllowedHosts(args.bind, args.allowed_host))
 
     async def serve() -> None:
-        async with running(app, host=args.bind, port=args.port) as url:
+        stopped = asyncio.Event()
+        async with running(app, host=args.bind, port=args.port, limits=limits, stopped=stopped) as url:
+            _stop_on_signals(stopped)
             print(f"handoffs serve · {team.title or team.name} · {label}", flush=True)
             print(f"customer chat:    {url}/", flush=True)
             if args.operator_token_file is None:
@@ -99,10 +195,11 @@ def run(args: argparse.Namespace) -> int:
                 print(f"operator console: {url}/operator (token from {args.operator_token_file})", flush=True)
             if not _is_loopback(args.bind):
                 print("warning: listening beyond this machine over plain HTTP; put TLS in front", flush=True)
-            await asyncio.Event().wait()
+            await stopped.wait()
 
     try:
         asyncio.run(serve())
+        print("stopped", file=sys.stderr)
     except HandoffsError:
         if hub.failure is not None:  # say why the team did not start, not only that the server did not
             raise hub.failure from None
@@ -112,6 +209,16 @@ def run(args: argparse.Namespace) -> int:
     finally:
         store.close_now()
     return 0
+
+
+def _stop_on_signals(stopped: asyncio.Event) -> None:
+    """SIGINT and SIGTERM set ``stopped``, whatever the process inherited (a script's background job
+    starts with SIGINT ignored). Installed over uvicorn's own handlers, which stop the server but then
+    raise the signal again as inherited: ignored (the process never ends), or SIGTERM's default (it dies
+    before letting go of its sessions). A second signal changes nothing: the shutdown is under way."""
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stopped.set)
 
 
 def _is_loopback(host: str) -> bool:

@@ -7,32 +7,40 @@ everything they show arrives over the socket or the API and is rendered as text,
 Who may see what: a customer gets a new session id and a key only this server can make
 (:func:`~handoffs_runtime.web.protocol.session_key`); the page keeps both and needs both to resume, so
 knowing another session's id is not enough. Operators and the sessions view need the operator token.
+Only requests for this server's own host names are served (``web/hosts``), and each client gets its
+share and no more (``web/limits``): a WebSocket opened too often is refused (429), one that sends a
+malformed message, or nothing within ``request_seconds``, gets one error and is closed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from importlib import resources
-from typing import Any
+from typing import Any, TypeVar
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from handoffs_runtime.errors import UnknownSessionError
+from handoffs_runtime.web.hosts import AllowedHosts, HostGuard
 from handoffs_runtime.web.hub import HubError, SessionHub
+from handoffs_runtime.web.limits import ClientLimits, client_key
 from handoffs_runtime.web.protocol import (
     Answer,
     Back,
     BadMessage,
     Dismiss,
+    Earlier,
     HandBack,
     Hello,
     OperatorHello,
@@ -45,8 +53,12 @@ from handoffs_runtime.web.protocol import (
 )
 
 logger = logging.getLogger("handoffs_runtime.web")
+Message = TypeVar("Message")
 
 POLICY_VIOLATION = 1008
+UNSUPPORTED_DATA = 1003
+TRY_AGAIN_LATER = 1013
+MALFORMED = "malformed message: expected one JSON object"
 PAGES = {"/": "index.html", "/operator": "operator.html", "/sessions": "sessions.html"}
 ASSETS = {
     "app.css": "text/css",
@@ -77,18 +89,41 @@ class _SocketPeer:
         self._lock = asyncio.Lock()
 
     async def send(self, data: dict[str, Any]) -> None:
+        await self.send_json(json.dumps(data))
+
+    async def send_json(self, text: str) -> None:
         async with self._lock:
             if self._socket.application_state == WebSocketState.CONNECTED:
-                await self._socket.send_text(json.dumps(data))
+                await self._socket.send_text(text)
 
 
-async def _receive_text(socket: WebSocket) -> str | None:
-    """The next text frame; ``None`` when the page went away. A binary frame counts as malformed."""
-    message = await socket.receive()
+class _Closing(Exception):
+    """Ends the connection: its text is sent as one error, then the socket closes with ``code``."""
+
+    def __init__(self, message: str, code: int = POLICY_VIOLATION) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+async def _receive_text(socket: WebSocket, timeout: float | None = None) -> str | None:
+    """The next text frame; ``None`` when the page went away. ``_Closing`` for a binary frame, or for
+    no frame within ``timeout`` seconds."""
+    try:
+        message = await asyncio.wait_for(socket.receive(), timeout)
+    except TimeoutError:
+        raise _Closing("nothing was said in time: connect again when ready") from None
     if message["type"] == "websocket.disconnect":
         return None
     text = message.get("text")
-    return text if isinstance(text, str) else ""
+    if not isinstance(text, str):
+        raise _Closing(MALFORMED, UNSUPPORTED_DATA)
+    return text
+
+
+async def _deny(socket: WebSocket, status: int, text: str) -> None:
+    """Refuse a WebSocket before it opens, with an HTTP status the page's network log shows."""
+    headers = {"Retry-After": "60"} if status == 429 else None
+    await socket.send_denial_response(PlainTextResponse(text, status_code=status, headers=headers))
 
 
 def _same_origin(socket: WebSocket) -> bool:
@@ -100,9 +135,19 @@ def _same_origin(socket: WebSocket) -> bool:
     return origin.split("://", 1)[-1] == host
 
 
-def create_app(hub: SessionHub, *, operator_token: str, secret: bytes | None = None) -> Starlette:
-    """The application for ``hub``. ``secret`` signs customer session keys (default: from the token)."""
+def create_app(
+    hub: SessionHub,
+    *,
+    operator_token: str,
+    secret: bytes | None = None,
+    hosts: AllowedHosts | None = None,
+) -> Starlette:
+    """The application for ``hub``. ``secret`` signs customer session keys (default: from the token);
+    ``hosts``: the host names it answers to (default: those of a server on loopback). Its limits are
+    ``hub.limits``."""
     key_secret = secret or hashlib.sha256(b"handoffs-serve-session-key:" + operator_token.encode()).digest()
+    clients = ClientLimits(hub.limits)
+    hello_within = hub.limits.request_seconds
     pages = {path: _static(name) for path, name in PAGES.items()}
     assets = {name: _static(name) for name in ASSETS}
 
@@ -154,37 +199,52 @@ def create_app(hub: SessionHub, *, operator_token: str, secret: bytes | None = N
             {"session": session_id, "agent": state.active_agent, "status": state.status, "items": items}
         )
 
-    async def customer_socket(socket: WebSocket) -> None:
+    async def opened(socket: WebSocket) -> str | None:
+        """Accept the socket and return its client, or refuse it (``None``): a foreign page, too often."""
         if not _same_origin(socket):
             await socket.close(POLICY_VIOLATION)
-            return
+            return None
+        client = client_key(socket.client.host if socket.client else None)
+        if not clients.may_connect(client):
+            await _deny(socket, 429, "too many connections from your address; please wait a minute\n")
+            return None
         await socket.accept()
+        return client
+
+    async def customer_socket(socket: WebSocket) -> None:
+        if (client := await opened(socket)) is None:
+            return
         peer = _SocketPeer(socket)
         session: str | None = None
         try:
-            while (raw := await _receive_text(socket)) is not None:
+            while (raw := await _receive_text(socket, None if session else hello_within)) is not None:
                 try:
-                    message = parse_customer(raw)
+                    message = _parsed(raw, parse_customer)
                     if isinstance(message, Hello):
                         if session is not None:
                             raise BadMessage("this connection is in a session already")
-                        session = _open(message)
+                        opening = _open(message)
+                        if not hub.is_live(opening):
+                            refused = clients.start_session(client, opening, hub.is_live)
+                            if refused is not None:
+                                raise _Closing(refused, TRY_AGAIN_LATER)
+                        session = opening
                         await peer.send(
                             {"type": "session", "session": session, "key": session_key(key_secret, session)}
                         )
                         await hub.attach_customer(session, peer)
                     elif session is None:
                         raise BadMessage("send hello first")
+                    elif isinstance(message, Earlier):
+                        await hub.earlier(session, peer, message.before)
                     elif isinstance(message, Back):
                         await hub.back_to_assistant(session)
                     else:
                         await hub.customer_says(session, message.text)
-                except _Refused as exc:
-                    await peer.send({"type": "error", "message": str(exc)})
-                    await socket.close(POLICY_VIOLATION)
-                    return
                 except (BadMessage, HubError) as exc:
                     await peer.send({"type": "error", "message": str(exc)})
+        except _Closing as exc:
+            await _close(socket, peer, exc)
         except WebSocketDisconnect:
             pass
         finally:
@@ -195,28 +255,27 @@ def create_app(hub: SessionHub, *, operator_token: str, secret: bytes | None = N
         if message.session is None:
             return hub.new_session_id()
         if message.key is None or not key_matches(key_secret, message.session, message.key):
-            raise _Refused("unknown session, or not yours: start a new one")
+            raise _Closing("unknown session, or not yours: start a new one")
         return message.session
 
     async def operator_socket(socket: WebSocket) -> None:
-        if not _same_origin(socket):
-            await socket.close(POLICY_VIOLATION)
+        if await opened(socket) is None:
             return
-        await socket.accept()
         peer = _SocketPeer(socket)
         signed_in = False
         try:
-            while (raw := await _receive_text(socket)) is not None:
+            while (raw := await _receive_text(socket, None if signed_in else hello_within)) is not None:
+                message = _parsed(raw, parse_operator)
+                if not signed_in:  # an operator connection does nothing else before the token
+                    if not (
+                        isinstance(message, OperatorHello) and token_matches(operator_token, message.token)
+                    ):
+                        raise _Closing("the operator token is required")
+                    signed_in = True
+                    await hub.add_operator(peer)
+                    continue
                 try:
-                    message = parse_operator(raw)
-                    if not signed_in:
-                        if not isinstance(message, OperatorHello) or not token_matches(
-                            operator_token, message.token
-                        ):
-                            raise _Refused("the operator token is required")
-                        signed_in = True
-                        await hub.add_operator(peer)
-                    elif isinstance(message, Take):
+                    if isinstance(message, Take):
                         await hub.take(peer, message.session)
                     elif isinstance(message, Answer):
                         await hub.operator_says(peer, message.session, message.text)
@@ -226,11 +285,10 @@ def create_app(hub: SessionHub, *, operator_token: str, secret: bytes | None = N
                         await hub.dismiss(message.session)
                     else:
                         raise BadMessage("signed in already")
-                except (_Refused, BadMessage, HubError) as exc:
+                except (BadMessage, HubError) as exc:
                     await peer.send({"type": "error", "message": str(exc)})
-                    if not signed_in:  # an operator connection does nothing else before the token
-                        await socket.close(POLICY_VIOLATION)
-                        return
+        except _Closing as exc:
+            await _close(socket, peer, exc)
         except WebSocketDisconnect:
             pass
         finally:
@@ -253,11 +311,23 @@ def create_app(hub: SessionHub, *, operator_token: str, secret: bytes | None = N
         WebSocketRoute("/ws", customer_socket),
         WebSocketRoute("/ws/operator", operator_socket),
     ]
-    return Starlette(routes=routes, lifespan=lifespan)
+    guard = Middleware(HostGuard, hosts=hosts or AllowedHosts("127.0.0.1"))
+    return Starlette(routes=routes, lifespan=lifespan, middleware=[guard])
 
 
-class _Refused(Exception):
-    """A request that ends the connection (a wrong key or token): its text is sent, then it closes."""
+def _parsed(raw: str, parse: Callable[[str], Message]) -> Message:
+    """A message the protocol allows; anything else ends the connection (a page never sends it)."""
+    try:
+        return parse(raw)
+    except BadMessage as exc:
+        raise _Closing(str(exc)) from None
+
+
+async def _close(socket: WebSocket, peer: _SocketPeer, closing: _Closing) -> None:
+    with contextlib.suppress(WebSocketDisconnect):  # the page may be gone already
+        await peer.send({"type": "error", "message": str(closing)})
+        if socket.application_state == WebSocketState.CONNECTED:
+            await socket.close(closing.code)
 
 
 def _json(data: Mapping[str, Any], status: int = 200) -> Response:

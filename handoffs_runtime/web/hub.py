@@ -25,10 +25,12 @@ from handoffs_runtime.agents.human import HANDOFF_COMMAND
 from handoffs_runtime.channels.events import EventChannel
 from handoffs_runtime.errors import HandoffsError, StoreError, UnknownSessionError
 from handoffs_runtime.messages import PROGRESS, HandoffLine, Person, Question, Reply, Said, event_json
-from handoffs_runtime.sessions.store import SessionStore
+from handoffs_runtime.sessions.store import SessionStore, StoredEntry
 from handoffs_runtime.sessions.transcript import entry_events
 from handoffs_runtime.team.spec import TeamSpec
 from handoffs_runtime.web.backends import LocalTeam, TeamBackend
+from handoffs_runtime.web.history import Transcripts
+from handoffs_runtime.web.limits import Limits
 from handoffs_runtime.web.queue import MemoryQueue, left_in_store
 from handoffs_runtime.web.waiting import WAITING_FOR_OPERATOR, Frames, Reception
 
@@ -42,6 +44,10 @@ class Peer(Protocol):
 
     async def send(self, data: dict[str, Any]) -> None: ...
 
+    async def send_json(self, text: str) -> None:
+        """Send a message encoded already (a transcript page, encoded once for every page that needs it)."""
+        ...
+
 
 class HubError(Exception):
     """A request the hub refuses; its text is meant for the person who made it."""
@@ -54,6 +60,8 @@ class _Live:
     operator: Peer | None = None
     pump: asyncio.Task[None] | None = None
     idle: asyncio.TimerHandle | None = None
+    used: bool = False
+    """Whether the customer has written in it (now, or before it was resumed)."""
     origin: str | None = None
     """The agent that handed the conversation to a person: where the customer's way back leads."""
     last_said: str = ""
@@ -70,7 +78,8 @@ class SessionHub:
     """Runs ``team`` for many web sessions at once. ``await start()`` before use, ``await stop()`` after.
 
     ``idle_seconds``: a session whose customer page has been gone this long ends (it stays in the store,
-    and the same browser resumes it later); ``max_sessions`` bounds the sessions live at once.
+    and the same browser resumes it later); one the customer never wrote in ends sooner
+    (``limits.unused_session_seconds``). ``max_sessions`` bounds the sessions live at once.
     ``backend``: where the team runs (default: in this process, calling ``model``; ``RemoteTeam`` for a
     front end of a gRPC host, which needs no model).
     """
@@ -84,6 +93,7 @@ class SessionHub:
         idle_seconds: float = 600.0,
         max_sessions: int = 1000,
         backend: TeamBackend | None = None,
+        limits: Limits | None = None,
     ) -> None:
         if backend is None:
             if model is None:
@@ -95,6 +105,8 @@ class SessionHub:
         self.backend = backend
         self.idle_seconds = idle_seconds
         self.max_sessions = max_sessions
+        self.limits = limits or Limits()
+        self.transcripts = Transcripts(store, page_items, page=self.limits.history_page)
         self.agents = [a.name for a in team.agents if a.kind == "ai"]
         """The agents an operator may hand a conversation back to."""
         self.people = frozenset(a.name for a in team.agents if a.kind == "human")
@@ -139,7 +151,8 @@ class SessionHub:
     async def attach_customer(self, session_id: str, peer: Peer) -> None:
         """Connect a customer's page to ``session_id``: live already, or started (resumed from the store).
 
-        The page first gets the stored transcript, then the question waiting for the customer, if any.
+        The page first gets the last page of the stored transcript, then the question waiting for the
+        customer, if any.
         """
         live = self._live.get(session_id)
         if live is None:
@@ -156,7 +169,9 @@ class SessionHub:
         if live.idle is not None:
             live.idle.cancel()
             live.idle = None
-        await peer.send({"type": "history", "items": await self.history(session_id)})
+        history, shown = await self.transcripts.latest(session_id)
+        live.used = live.used or shown > 0
+        await peer.send_json(history)
         live.customers.add(peer)
         waiting = live.already_sent(self.channel.waiting(session_id, "customer"))
         if waiting is not None:
@@ -164,14 +179,21 @@ class SessionHub:
         for frame in self.reception.customer_frames(session_id):
             await peer.send(frame)
 
+    async def earlier(self, session_id: str, peer: Peer, before: int) -> None:
+        """Send the page the transcript items before number ``before``, when it asks for them."""
+        if session_id not in self._live:
+            raise HubError("the conversation has ended")
+        await peer.send_json(await self.transcripts.earlier(session_id, before))
+
     def detach_customer(self, session_id: str, peer: Peer) -> None:
         live = self._live.get(session_id)
         if live is None:
             return
         live.customers.discard(peer)
         if not live.customers and live.idle is None:
-            loop = asyncio.get_running_loop()
-            live.idle = loop.call_later(self.idle_seconds, self._leave_soon, session_id)
+            unused = self.limits.unused_session_seconds  # nobody wrote: perhaps nobody ever will
+            wait = self.idle_seconds if live.used else min(self.idle_seconds, unused)
+            live.idle = asyncio.get_running_loop().call_later(wait, self._leave_soon, session_id)
 
     def _leave_soon(self, session_id: str) -> None:
         task = asyncio.get_running_loop().create_task(self.channel.leave(session_id))
@@ -181,6 +203,8 @@ class SessionHub:
     async def customer_says(self, session_id: str, text: str) -> None:
         if self.channel.waiting(session_id, "customer") is None:
             raise HubError("please wait for the answer before writing again")
+        if (live := self._live.get(session_id)) is not None:
+            live.used = True
         await self.channel.answer(session_id, text)
 
     async def back_to_assistant(self, session_id: str) -> None:
@@ -336,6 +360,7 @@ class SessionHub:
                 # the loop early would keep the ended session, and a page coming back would find it ended.
         finally:
             self._live.pop(live.session_id, None)
+            self.transcripts.forget(live.session_id)
             if live.idle is not None:
                 live.idle.cancel()
             if live.operator is not None:
@@ -363,8 +388,12 @@ class SessionHub:
         except StoreError as exc:  # the page still works; the session itself reports a broken store
             logger.warning("no history for session %s: %s", session_id, exc)
             return []
-        shown = (event for entry in entries for event in entry_events(entry))
-        return [event_json(event) for event in shown if not isinstance(event, PROGRESS)]  # no tool traffic
+        return [item for entry in entries for item in page_items(entry)]
+
+
+def page_items(entry: StoredEntry) -> list[dict[str, Any]]:
+    """A stored entry as pages show it: the events a live session showed, without the tool traffic."""
+    return [event_json(event) for event in entry_events(entry) if not isinstance(event, PROGRESS)]
 
 
 async def _send_quietly(peer: Peer, data: dict[str, Any]) -> None:

@@ -1,6 +1,7 @@
 """What browsers may send to ``handoffs serve``, checked before anything else reads it.
 
-Every message is one JSON object with a ``type``; anything else gets one clear error and changes nothing.
+Every message is one JSON object with a ``type``; anything else (nesting too deep to read included) is
+:class:`BadMessage`, and the server answers it with one error and closes the connection.
 Sizes are bounded twice: the server refuses WebSocket frames over ``MAX_FRAME_BYTES`` (closing with code
 1009, before the message is held in memory), and text a person types is cut off at ``MAX_TEXT_CHARS``.
 """
@@ -44,6 +45,13 @@ class Say(_Message):
     text: Text
 
 
+class Earlier(_Message):
+    """The customer wants to see the transcript items before number ``before`` (see ``web/history``)."""
+
+    type: Literal["earlier"]
+    before: Annotated[int, Field(ge=0)]
+
+
 class Back(_Message):
     """The customer waiting for a person goes back to the assistant instead."""
 
@@ -81,9 +89,9 @@ class Dismiss(_Message):
     session: SessionId
 
 
-CustomerMessage = Annotated[Hello | Say | Back, Field(discriminator="type")]
+CustomerMessage = Annotated[Hello | Say | Earlier | Back, Field(discriminator="type")]
 OperatorMessage = Annotated[OperatorHello | Take | Answer | HandBack | Dismiss, Field(discriminator="type")]
-_CUSTOMER: TypeAdapter[Hello | Say | Back] = TypeAdapter(CustomerMessage)
+_CUSTOMER: TypeAdapter[Hello | Say | Earlier | Back] = TypeAdapter(CustomerMessage)
 _OPERATOR: TypeAdapter[OperatorHello | Take | Answer | HandBack | Dismiss] = TypeAdapter(OperatorMessage)
 
 
@@ -94,7 +102,7 @@ class BadMessage(ValueError):
 def _parse(raw: str, adapter: TypeAdapter[Any]) -> Any:
     try:
         data = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: arrays or objects nested thousands deep
         raise BadMessage("malformed message: expected one JSON object") from None
     if not isinstance(data, dict):
         raise BadMessage("malformed message: expected one JSON object")
@@ -104,8 +112,8 @@ def _parse(raw: str, adapter: TypeAdapter[Any]) -> Any:
         raise BadMessage(f"invalid message: {_describe(exc)}") from None
 
 
-def parse_customer(raw: str) -> Hello | Say | Back:
-    result: Hello | Say | Back = _parse(raw, _CUSTOMER)
+def parse_customer(raw: str) -> Hello | Say | Earlier | Back:
+    result: Hello | Say | Earlier | Back = _parse(raw, _CUSTOMER)
     return result
 
 

@@ -10,6 +10,25 @@ const statusLine = document.getElementById("status");
 const saved = window.localStorage;
 let socket = null;
 let retry = 500;
+let earliest = 0;  // the number of the first transcript item shown: the server sends the last ones first
+const earlier = el("button", "choice earlier", "Show earlier messages");
+earlier.type = "button";
+earlier.addEventListener("click", () => {
+  if (!socket || socket.readyState !== WebSocket.OPEN) return;
+  earlier.disabled = true;  // one page at a time: a second click would fetch the same page again
+  socket.send(JSON.stringify({ type: "earlier", before: earliest }));
+});
+
+function showEarlier(ev) {  // a page of older items goes above those shown
+  const older = document.createElement("div");
+  const view = new Transcript(older);
+  for (const item of ev.items) view.show(item, "You");
+  earlier.remove();
+  earlier.disabled = false;
+  transcript.node.prepend(...older.childNodes);
+  earliest = ev.start;
+  if (earliest > 0) transcript.node.prepend(earlier);
+}
 
 function setTurn(question) {
   const open = question !== null;
@@ -47,7 +66,13 @@ function handle(ev) {
     case "history":
       showWait({ state: "over" });  // a wait still under way is told again after the history
       transcript.clear();
+      earliest = ev.start;
+      earlier.disabled = false;
+      if (earliest > 0) transcript.node.append(earlier);
       for (const item of ev.items) transcript.show(item, "You");
+      break;
+    case "earlier":
+      showEarlier(ev);
       break;
     case "question":
       setTurn(ev);

@@ -1,0 +1,158 @@
+"""What one client may take of ``handoffs serve``: connections, sessions and reconnects, per address.
+
+A client is an address: an IPv4 address, or an IPv6 /64 network (one machine usually holds all of it).
+Behind a reverse proxy every customer arrives from the proxy's address; name the proxy with
+``trusted_proxies`` (``--trusted-proxy``) and the address the proxy reports in ``X-Forwarded-For``
+counts instead (uvicorn reads the header, from those proxies only). Each limit is an option of
+``handoffs serve``; the defaults suit a shop whose customers come one per address, or a few behind an
+office's router.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, fields
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The limits of ``handoffs serve``; every number must be positive."""
+
+    max_connections: int = 1000
+    """Connections open at once, server-wide; more are answered 503 and closed."""
+    connections_per_client: int = 50
+    """Connections one client holds open at once (pages, the API and sockets together)."""
+    connections_per_minute: int = 600
+    """Connections one client opens per minute; more are closed at once, before anything is read."""
+    sockets_per_minute: int = 60
+    """WebSockets one client opens per minute: a page reconnecting in a loop is told to slow down (429)."""
+    sessions_per_client: int = 20
+    """Sessions one client keeps live at once."""
+    new_sessions_per_minute: int = 20
+    """Sessions one client starts (or resumes) per minute."""
+    unused_session_seconds: float = 30.0
+    """A session whose customer never wrote ends this long after its page left (others: ``idle_seconds``)."""
+    request_seconds: float = 20.0
+    """An HTTP request arrives whole within this, and a WebSocket's first message too; else it is closed."""
+    history_page: int = 50
+    """Transcript items a page is sent at once; it asks for earlier ones when the customer wants them."""
+    trusted_proxies: tuple[str, ...] = ()
+    """Addresses or networks of reverse proxies whose ``X-Forwarded-For`` names the client."""
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, int | float) and not value > 0:
+                raise ValueError(f"{f.name} must be positive, not {value}")
+        networks(self.trusted_proxies)  # a bad address is refused now, not at the first request
+
+
+def networks(addresses: Iterable[str]) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    """``addresses`` (``10.0.0.7``, ``10.0.0.0/24``, ``::1``) as networks; ``ValueError`` for a bad one."""
+    try:
+        return tuple(ipaddress.ip_network(a.strip(), strict=False) for a in addresses)
+    except ValueError:
+        raise ValueError(f"not an address or network: {', '.join(addresses)}") from None
+
+
+def within(host: str | None, among: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]) -> bool:
+    """Whether ``host`` is an address in one of the networks ``among``."""
+    if host is None or not among:
+        return False
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return any(address in network for network in among)
+
+
+def client_key(host: str | None) -> str:
+    """Who a connection from ``host`` counts as: the address itself, an IPv6 address by its /64."""
+    if host is None:
+        return "unknown"
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
+
+
+class RateWindow:
+    """At most ``count`` events per key in any ``seconds``: a log of recent times per key.
+
+    Refused events are not logged, so a client that slows down gets in again; keys whose events all
+    expired are dropped now and then, so memory follows the clients of the last window only.
+    """
+
+    def __init__(
+        self, count: int, seconds: float = 60.0, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._count = count
+        self._seconds = seconds
+        self._clock = clock
+        self._events: dict[str, deque[float]] = {}
+        self._swept_at_size = 1024
+
+    def allow(self, key: str) -> bool:
+        """Log an event for ``key`` if it has room; ``False`` (nothing logged) when it has none."""
+        now = self._clock()
+        times = self._events.get(key)
+        if times is None:
+            times = self._events[key] = deque()
+        while times and times[0] <= now - self._seconds:
+            times.popleft()
+        if len(times) >= self._count:
+            return False
+        times.append(now)
+        if len(self._events) > self._swept_at_size:
+            self._sweep(now)
+        return True
+
+    def _sweep(self, now: float) -> None:
+        self._events = {k: t for k, t in self._events.items() if t and t[-1] > now - self._seconds}
+        self._swept_at_size = max(1024, 2 * len(self._events))
+
+
+class ClientLimits:
+    """The per-client limits of one server, kept in memory (each server counts its own clients)."""
+
+    TOO_MANY_LIVE = "you have too many conversations open; please finish one first"
+    TOO_MANY_NEW = "too many new conversations from your address; please try again in a minute"
+
+    def __init__(self, limits: Limits, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.limits = limits
+        self._sockets = RateWindow(limits.sockets_per_minute, clock=clock)
+        self._starts = RateWindow(limits.new_sessions_per_minute, clock=clock)
+        self._sessions: dict[str, set[str]] = {}
+        self._swept_at_size = 1024
+
+    def may_connect(self, client: str) -> bool:
+        """Whether ``client`` may open one more WebSocket now (counted if so)."""
+        return self._sockets.allow(client)
+
+    def start_session(self, client: str, session_id: str, is_live: Callable[[str], bool]) -> str | None:
+        """``None`` when ``client`` may start ``session_id`` now (it is counted), else why not, for them.
+
+        ``is_live`` tells which of the client's sessions still run: ended ones stop counting by themselves.
+        """
+        live = {s for s in self._sessions.get(client, ()) if is_live(s)}
+        if len(live) >= self.limits.sessions_per_client:
+            self._sessions[client] = live
+            return self.TOO_MANY_LIVE
+        if not self._starts.allow(client):
+            self._sessions[client] = live
+            return self.TOO_MANY_NEW
+        live.add(session_id)
+        self._sessions[client] = live
+        if len(self._sessions) > self._swept_at_size:
+            self._sessions = {c: {s for s in ids if is_live(s)} for c, ids in self._sessions.items()}
+            self._sessions = {c: ids for c, ids in self._sessions.items() if ids}
+            self._swept_at_size = max(1024, 2 * len(self._sessions))
+        return None
