@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import textwrap
 import time
 from pathlib import Path
 
+import pytest
+
 from handoffs_runtime import TeamPolicy
+from handoffs_runtime.errors import TeamConfigError
+from handoffs_runtime.team.files import load_team_file
 from handoffs_runtime.teams.acme import acme_team
 from handoffs_runtime.web.waiting import NOBODY_AVAILABLE, NOBODY_SIGNED_IN_SECONDS, WAITING_FOR_OPERATOR
 
@@ -116,3 +121,20 @@ async def test_an_operator_signing_out_leaves_the_customer_told_soon(tmp_path: P
         assert time.monotonic() - signed_out < NOBODY_SIGNED_IN_SECONDS + 5
         await asyncio.sleep(0)
         await page.socket.close()
+
+
+def test_a_team_file_sets_how_long_a_customer_waits_for_an_operator(tmp_path: Path) -> None:
+    team = """\
+        name: desk
+        policy: {operator_wait: 120}
+        agents:
+        - {name: Bot, handoffs: [Person]}
+        - {name: Person, kind: human}
+        """
+    path = tmp_path / "team.yaml"
+    path.write_text(textwrap.dedent(team))
+    assert load_team_file(path).policy.operator_wait == 120
+    assert TeamPolicy().operator_wait == 60
+    for bad in (0, -1, float("inf")):
+        with pytest.raises(TeamConfigError, match="operator_wait"):
+            TeamPolicy(operator_wait=bad)
