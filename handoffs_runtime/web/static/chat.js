@@ -90,6 +90,7 @@ function handle(ev) {
       transcript.show(ev, "You");
       forget();
       setTurn(null);
+      showWait({ state: "over" });
       offerNewConversation();
       break;
     default:
