@@ -13,13 +13,7 @@ import argparse
 import asyncio
 import statistics
 import time
-from collections.abc import AsyncGenerator, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
-
-from autogen_core import CancellationToken
-from autogen_core.models import CreateResult, LLMMessage
-from autogen_core.tools import Tool, ToolSchema
 
 from handoffs_runtime import HandoffsRuntime, LocalModel, TeamPolicy, register_team
 from handoffs_runtime.messages import PROGRESS, Event
@@ -34,21 +28,7 @@ DELTA_CHARS = 4
 class ChunkedStream(LocalModel):
     """A local model that streams its text in small deltas, as a real server does."""
 
-    async def create_stream(  # type: ignore[override]
-        self,
-        messages: Sequence[LLMMessage],
-        *,
-        tools: Sequence[Tool | ToolSchema] = (),
-        tool_choice: Any = "auto",
-        json_output: Any = None,
-        extra_create_args: Mapping[str, Any] = {},
-        cancellation_token: CancellationToken | None = None,
-    ) -> AsyncGenerator[str | CreateResult, None]:
-        result = await self.create(messages, tools=tools, cancellation_token=cancellation_token)
-        if isinstance(result.content, str):
-            for i in range(0, len(result.content), DELTA_CHARS):
-                yield result.content[i : i + DELTA_CHARS]
-        yield result
+    delta_chars = DELTA_CHARS
 
 
 class ChunkedModel(ChunkedStream, FunctionModel):

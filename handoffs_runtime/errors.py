@@ -7,6 +7,8 @@
     ├── ModelConfigError     the model could not be set up from the given options
     ├── ModelProtocolError   a model server's answer broke the chat-completions protocol (a stream that
     │                        ended before the answer did); the agent tells the person, the session goes on
+    ├── ContextOverflowError the latest message is longer than the model can read, even with the earlier
+    │                        conversation left out; the agent tells the person, the session goes on
     ├── ScriptError          a scripted test model ran out of steps or has steps left
     ├── StoreError           the session store cannot be opened, read or written
     │   ├── UnknownSessionError   no session with that id in the store
@@ -42,6 +44,12 @@ class ModelProtocolError(HandoffsError):
     """A model server's answer broke the protocol, e.g. a stream that ended with no finish reason and no
     ``[DONE]``: a failed call, not an empty answer. Raised inside the model client; never reaches a session.
     """
+
+
+class ContextOverflowError(HandoffsError):
+    """What a turn must send (the person's latest message, and what the turn's tools returned) is longer
+    than the model's context even with every earlier message left out. Raised from the server's refusal;
+    never reaches a session: the person is told to say it in fewer words."""
 
 
 class ScriptError(HandoffsError, AssertionError):

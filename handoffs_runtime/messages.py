@@ -189,24 +189,27 @@ class Delta(_Shown):
 
 
 @dataclass(slots=True, kw_only=True)
-class ToolStarted(_Shown):
-    """A regular tool call of ``agent`` starting: progress."""
+class _ToolProgress(_Shown):
+    """What both ends of a regular tool call name: whose call, of which tool, under which id."""
 
-    type: Literal["tool_started"] = "tool_started"
     agent: str
     tool: str
     call_id: str
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolStarted(_ToolProgress):
+    """A regular tool call of ``agent`` starting: progress."""
+
+    type: Literal["tool_started"] = "tool_started"
     arguments: str
 
 
 @dataclass(slots=True, kw_only=True)
-class ToolFinished(_Shown):
+class ToolFinished(_ToolProgress):
     """A tool call's result (progress); ``is_error`` when it failed (the model is told, and goes on)."""
 
     type: Literal["tool_finished"] = "tool_finished"
-    agent: str
-    tool: str
-    call_id: str
     result: str
     is_error: bool = False
 

@@ -20,7 +20,8 @@ class Chat:
         self.output = ""
 
     @classmethod
-    async def start(cls, store: Path, session: str, tmp_path: Path, *options: str) -> Chat:
+    async def start(cls, store: Path | str, session: str, tmp_path: Path, *options: str) -> Chat:
+        """``handoffs chat --store STORE --session SESSION OPTIONS`` (a file, or a PostgreSQL URL)."""
         env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_DATA_HOME": str(tmp_path / "data")}
         process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "handoffs_runtime", "chat", "--store", str(store), "--session", session,

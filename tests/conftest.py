@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import socket
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from .distributed_support import Process
 
 
 def _is_local(host: Any) -> bool:
@@ -39,3 +43,15 @@ def _no_real_models(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator
     monkeypatch.setattr(socket, "getaddrinfo", guarded_getaddrinfo)
     yield
     assert not attempts, f"a test tried to reach a real host: {attempts}"
+
+
+@pytest.fixture
+async def processes() -> AsyncIterator[list[Process]]:
+    """Every child process (host, worker) a test starts; all are killed at the end, whatever happened."""
+    started: list[Process] = []
+    yield started
+    await asyncio.gather(*(p.kill() for p in started))
+
+
+from .postgres_support import postgres_server  # noqa: E402, F401  (a session-wide PostgreSQL server)
+from .store_backends import backend  # noqa: E402, F401  (each store test on SQLite and on PostgreSQL)

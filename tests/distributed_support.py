@@ -28,6 +28,16 @@ async def start_worker(
     return await launch_worker(address, agents=agents.split(","), shard=parsed, command=ECHO, options=options)
 
 
+async def deploy(processes: list[ChildProcess], *workers: str) -> str:
+    """A host and one worker per entry of ``workers`` (its agent names, comma-separated), each added to
+    ``processes``; returns the host's address."""
+    host, address = await start_host()
+    processes.append(host)
+    for agents in workers:
+        processes.append(await start_worker(address, agents))
+    return address
+
+
 def free_port() -> int:
     """A port the system says is free now, for a host that must come back on the same address."""
     with socket.socket() as sock:

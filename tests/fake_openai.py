@@ -23,6 +23,9 @@ class FakeOpenAI:
     ``cut_after``: after that many text deltas, close the connection without finishing the stream.
     ``end_after``: after that many text deltas, end the stream there (no finish reason, no ``[DONE]``).
     They apply to the next streamed answer with text only, then reset.
+    ``endless``: the next streamed text answer is that many characters instead, made as they are sent
+    (in 8 Ki-character deltas, so a test can ask for hundreds of megabytes); ``sent_chars`` counts the
+    text sent, and ``hung_up`` is set when the client closes the connection before the end.
 
     Quirks of real servers, each off by default (a refused request uses no scripted answer):
     ``legacy_function_call``: a plain tool-call answer also carries the legacy ``function_call``;
@@ -45,6 +48,9 @@ class FakeOpenAI:
         self.cut_after: int | None = None
         self.end_after: int | None = None
         self.deltas_sent = 0
+        self.endless: int | None = None
+        self.sent_chars = 0
+        self.hung_up = threading.Event()
         self.legacy_function_call = False
         self.streams_tool_calls = True
         self.refuses_null_content = False
@@ -138,6 +144,11 @@ def _handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self.send_header("Content-Length", str(1 << 20))
             self.end_headers()
             chunk = {**base, "object": "chat.completion.chunk"}
+            endless = server.endless if message.get("content") else None
+            if endless is not None:
+                server.endless = None
+                self._endless(chunk, endless)
+                return
             deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
             if message.get("content"):
                 text = message["content"]
@@ -159,6 +170,21 @@ def _handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             if (body.get("stream_options") or {}).get("include_usage"):
                 self._event({**chunk, "choices": [], "usage": usage})
             self.wfile.write(b"data: [DONE]\n\n")
+
+        def _endless(self, chunk: dict[str, Any], chars: int) -> None:
+            """``chars`` characters of text, made as they are sent, until the end or the client hangs up."""
+            piece = 8 * 1024
+            try:
+                while server.sent_chars < chars:
+                    text = "x" * min(piece, chars - server.sent_chars)
+                    self._event({**chunk, "choices": [{"index": 0, "delta": {"content": text}}]})
+                    server.sent_chars += len(text)
+                stop = {"index": 0, "delta": {}, "finish_reason": "stop"}
+                self._event({**chunk, "choices": [stop]})
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+            except OSError:
+                server.hung_up.set()
 
         def _event(self, data: dict[str, Any]) -> None:
             self.wfile.write(f"data: {json.dumps(data)}\n\n".encode())

@@ -6,6 +6,9 @@ routing here rests on those descriptions and on each agent's example requests.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from handoffs_runtime import AgentSpec, TeamSpec, handoff, human_agent, irreversible
 
 COUNTER, TRACKING, SHIPPING, CLAIMS, PERSON = "Counter", "Tracking", "Shipping", "Claims", "Clerk"
@@ -66,6 +69,12 @@ def parcel_team(*, examples: bool = True) -> TeamSpec:
 
     back = handoff(COUNTER, tool_name_override="back_to_counter", tool_description_override="Anything else.")
 
+    def desk(name: str, description: str, tool: Callable[..., Any], phrases: tuple[str, ...]) -> AgentSpec:
+        """A specialist desk: one tool, a way back to the counter, and its example requests."""
+        return AgentSpec(
+            name, description=description, tools=[tool], handoffs=[back], examples=listed(phrases)
+        )
+
     return TeamSpec(
         name="parcels",
         title="Swift Parcels",
@@ -76,26 +85,23 @@ def parcel_team(*, examples: bool = True) -> TeamSpec:
                 description="The front counter of Swift Parcels.",
                 handoffs=[TRACKING, SHIPPING, CLAIMS, PERSON],
             ),
-            AgentSpec(
+            desk(
                 TRACKING,
-                description="Tracks parcels: where a parcel is and when it will be delivered.",
-                tools=[track_parcel],
-                handoffs=[back],
-                examples=listed(TRACKING_EXAMPLES),
+                "Tracks parcels: where a parcel is and when it will be delivered.",
+                track_parcel,
+                TRACKING_EXAMPLES,
             ),
-            AgentSpec(
+            desk(
                 SHIPPING,
-                description="Sends new parcels: couriers, postage and destinations.",
-                tools=[irreversible(book_shipment)],
-                handoffs=[back],
-                examples=listed(SHIPPING_EXAMPLES),
+                "Sends new parcels: couriers, postage and destinations.",
+                irreversible(book_shipment),
+                SHIPPING_EXAMPLES,
             ),
-            AgentSpec(
+            desk(
                 CLAIMS,
-                description="Claims for lost or damaged parcels, and postage refunds.",
-                tools=[irreversible(refund_postage)],
-                handoffs=[back],
-                examples=listed(CLAIMS_EXAMPLES),
+                "Claims for lost or damaged parcels, and postage refunds.",
+                irreversible(refund_postage),
+                CLAIMS_EXAMPLES,
             ),
             human_agent(PERSON, "A clerk of Swift Parcels, a person.", examples=listed(("a real person",))),
         ],

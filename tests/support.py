@@ -9,10 +9,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from autogen_core import SingleThreadedAgentRuntime
+from autogen_core import AgentId, SingleThreadedAgentRuntime
 from autogen_core.models import ChatCompletionClient, CreateResult, RequestUsage
 
 from handoffs_runtime import Channel, HandoffsRuntime, SessionStore, TeamSpec, register_team, start_session
+from handoffs_runtime.agents.worker import WorkerAgent, WorkerAgentConfig
+from handoffs_runtime.messages import WorkerResult, WorkerTask
 from handoffs_runtime.models.scripted import ScriptedModel
 
 
@@ -35,6 +37,21 @@ async def run_sessions(
         await start_session(runtime, session)
     await runtime.stop_when_idle()
     return runtime
+
+
+async def ask_worker(
+    config: WorkerAgentConfig, task: str, *, timeout: float | None = 30, caller: str = "Front", key: str = "k"
+) -> WorkerResult:
+    """Send one task to a worker agent made from ``config``, alone on a runtime, and return its result."""
+    runtime = HandoffsRuntime()
+    await WorkerAgent.register(runtime, config.name, lambda: WorkerAgent(config))
+    runtime.start()
+    try:
+        work = WorkerTask(task=task, session_id="s1", caller=caller, timeout=timeout)
+        result: WorkerResult = await runtime.send_message(work, AgentId(config.name, key))
+        return result
+    finally:
+        await runtime.stop()
 
 
 def texts(channel: object, session: str = "s1") -> list[tuple[str, str]]:

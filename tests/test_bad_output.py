@@ -111,6 +111,18 @@ async def test_several_handoffs_first_wins_and_every_call_has_a_result() -> None
     ]
 
 
+async def test_five_thousand_handoff_calls_are_one_refused_line() -> None:
+    calls = [tool_call("transfer_to_back" if i % 2 else "transfer_to_other") for i in range(5000)]
+    front, other = ScriptedModel([calls]), ScriptedModel(["other here"])
+    channel = await run_front(front, Other=other)
+    assert texts(channel) == [("Other", "other here")]
+    assert len(last_results(other.calls[0][0])) == 5000  # the model still gets a result for each call
+    [ignored, carried_out] = channel.handoffs("s1")
+    assert (ignored.target, ignored.outcome) == ("Back", "refused")
+    assert ignored.reason == "ignored: only one handoff per response is carried out (4,999 calls ignored)"
+    assert (carried_out.target, carried_out.outcome) == ("Other", "handoff")
+
+
 async def test_handoff_with_regular_tools_runs_the_tools_first() -> None:
     front = ScriptedModel(
         [[tool_call("transfer_to_back", call_id="h"), tool_call("add", {"a": 2, "b": 2}, call_id="t")]]

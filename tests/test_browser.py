@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -20,7 +21,7 @@ from handoffs_runtime.teams.acme import acme_team
 from handoffs_runtime.web.limits import Limits
 
 from .fake_openai import fake_openai
-from .web_support import TOKEN, served
+from .web_support import TOKEN, ServeProcess, served
 
 CHROMIUM = next(
     (p for p in ("/usr/bin/chromium", shutil.which("chromium") or "") if p and os.path.exists(p)), None
@@ -128,6 +129,31 @@ async def test_a_reload_resumes_the_session(browser: object, tmp_path: Path) -> 
         await send(page, "yes")
         await page.get_by_text("execute refund → success").wait_for(timeout=WAIT_MS)
         assert await page.locator(".msg.you").count() == 2
+
+
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL], ids=["restart", "crash"])
+async def test_a_server_restarted_with_default_options_resumes_the_customer(
+    browser: object, tmp_path: Path, how: signal.Signals
+) -> None:
+    """No token file, the default store: the key secret is kept in the store, so the page is still known."""
+    server = ServeProcess()
+    try:
+        page = await browser.new_page()  # type: ignore[attr-defined]
+        await page.goto(await server.start() + "/")
+        await send(page, "I want a refund for my shoes")
+        await page.locator(".msg.agent").first.wait_for(timeout=WAIT_MS)
+        session = await page.evaluate("localStorage.getItem('handoffs.session')")
+        await server.stop(how)
+        await page.locator("#status", has_text="reconnecting").wait_for(timeout=WAIT_MS)
+        await server.start()  # a new operator token; the same store
+        await page.locator("#status", has_text="reconnected").wait_for(timeout=WAIT_MS)
+        await send(page, "yes")
+        await page.get_by_text("execute refund → success").wait_for(timeout=WAIT_MS)
+        assert await page.evaluate("localStorage.getItem('handoffs.session')") == session
+        said = page.locator(".msg.you")  # the history once, then the new message
+        assert await said.all_inner_texts() == ["You\nI want a refund for my shoes", "You\nyes"]
+    finally:
+        await server.stop()
 
 
 async def test_a_long_conversation_shows_its_last_messages_and_earlier_ones_on_request(

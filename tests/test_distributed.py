@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -20,19 +19,11 @@ from handoffs_runtime.errors import DistributedError
 from handoffs_runtime.teams.acme import acme_team
 from handoffs_runtime.topics import shard_of
 
-from .distributed_support import TIMEOUT, Process, free_port, start_host, start_worker
+from .distributed_support import TIMEOUT, Process, deploy, free_port, start_host, start_worker
 
 REFUND = "I want a refund for my shoes"
 PROPOSAL = "IssuesAndRepairsAgent", "I can execute refund for “shoes”. Shall I go ahead? (yes/no)"
 DONE = "IssuesAndRepairsAgent", "Done: look up item → item_132612938; execute refund → success."
-
-
-@pytest.fixture
-async def processes() -> AsyncIterator[list[Process]]:
-    """Every process a test starts; all are killed at the end, whatever happened."""
-    started: list[Process] = []
-    yield started
-    await asyncio.gather(*(p.kill() for p in started))
 
 
 async def reply(channel: QueueChannel, session: str = "s1") -> tuple[str, str]:
@@ -51,10 +42,7 @@ async def notice(channel: QueueChannel, pattern: str, session: str = "s1") -> st
 
 
 async def test_refund_path_across_two_workers(processes: list[Process]) -> None:
-    host, address = await start_host()
-    processes.append(host)
-    processes.append(await start_worker(address, "TriageAgent"))
-    processes.append(await start_worker(address, "IssuesAndRepairsAgent,SalesAgent,HumanAgent"))
+    address = await deploy(processes, "TriageAgent", "IssuesAndRepairsAgent,SalesAgent,HumanAgent")
     channel = QueueChannel()
     async with FrontEnd(acme_team(), address, channel) as front:
         await front.open("s1")
@@ -98,9 +86,7 @@ async def test_two_hundred_sessions_on_sharded_workers_each_stay_on_one_shard(
 
 
 async def test_unserved_agent_is_reported_to_the_person(processes: list[Process]) -> None:
-    host, address = await start_host()
-    processes.append(host)
-    processes.append(await start_worker(address, "TriageAgent"))
+    address = await deploy(processes, "TriageAgent")
     channel = QueueChannel()
     async with FrontEnd(acme_team(), address, channel) as front:
         await front.open("s1")
@@ -113,9 +99,7 @@ async def test_unserved_agent_is_reported_to_the_person(processes: list[Process]
 
 
 async def test_worker_killed_mid_session_and_restarted_the_session_goes_on(processes: list[Process]) -> None:
-    host, address = await start_host()
-    processes.append(host)
-    processes.append(await start_worker(address, "TriageAgent"))
+    address = await deploy(processes, "TriageAgent")
     issues = await start_worker(address, "IssuesAndRepairsAgent")
     processes.append(issues)
     channel = QueueChannel()
@@ -161,9 +145,7 @@ async def test_host_restarted_workers_and_front_end_reconnect(processes: list[Pr
 
 
 async def test_a_context_over_four_mebibytes_crosses_the_wire(processes: list[Process]) -> None:
-    host, address = await start_host()
-    processes.append(host)
-    processes.append(await start_worker(address, "TriageAgent,IssuesAndRepairsAgent"))
+    address = await deploy(processes, "TriageAgent,IssuesAndRepairsAgent")
     channel = QueueChannel()
     big = "refund my shoes " + "x" * (5 * 1024 * 1024)
     async with FrontEnd(acme_team(), address, channel) as front:
@@ -188,9 +170,7 @@ async def test_shutdown_of_a_worker_is_clean(processes: list[Process]) -> None:
 
 
 async def test_a_message_over_the_limit_is_refused_with_a_clear_notice(processes: list[Process]) -> None:
-    host, address = await start_host()
-    processes.append(host)
-    processes.append(await start_worker(address, "TriageAgent"))
+    address = await deploy(processes, "TriageAgent")
     channel = QueueChannel()
     async with FrontEnd(acme_team(), address, channel, max_message_mb=1) as front:
         await front.open("s1")
@@ -208,9 +188,7 @@ async def test_a_message_over_the_limit_is_refused_with_a_clear_notice(processes
 
 
 async def test_a_tool_on_a_worker_asks_the_person_at_the_front_end(processes: list[Process]) -> None:
-    host, address = await start_host()
-    processes.append(host)
-    processes.append(await start_worker(address, "TriageAgent,SalesAgent"))
+    address = await deploy(processes, "TriageAgent,SalesAgent")
     channel = QueueChannel()
     async with FrontEnd(acme_team(), address, channel) as front:
         await front.open("s1")
@@ -228,9 +206,7 @@ async def test_a_tool_on_a_worker_asks_the_person_at_the_front_end(processes: li
 async def test_the_human_agent_on_a_worker_reaches_the_operator_at_the_front_end(
     processes: list[Process],
 ) -> None:
-    host, address = await start_host()
-    processes.append(host)
-    processes.append(await start_worker(address, "TriageAgent,HumanAgent"))
+    address = await deploy(processes, "TriageAgent,HumanAgent")
     channel = QueueChannel()
     async with FrontEnd(acme_team(), address, channel) as front:
         await front.open("s1")
@@ -312,9 +288,7 @@ async def test_a_request_to_a_sharded_type_reaches_the_shard_of_its_key(processe
 
 
 async def test_an_ended_session_is_no_longer_routed_to_its_front_end(processes: list[Process]) -> None:
-    host, address = await start_host()
-    processes.append(host)
-    processes.append(await start_worker(address, "TriageAgent"))
+    address = await deploy(processes, "TriageAgent")
     channel = QueueChannel()
     async with FrontEnd(acme_team(), address, channel) as front:
 
@@ -343,9 +317,7 @@ async def test_a_front_end_with_a_store_resumes_after_it_and_a_worker_were_kille
 ) -> None:
     from handoffs_runtime import SQLiteSessionStore
 
-    host, address = await start_host()
-    processes.append(host)
-    processes.append(await start_worker(address, "TriageAgent"))
+    address = await deploy(processes, "TriageAgent")
     specialist = await start_worker(address, "IssuesAndRepairsAgent,SalesAgent,HumanAgent")
     processes.append(specialist)
     path = tmp_path / "sessions.sqlite3"

@@ -1,29 +1,29 @@
-"""Nothing a person typed is lost to a restart: a host restarted under a message, a human agent's worker
-killed under the operator's answer, and a slow turn says which agent it waits for. Real host, workers
-and front end on loopback."""
+"""Nothing a person typed is lost to a restart: a host restarted under a message (or dying as it is
+sent), a human agent's worker killed under the operator's answer, and a slow turn says which agent it
+waits for. Real host, workers and front end on loopback."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import os
+import signal
+import time
+from pathlib import Path
 
 import pytest
+from autogen_core import MessageContext, RoutedAgent, TopicId, TypeSubscription, message_handler
+from autogen_ext.runtimes.grpc.protos import agent_worker_pb2, cloudevent_pb2
 
 from handoffs_runtime import Event, Notice, Question, QueueChannel, Reply
-from handoffs_runtime.distributed import Backoff, FrontEnd
+from handoffs_runtime.distributed import Backoff, FrontEnd, WorkerRuntime
+from handoffs_runtime.distributed.outbox import Outbox, SeenEvents
+from handoffs_runtime.messages import PersonAnswer
 from handoffs_runtime.teams.acme import acme_team
 
-from .distributed_support import TIMEOUT, Process, free_port, start_host, start_worker
+from .distributed_support import TIMEOUT, Process, deploy, free_port, start_host, start_worker
 from .test_distributed import PROPOSAL, REFUND, notice, reply
 
 FAST = Backoff(initial=0.01, maximum=0.05)
-
-
-@pytest.fixture
-async def processes() -> AsyncIterator[list[Process]]:
-    started: list[Process] = []
-    yield started
-    await asyncio.gather(*(p.kill() for p in started))
 
 
 async def outputs_until_reply(channel: QueueChannel, session: str = "s1") -> list[Event]:
@@ -60,12 +60,87 @@ async def test_a_message_typed_while_the_host_restarts_waits_for_its_worker(proc
         await front.wait("s1")
 
 
+class Inbox(RoutedAgent):
+    """Keeps what is published to it."""
+
+    def __init__(self, received: asyncio.Queue[str]) -> None:
+        super().__init__("keeps what it is sent")
+        self._received = received
+
+    @message_handler
+    async def on_answer(self, message: PersonAnswer, ctx: MessageContext) -> None:
+        await self._received.put(message.text)
+
+
+def kill_now(process: Process) -> None:
+    """SIGKILL, and wait (blocking this event loop) until the process is gone: nothing here has noticed."""
+    os.kill(process.pid, signal.SIGKILL)
+    stat = Path(f"/proc/{process.pid}/stat")
+    deadline = time.monotonic() + TIMEOUT
+    while stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] != "Z":
+        assert time.monotonic() < deadline, "the killed process did not exit"
+        time.sleep(0.01)
+
+
+async def test_a_message_published_as_the_host_dies_goes_out_after_reconnecting(
+    processes: list[Process],
+) -> None:
+    """Its connection is dead but not yet noticed: gRPC writes the message into it, and it is lost unless
+    sent again. The one delivered just before is sent again too (nobody can tell), and handled once."""
+    address = f"127.0.0.1:{free_port()}"
+    host, _ = await start_host(address)
+    processes.append(host)
+    runtime = WorkerRuntime(address, backoff=FAST)
+    await runtime.start()
+    received: asyncio.Queue[str] = asyncio.Queue()
+    await Inbox.register(runtime, "Inbox", lambda: Inbox(received))
+    await runtime.add_subscription(TypeSubscription("Inbox", "Inbox"))
+    try:
+        await runtime.publish_message(PersonAnswer(text="before"), TopicId("Inbox", "s1"))
+        assert await asyncio.wait_for(received.get(), TIMEOUT) == "before"
+        kill_now(host)
+        await runtime.publish_message(PersonAnswer(text="as the host died"), TopicId("Inbox", "s1"))
+        host, _ = await start_host(address)
+        processes.append(host)
+        await asyncio.wait_for(runtime.wait_connections(2), TIMEOUT)
+        # Sent again in order: a second "before" would come first.
+        assert await asyncio.wait_for(received.get(), TIMEOUT) == "as the host died"
+    finally:
+        await runtime.stop()
+
+
+def event(event_id: str, session: str) -> agent_worker_pb2.Message:
+    return agent_worker_pb2.Message(cloudEvent=cloudevent_pb2.CloudEvent(id=event_id, source=session))
+
+
+async def test_a_lost_connection_gives_back_what_may_not_have_arrived_and_events_are_handled_once() -> None:
+    outbox = Outbox(keep_for=60)
+    for message in (event("answered", "s1"), event("unanswered", "s2"), event("held", "s1")):
+        outbox.put_nowait(message)
+    request = agent_worker_pb2.Message(request=agent_worker_pb2.RpcRequest(request_id="r"))
+    outbox.put_nowait(request)
+    outbox.put_nowait(event("queued", "s1"))
+    for _ in range(3):  # gRPC wrote the first two and holds the third
+        await outbox.get()
+    outbox.heard(event("reply", "s1"))  # the host answered in session s1 after the first was written
+    assert [m.cloudEvent.id for m in outbox.close()] == ["unanswered", "held", "queued"]
+    with pytest.raises(StopAsyncIteration):  # gRPC's reading ends
+        await outbox.get()
+    seen = SeenEvents(size=2)
+    assert [seen.first_time(event(i, "s1")) for i in ("a", "b", "a", "c", "a")] == [
+        True,
+        True,
+        False,
+        True,
+        True,
+    ]
+    assert seen.first_time(request) and seen.first_time(request)
+
+
 async def test_the_operators_answer_is_kept_when_the_human_agents_worker_dies(
     processes: list[Process],
 ) -> None:
-    host, address = await start_host()
-    processes.append(host)
-    processes.append(await start_worker(address, "TriageAgent"))
+    address = await deploy(processes, "TriageAgent")
     human = await start_worker(address, "HumanAgent")
     processes.append(human)
     channel = QueueChannel()

@@ -100,7 +100,7 @@ async def test_a_call_whose_target_disconnects_fails_with_the_reason(host: Host)
         await asyncio.wait_for(gate.arrived.wait(), TIMEOUT)
         connection = target._host_connection
         assert connection is not None
-        await connection._channel.close()  # the target's process is gone, as far as the host can tell
+        await connection.close()  # the target's process is gone, as far as the host can tell
         with pytest.raises(DistributedError, match="serving Echo went away before answering"):
             await asyncio.wait_for(call, TIMEOUT)
         # The target reconnects; its late answer to the old request is dropped, not misdelivered.

@@ -4,8 +4,6 @@ progress. The deltas reach the front end as they are written; only the final rep
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -21,13 +19,6 @@ from .distributed_support import TIMEOUT, Process
 from .fake_openai import fake_openai
 
 ANSWER = "Hello! I am the ACME triage bot; how can I help?"
-
-
-@pytest.fixture
-async def processes() -> AsyncIterator[list[Process]]:
-    started: list[Process] = []
-    yield started
-    await asyncio.gather(*(p.kill() for p in started))
 
 
 async def team_on_a_worker(processes: list[Process], url: str, *options: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from autogen_core import SingleThreadedAgentRuntime
 from autogen_core.models import AssistantMessage, LLMMessage, UserMessage
@@ -18,15 +19,16 @@ from handoffs_runtime.models.scripted import FunctionModel, ScriptedModel
 from handoffs_runtime.runtime.release import SessionActivity, live_sessions, release_idle, release_session
 from handoffs_runtime.sessions.recording import UNANSWERED
 from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
-from handoffs_runtime.sessions.store import entry_for_message
+from handoffs_runtime.sessions.store import NewEntry, entry_for_message
 from handoffs_runtime.teams.acme import acme_team
 
+from .store_backends import Backend, Store
 from .support import texts
 
 
 async def _run(
     channel: ScriptedChannel,
-    store: SQLiteSessionStore,
+    store: Store,
     sessions: Sequence[str] = ("s1",),
     **models: ScriptedModel,
 ) -> None:
@@ -44,8 +46,32 @@ def _notices(channel: ScriptedChannel, session: str = "s1") -> list[str]:
     return [o.text for o in channel.shown[session] if isinstance(o, Notice)]
 
 
-async def test_a_session_resumes_with_its_active_agent_and_context(tmp_path: Path) -> None:
-    store = SQLiteSessionStore(tmp_path / "s.sqlite3")
+class SlowEvents(SQLiteSessionStore):
+    """A real store whose handoff events take a while to write (a busy database, a slow disk)."""
+
+    async def append(self, session_id: str, entries: Sequence[NewEntry], **options: Any) -> int:
+        if entries and entries[0].kind == "handoff":
+            await asyncio.sleep(0.3)
+        return await super().append(session_id, entries, **options)
+
+
+async def test_a_slow_handoff_event_is_stored_before_the_reply_that_followed_it(tmp_path: Path) -> None:
+    store = SlowEvents(tmp_path / "s.sqlite3")
+    channel = ScriptedChannel.for_sessions({"s1": ["I want to buy skates"]})  # then it ends on the reply
+    await _run(
+        channel,
+        store,
+        TriageAgent=ScriptedModel([[tool_call("transfer_to_sales_agent")]]),
+        SalesAgent=ScriptedModel(["Rocket skates, $500?"]),
+    )
+    kinds = [e.kind for e in await store.entries("s1")]
+    assert kinds == ["user", "handoff", "tool_calls", "tool_results", "reply"]
+    assert not [n for n in _notices(channel) if n.startswith("⚠")]
+    await store.close()
+
+
+async def test_a_session_resumes_with_its_active_agent_and_context(backend: Backend) -> None:
+    store = backend.make()
     first = ScriptedChannel.for_sessions({"s1": ["I want to buy skates"]})
     await _run(
         first,
@@ -56,7 +82,7 @@ async def test_a_session_resumes_with_its_active_agent_and_context(tmp_path: Pat
     assert (await store.get_session("s1")).status == "ended"
     await store.close()
 
-    store = SQLiteSessionStore(tmp_path / "s.sqlite3")  # a new process, as far as the store can tell
+    store = backend.make()  # a new process, as far as the store can tell
     sales = ScriptedModel(["Ordered."])
     second = ScriptedChannel.for_sessions({"s1": ["yes please"]})
     await _run(second, store, TriageAgent=ScriptedModel([]), SalesAgent=sales)
@@ -78,8 +104,8 @@ async def test_a_session_resumes_with_its_active_agent_and_context(tmp_path: Pat
     await store.close()
 
 
-async def test_an_unanswered_message_is_reported_not_replayed() -> None:
-    store = SQLiteSessionStore(":memory:")
+async def test_an_unanswered_message_is_reported_not_replayed(backend: Backend) -> None:
+    store = backend.make()
     await store.open_session("s1", agent="TriageAgent")
     await store.append("s1", [entry_for_message(UserMessage(content="refund my order", source="User"))])
     triage = ScriptedModel(["How can I help?"])
@@ -101,8 +127,8 @@ async def test_an_unanswered_message_is_reported_not_replayed() -> None:
     await store.close()
 
 
-async def test_nothing_is_sent_when_the_store_fails() -> None:
-    store = SQLiteSessionStore(":memory:")
+async def test_nothing_is_sent_when_the_store_fails(backend: Backend) -> None:
+    store = backend.make()
     await store.close()
     triage = ScriptedModel([])
     channel = ScriptedChannel.for_sessions({"s1": ["hello"]})
@@ -126,8 +152,8 @@ def _sales(messages: Sequence[LLMMessage], tools: Sequence[ToolSchema]) -> Reply
     return f"sales heard {said[-1]}"
 
 
-async def test_100_concurrent_sessions_store_complete_ordered_transcripts(tmp_path: Path) -> None:
-    store = SQLiteSessionStore(tmp_path / "s.sqlite3")
+async def test_100_concurrent_sessions_store_complete_ordered_transcripts(backend: Backend) -> None:
+    store = backend.make()
     sessions = [f"c{n:03d}" for n in range(100)]
     channel = ScriptedChannel.for_sessions(
         {s: [f"{s} wants to buy", f"{s} second", f"{s} third"] for s in sessions}
@@ -279,10 +305,12 @@ async def test_finished_sessions_are_released_unless_asked_not_to() -> None:
         assert release_session(runtime, "a") == (0 if release_ended else 2)  # User and TriageAgent
 
 
-async def test_a_session_stored_by_another_team_resumes_with_this_teams_entry_agent() -> None:
+async def test_a_session_stored_by_another_team_resumes_with_this_teams_entry_agent(
+    backend: Backend,
+) -> None:
     from handoffs_runtime import AgentSpec, TeamSpec
 
-    store = SQLiteSessionStore(":memory:")
+    store = backend.make()
     first = ScriptedChannel.for_sessions({"s1": ["I want to buy skates"]})
     await _run(
         first,

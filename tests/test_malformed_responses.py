@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from autogen_core import AgentId, FunctionCall
+from autogen_core import FunctionCall
 from autogen_core.models import CreateResult, LLMMessage, RequestUsage, SystemMessage, UserMessage
 from autogen_core.tools import FunctionTool, ToolSchema
 
@@ -28,13 +28,13 @@ from handoffs_runtime import (
 )
 from handoffs_runtime.agents.ai import MODEL_ERROR_REPLY
 from handoffs_runtime.agents.toolloop import ToolLoop
-from handoffs_runtime.agents.worker import WorkerAgent, WorkerAgentConfig
+from handoffs_runtime.agents.worker import WorkerAgentConfig
 from handoffs_runtime.channels.memory import ScriptedChannel
-from handoffs_runtime.messages import Notice, WorkerResult, WorkerTask
+from handoffs_runtime.messages import Notice, WorkerResult
 from handoffs_runtime.models.local import LocalModel
 
 from .fake_openai import fake_openai
-from .support import texts
+from .support import ask_worker, texts
 
 _USAGE = RequestUsage(prompt_tokens=0, completion_tokens=0)
 
@@ -136,12 +136,7 @@ async def test_a_worker_answers_whatever_its_model_returns(shape: str) -> None:
         model=RawModel(MALFORMED[shape]),
         tools={tool.name: tool},
     )
-    runtime = HandoffsRuntime()
-    await WorkerAgent.register(runtime, "W", lambda: WorkerAgent(config))
-    runtime.start()
-    task = WorkerTask(task="first", session_id="s1", caller="Front", timeout=30)
-    result = await runtime.send_message(task, AgentId("W", "k"))
-    await runtime.stop()
+    result = await ask_worker(config, "first")
     assert isinstance(result, WorkerResult) and result.text.strip()
 
 
@@ -219,10 +214,5 @@ async def test_a_bug_inside_a_worker_task_becomes_a_failed_result(monkeypatch: p
 
     monkeypatch.setattr(ToolLoop, "run", buggy)
     config = WorkerAgentConfig(name="W", system_message=SystemMessage(content="W."), model=RawModel("x"))
-    runtime = HandoffsRuntime()
-    await WorkerAgent.register(runtime, "W", lambda: WorkerAgent(config))
-    runtime.start()
-    task = WorkerTask(task="first", session_id="s1", caller="Front", timeout=30)
-    result = await runtime.send_message(task, AgentId("W", "k"))
-    await runtime.stop()
+    result = await ask_worker(config, "first")
     assert result == WorkerResult(text="W failed: KeyError: 'a bug in a branch'", ok=False)

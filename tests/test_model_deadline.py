@@ -10,28 +10,29 @@ import asyncio
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
-from autogen_core import AgentId
-from autogen_core.models import SystemMessage
+from autogen_core.models import AssistantMessage, LLMMessage, SystemMessage
 
-from handoffs_runtime import HandoffsRuntime, ModelConfigError, TeamPolicy, openai_model
+from handoffs_runtime import ModelConfigError, TeamPolicy, openai_model
 from handoffs_runtime.agents.ai import MODEL_ERROR_REPLY
-from handoffs_runtime.agents.worker import WorkerAgent, WorkerAgentConfig
+from handoffs_runtime.agents.worker import WorkerAgentConfig
 from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.errors import TeamConfigError
-from handoffs_runtime.messages import WorkerResult, WorkerTask
+from handoffs_runtime.messages import WorkerResult
 from handoffs_runtime.models.deadline import cut_note
+from handoffs_runtime.models.local import LocalModel
 from handoffs_runtime.models.scripted import ScriptedModel
-from handoffs_runtime.team.spec import model_timeout_team
+from handoffs_runtime.team.spec import MODEL_TIMEOUT_MARGIN, call_deadline, model_timeout_team
 from handoffs_runtime.teams.acme import acme_team
 
 from .cli_support import run_handoffs
-from .support import run_sessions, texts
+from .support import ask_worker, run_sessions, texts
 
 TRICKLE_SECONDS = 0.02
 """Between two bytes (or chunks): far below any per-read timeout, so only a total deadline ends it."""
@@ -157,12 +158,7 @@ async def test_a_worker_applies_the_policy_timeout_to_each_model_call() -> None:
         model=Hanging([]),
         policy=TeamPolicy(model_timeout=0.05),
     )
-    runtime = HandoffsRuntime()
-    await WorkerAgent.register(runtime, "W", lambda: WorkerAgent(config))
-    runtime.start()
-    task = WorkerTask(session_id="s1", task="do it", caller="test", timeout=3600)
-    result = await runtime.send_message(task, AgentId("W", "k"))
-    await runtime.stop()
+    result = await ask_worker(config, "do it", timeout=3600)
     assert result == WorkerResult(text="W's model failed: TimeoutError: no answer within 0.05 s", ok=False)
 
 
@@ -191,3 +187,55 @@ def test_a_long_model_timeout_moves_the_teams_own_limit_past_it() -> None:
     """Else the team's limit (45 s) would cut a 60 s call first, and could only apologise."""
     team = model_timeout_team(acme_team(), 60)
     assert team.policy.model_timeout is not None and team.policy.model_timeout > 60
+
+
+def test_the_team_files_model_timeout_is_the_deadline_without_the_option(tmp_path: Path) -> None:
+    team = tmp_path / "team.yaml"
+    agents = "- {name: Front, system_message: Be brief.}"
+    team.write_text(f"name: t\npolicy: {{model_timeout: 1}}\nagents:\n{agents}\n")
+    with trickling_server() as server:  # about ten seconds of answer, well within the usual limit
+        options = ["--team", str(team), "--model", "m", "--base-url", server.url, "--no-colour"]
+        result = run_handoffs("chat", *options, stdin="hello\n")
+    assert result.returncode == 0, result.stderr
+    assert "Front › slow slow " in result.stdout and f"slow {cut_note(1.0)}\n" in result.stdout
+    assert result.stdout.count(cut_note(1.0)) == 1
+    assert server.requests == 1
+
+
+def test_the_option_wins_over_the_team_file() -> None:
+    team = acme_team(policy=TeamPolicy(model_timeout=90))
+    assert call_deadline(team, None) == 90
+    assert call_deadline(team, 5) == 5
+    assert model_timeout_team(team, 5).policy.model_timeout == 5 + MODEL_TIMEOUT_MARGIN
+    assert model_timeout_team(team, None).policy.model_timeout == 90 + MODEL_TIMEOUT_MARGIN
+
+
+async def test_a_streamed_reply_the_teams_own_limit_cuts_is_kept_marked_as_cut() -> None:
+    """A model client without a deadline of its own (an autogen client from a team file): the team's
+    ``model_timeout`` ends the call, and the words already shown stay, marked as cut."""
+
+    class Slow(LocalModel):
+        answers_promptly = False
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.seen: list[list[LLMMessage]] = []
+
+        async def create_stream(  # type: ignore[override]
+            self, messages: Sequence[LLMMessage], **kwargs: object
+        ) -> AsyncIterator[str]:
+            self.seen.append(list(messages))
+            for _ in range(1000):
+                yield "slow "
+                await asyncio.sleep(0.01)
+            raise AssertionError("the stream should have been cut")
+
+    model = Slow()
+    channel = ScriptedChannel.for_sessions({"s1": ["hello", "again"]})
+    policy = TeamPolicy(stream=True, model_timeout=0.3)
+    await run_sessions(acme_team(policy=policy), channel, models={"TriageAgent": model})
+    first, second = texts(channel)
+    assert first[1].startswith("slow slow") and first[1].endswith(cut_note(0.3).strip())
+    assert second[1].endswith(cut_note(0.3).strip())
+    said = model.seen[1][-2]  # what the model reads next: the words and the note, as its own reply
+    assert isinstance(said, AssistantMessage) and said.content == first[1]

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import io
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from pydantic import TypeAdapter
 
 from handoffs_runtime import (
@@ -24,7 +21,7 @@ from handoffs_runtime.distributed import FrontEnd
 from handoffs_runtime.runtime.single_threaded import HandoffsRuntime
 from handoffs_runtime.teams.acme import acme_team
 
-from .distributed_support import TIMEOUT, Process, start_host, start_worker
+from .distributed_support import TIMEOUT, Process, deploy
 from .web_support import customer, served
 
 REFUND = "I want a refund for my shoes"
@@ -41,13 +38,6 @@ class SeenConsole(ConsoleChannel):
     async def show(self, session_id: str, event: Event) -> None:
         self.seen.append(event)
         await super().show(session_id, event)
-
-
-@pytest.fixture
-async def processes() -> AsyncIterator[list[Process]]:
-    started: list[Process] = []
-    yield started
-    await asyncio.gather(*(p.kill() for p in started))
 
 
 async def on_the_console() -> Event:
@@ -73,9 +63,7 @@ async def on_a_web_page(tmp_path: Path) -> Event:
 
 
 async def at_a_grpc_front_end(processes: list[Process]) -> Event:
-    host, address = await start_host()
-    processes.append(host)
-    processes.append(await start_worker(address, "TriageAgent,IssuesAndRepairsAgent,SalesAgent,HumanAgent"))
+    address = await deploy(processes, "TriageAgent,IssuesAndRepairsAgent,SalesAgent,HumanAgent")
     channel = QueueChannel()
     async with FrontEnd(acme_team(), address, channel) as front:
         await front.open("s1")

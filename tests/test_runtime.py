@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import Iterator
@@ -24,7 +25,15 @@ from autogen_core._runtime_impl_helpers import SubscriptionManager
 from autogen_core.logging import MessageEvent
 from opentelemetry.trace import INVALID_SPAN, NoOpTracer, Span, TracerProvider
 
-from handoffs_runtime import HandoffEvent, HandoffsRuntime, register_team, start_session, tool_call
+from handoffs_runtime import (
+    HandoffEvent,
+    HandoffsRuntime,
+    OfflineModel,
+    QueueChannel,
+    register_team,
+    start_session,
+    tool_call,
+)
 from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.models.scripted import ScriptedModel
 from handoffs_runtime.runtime.subscriptions import TypeIndexedSubscriptions
@@ -257,3 +266,20 @@ async def test_subscription_lookups_keep_nothing_per_session() -> None:
     assert not ours._seen_topics and not ours._subscribed_recipients
     with pytest.raises(ValueError, match="already exists"):
         await ours.add_subscription(TypeSubscription("Sales", "Sales"))
+
+
+async def test_stop_cancels_a_turn_that_waits_for_the_person(caplog: pytest.LogCaptureFixture) -> None:
+    """The stock runtime leaves it waiting forever (asyncio reports it destroyed when it is collected)."""
+    runtime = HandoffsRuntime()
+    channel = QueueChannel()
+    await register_team(runtime, acme_team(), model=OfflineModel(), channel=channel)
+    before = asyncio.all_tasks()
+    runtime.start()
+    await start_session(runtime, "s1")
+    await channel.say("s1", "hello")
+    await channel.next_reply("s1", timeout=10)  # now the person's turn: the UserAgent waits for a line
+    waiting = set(runtime._background_tasks)
+    await runtime.stop()
+    assert asyncio.all_tasks() - before == set()
+    assert [t.exception() for t in waiting if not t.cancelled()] == [None] * len(waiting)  # ended cleanly
+    assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []

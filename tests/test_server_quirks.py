@@ -9,16 +9,20 @@ from pathlib import Path
 import pytest
 
 from handoffs_runtime import (
+    AgentSpec,
     HandoffsRuntime,
     SQLiteSessionStore,
     TeamPolicy,
+    TeamSpec,
     openai_model,
     register_team,
     start_session,
 )
 from handoffs_runtime.agents.ai import EMPTY_REPLY, MODEL_ERROR_REPLY
+from handoffs_runtime.agents.trim import TRIM_NOTE, TRIMMED_NOTICE
 from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.errors import ModelProtocolError
+from handoffs_runtime.messages import Notice
 from handoffs_runtime.models.failures import explain_model_error
 from handoffs_runtime.models.responses import TRUNCATED_STREAM
 from handoffs_runtime.teams.acme import acme_team
@@ -118,12 +122,67 @@ async def test_a_server_that_keeps_refusing_null_content_when_told_to_send_it_is
     assert said.endswith("fails on this request (HTTP 500, also when tried again); its log says why.")
 
 
+def brief_team(policy: TeamPolicy) -> TeamSpec:
+    """One agent with a short prompt and no tools: what the fake server counts is the conversation."""
+    return TeamSpec(
+        name="t", entry="Front", policy=policy, agents=[AgentSpec("Front", system_message="Be brief.")]
+    )
+
+
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
-async def test_the_conversation_outgrowing_the_context_is_told_once_then_recalled(stream: bool) -> None:
+async def test_a_conversation_that_outgrew_the_context_is_trimmed_and_the_session_goes_on(
+    stream: bool, tmp_path: Path
+) -> None:
+    answers = ["Hello! How can I help?", "That is a long question.", "It is 4.", "You are welcome."]
+    script = ["hi", "y" * 4000, "z" * 2000 + " what is 2 + 2?", "thanks"]
+    store = SQLiteSessionStore(str(tmp_path / "sessions.sqlite3"))
+    with fake_openai(answers) as server:  # type: ignore[arg-type]
+        server.context_chars = 5000  # the first two turns fit, the third not
+        channel = ScriptedChannel.for_sessions({"s1": script})
+        team = brief_team(TeamPolicy(stream=stream))
+        await run_sessions(team, channel, model=model_for(server.url), store=store)  # type: ignore[arg-type]
+    assert [text for _, text in texts(channel)] == answers
+    assert server.statuses == [200, 200, 400, 200, 200]  # refused once, sent trimmed, then it fits
+    retried = [(m["role"], m["content"]) for m in server.requests[3]["messages"]]
+    assert retried == [
+        ("system", "Be brief."),
+        ("system", TRIM_NOTE),  # the oldest messages are left out; the model is told so
+        ("assistant", "That is a long question."),
+        ("user", script[2]),
+    ]
+    last = [m["content"] for m in server.requests[4]["messages"]]
+    assert last == ["Be brief.", TRIM_NOTE, answers[1], script[2], answers[2], "thanks"]
+    notices = [e.text for e in channel.shown["s1"] if isinstance(e, Notice)]
+    assert notices.count(TRIMMED_NOTICE) == 1  # the person is told once, when it happens
+    entries = [(e.kind, e.text) for e in await store.entries("s1")]
+    said = [("user", line) for line in script]
+    assert entries == [e for pair in zip(said, [("reply", a) for a in answers], strict=True) for e in pair]
+    await store.close()
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
+async def test_a_message_longer_than_the_context_is_said_as_such(stream: bool) -> None:
+    with fake_openai(["Hello! How can I help?", "Sure."]) as server:
+        server.context_chars = 6000
+        channel = ScriptedChannel.for_sessions({"s1": ["hi", "x" * 6000, "short again"]})
+        team = brief_team(TeamPolicy(stream=stream))
+        await run_sessions(team, channel, model=model_for(server.url))  # type: ignore[arg-type]
+    first, second, third = texts(channel)
+    assert first == ("Front", "Hello! How can I help?")
+    assert second[1] == (
+        "Sorry, I can't answer: your last message is longer than the model can read (it reads at most "
+        "2048 tokens), even with the earlier conversation left out; please say it in fewer words."
+    )
+    assert third == ("Front", "Sure.")  # the long message is left out of what the model reads now
+    assert server.statuses == [200, 400, 400, 400, 200]  # as sent, then alone; then trimmed, it fits
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
+async def test_without_trimming_the_overflow_is_told_once_then_recalled(stream: bool) -> None:
     with fake_openai(["Hello! How can I help?"]) as server:
         server.context_chars = 6000  # the first turn fits (system prompt, tools aside), the second not
         channel = ScriptedChannel.for_sessions({"s1": ["hi", "x" * 6000, "and again"]})
-        policy = TeamPolicy(stream=stream)
+        policy = TeamPolicy(stream=stream, trim_context=False)
         await run_sessions(acme_team(policy=policy), channel, model=model_for(server.url))  # type: ignore[arg-type]
     first, second, third = texts(channel)
     assert first == ("TriageAgent", "Hello! How can I help?")

@@ -1,9 +1,11 @@
-"""The SQLite session store on real files: transactions, migrations, and every bad file left untouched."""
+"""The session stores on real databases: the behaviour both share (on SQLite and on PostgreSQL), then the
+SQLite file's own cases: transactions, migrations, and every bad file left untouched."""
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
+import stat
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -22,12 +24,14 @@ from handoffs_runtime.sessions.store import (
     entry_for_message,
 )
 
+from .store_backends import Backend
+
 HI = UserMessage(content="hi", source="User")
 HELLO = AssistantMessage(content="hello", source="Triage")
 
 
-async def test_append_assigns_sequence_numbers_and_keeps_state(tmp_path: Path) -> None:
-    store = SQLiteSessionStore(tmp_path / "s.sqlite3")
+async def test_append_assigns_sequence_numbers_and_keeps_state(backend: Backend) -> None:
+    store = backend.make()
     assert isinstance(store, SessionStore)
     state, created = await store.open_session("s1", agent="Triage", team="acme")
     assert created and state.active_agent == "Triage" and state.context == [] and state.last_seq == 0
@@ -54,14 +58,14 @@ async def test_append_assigns_sequence_numbers_and_keeps_state(tmp_path: Path) -
     assert [e.seq for e in await store.entries("s1", after=2)] == [3]
     await store.close()
 
-    reopened = SQLiteSessionStore(tmp_path / "s.sqlite3")
+    reopened = backend.make()
     again, created = await reopened.open_session("s1", agent="Triage")
     assert not created and again.context == [HI, HELLO] and again.active_agent == "Sales"
     await reopened.close()
 
 
-async def test_ended_session_reopens_and_list_is_most_recent_first() -> None:
-    store = SQLiteSessionStore(":memory:")
+async def test_ended_session_reopens_and_list_is_most_recent_first(backend: Backend) -> None:
+    store = backend.make()
     await store.open_session("old", agent="A")
     await store.open_session("new", agent="B")
     await store.append("new", [entry_for_message(HI)])
@@ -74,8 +78,8 @@ async def test_ended_session_reopens_and_list_is_most_recent_first() -> None:
     await store.close()
 
 
-async def test_unknown_sessions_are_clear_errors() -> None:
-    store = SQLiteSessionStore(":memory:")
+async def test_unknown_sessions_are_clear_errors(backend: Backend) -> None:
+    store = backend.make()
     with pytest.raises(UnknownSessionError, match=r"no session 'nope'.*sessions list"):
         await store.get_session("nope")
     with pytest.raises(UnknownSessionError):
@@ -91,8 +95,8 @@ async def test_unknown_sessions_are_clear_errors() -> None:
         await store.list_sessions()
 
 
-async def test_delete_removes_the_session_and_its_transcript_only() -> None:
-    store = SQLiteSessionStore(":memory:")
+async def test_delete_removes_the_session_and_its_transcript_only(backend: Backend) -> None:
+    store = backend.make()
     for s in ("a", "b"):
         await store.open_session(s, agent="T")
         await store.append(s, [entry_for_message(HI)])
@@ -104,9 +108,52 @@ async def test_delete_removes_the_session_and_its_transcript_only() -> None:
     await store.close()
 
 
-def test_file_is_in_wal_mode_with_the_current_schema(tmp_path: Path) -> None:
+async def test_a_secret_is_made_once_and_shared_by_every_store_on_the_database(backend: Backend) -> None:
+    """Web servers starting together agree on one key secret, and a restart finds it again."""
+    stores = [backend.make(), backend.make()]
+    made = await asyncio.gather(*(s.secret("web-session-key") for s in stores * 5))
+    assert len(set(made)) == 1 and len(made[0]) == 32
+    assert await stores[0].secret("another", size=16) not in (made[0], b"") and len(made[0]) == 32
+    for store in stores:
+        await store.close()
+    again = backend.make()
+    assert await again.secret("web-session-key") == made[0]
+    await again.close()
+
+
+async def test_which_session_waits_for_an_operator_and_who_took_it_is_shared(backend: Backend) -> None:
+    here, there = backend.make(), backend.make()  # two web servers on one store
+    for session in ("s1", "s2"):
+        await here.open_session(session, agent="HumanAgent")
+    first = await here.wait_for_operator("s1", "Customer asks for a person")
+    await here.wait_for_operator("s2", "Approve the refund?")
+    assert [(w.session_id, w.taken_by) for w in await there.operator_waits()] == [("s1", None), ("s2", None)]
+    taken = await asyncio.gather(here.take_for_operator("s1", "ann"), there.take_for_operator("s1", "bob"))
+    assert sorted(taken) == [False, True]  # exactly one of two operators on two servers
+    winner = "ann" if taken[0] else "bob"
+    assert await there.take_for_operator("s1", winner)  # taking again what one holds is fine
+    assert not await there.take_for_operator("s3", winner)  # nobody waits there
+    again = await there.wait_for_operator("s1", "the customer wrote again")
+    assert (again.since, again.taken_by, again.prompt) == (first.since, winner, "the customer wrote again")
+    await here.release_operator("s1", "somebody else")  # only the taker lets go
+    await here.release_operator("s1", winner)
+    assert [(w.session_id, w.taken_by) for w in await there.operator_waits()] == [("s1", None), ("s2", None)]
+    await there.release_operator("s2")  # answered: it waits no more
+    await here.end_session("s1")
+    await here.delete_session("s1")  # a deleted session waits for nobody
+    assert await there.operator_waits() == []
+    for store in (here, there):
+        await store.close()
+
+
+async def test_file_is_private_in_wal_mode_with_the_current_schema(tmp_path: Path) -> None:
+    """Only its owner reads a new store: it holds conversations and the web servers' key secret."""
     path = tmp_path / "s.sqlite3"
-    SQLiteSessionStore(path).close_now()
+    store = SQLiteSessionStore(path)
+    await store.secret("web-session-key")
+    for file in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        assert stat.S_IMODE(file.stat().st_mode) == 0o600, file
+    await store.close()
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert conn.execute("SELECT version FROM schema_version").fetchone()[0] == SCHEMA_VERSION
@@ -242,19 +289,15 @@ def test_default_path_follows_xdg_data_home(tmp_path: Path, monkeypatch: pytest.
     ],
 )
 async def test_a_scribbled_row_is_a_store_error_naming_it(
-    tmp_path: Path, column: str, value: str, message: str
+    backend: Backend, column: str, value: str, message: str
 ) -> None:
-    path = tmp_path / "s.sqlite3"
-    store = SQLiteSessionStore(path)
+    store = backend.make()
     await store.open_session("s1", agent="T")
     await store.append("s1", [entry_for_message(HI)], context=[HI])
     await store.close()
     table = "sessions" if column == "context" else "messages"
-    conn = sqlite3.connect(path)
-    with conn:
-        conn.execute(f"UPDATE {table} SET {column} = ?", (value,))
-    conn.close()
-    store = SQLiteSessionStore(path, read_only=True)
+    backend.execute(f"UPDATE {table} SET {column} = ?", (value,))
+    store = backend.make(read_only=True)
     with pytest.raises(StoreError, match=message):
         await (store.get_session("s1") if column == "context" else store.entries("s1"))
     assert store.failure is not None

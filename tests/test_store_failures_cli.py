@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from handoffs_runtime.sessions.sqlite_schema import SCHEMA_VERSION
+
 from .chat_process import ROOT
 
 WAIT = 60
@@ -107,7 +109,7 @@ SCRIBBLES: dict[str, tuple[tuple[str, ...], str]] = {
         "None",
     ),
     "no row": (("DELETE FROM schema_version",), "no row"),
-    "two rows": (("INSERT INTO schema_version VALUES (1)",), "3, 1"),
+    "two rows": (("INSERT INTO schema_version VALUES (1)",), f"{SCHEMA_VERSION}, 1"),
 }
 
 

@@ -1,4 +1,5 @@
-"""One writer per session, in process: two store objects on one real SQLite file, as two processes would be.
+"""One writer per session, in process: two store objects on one real database (a SQLite file, a PostgreSQL
+schema), as two processes would be.
 
 A second store may not open a session that a live store holds; taking it over makes the first one's
 writes fail instead of interleaving; a holder that stopped renewing loses its claim by itself; and a
@@ -10,10 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
-import sqlite3
-import time
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 from autogen_core.models import AssistantMessage, LLMMessage, UserMessage
@@ -26,8 +24,9 @@ from handoffs_runtime.errors import (
 )
 from handoffs_runtime.messages import AgentResponse, HandoffEvent
 from handoffs_runtime.sessions.recording import record_event, record_reply, record_user
-from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
-from handoffs_runtime.sessions.store import StoredEntry, entry_for_message
+from handoffs_runtime.sessions.store import SessionStore, StoredEntry, entry_for_message
+
+from .store_backends import Backend, Store
 
 HOLDER = f"pid {os.getpid()} on host {socket.gethostname()}"
 
@@ -36,9 +35,7 @@ def _said(text: str) -> UserMessage:
     return UserMessage(content=text, source="User")
 
 
-async def _turn(
-    store: SQLiteSessionStore, session: str, context: list[LLMMessage], text: str
-) -> list[LLMMessage]:
+async def _turn(store: SessionStore, session: str, context: list[LLMMessage], text: str) -> list[LLMMessage]:
     """One turn as the ``UserAgent`` records it: the person's message, then the reply with its context."""
     said = _said(text)
     await record_user(store, session, said, agent="Agent")
@@ -47,34 +44,21 @@ async def _turn(
     return context
 
 
-def _held_by(path: Path, session: str, *, pid: int, host: str, for_seconds: float) -> None:
-    """Leave the session as a holder that stopped without closing would: a claim that nobody renews."""
-    conn = sqlite3.connect(path)
-    with conn:
-        conn.execute(
-            "INSERT INTO holders (token, pid, host, expires_at) VALUES ('stopped', ?, ?, ?)",
-            (pid, host, time.time() + for_seconds),
-        )
-        conn.execute("UPDATE leases SET token = 'stopped' WHERE session_id = ?", (session,))
-    conn.close()
-
-
 def _spoken(entries: list[StoredEntry]) -> list[str]:
     return [e.text for e in entries if e.kind in ("user", "reply")]
 
 
 @pytest.fixture
-async def stores(tmp_path: Path) -> AsyncIterator[list[SQLiteSessionStore]]:
-    """Two stores on one file: two processes, as far as the file can tell."""
-    path = tmp_path / "s.sqlite3"
-    pair = [SQLiteSessionStore(path), SQLiteSessionStore(path)]
+async def stores(backend: Backend) -> AsyncIterator[list[Store]]:
+    """Two stores on one database: two processes, as far as the database can tell."""
+    pair = [backend.make(), backend.make()]
     yield pair
     for store in pair:
         await store.close()
 
 
 async def test_a_second_writer_is_refused_and_the_first_keeps_every_turn(
-    stores: list[SQLiteSessionStore],
+    stores: list[Store],
 ) -> None:
     """The issue's case: both opened the session and the stored context kept only one writer's turns."""
     first, second = stores
@@ -93,7 +77,7 @@ async def test_a_second_writer_is_refused_and_the_first_keeps_every_turn(
     assert _spoken(await second.entries("same")) == ["one", "answer to one", "two", "answer to two"]
 
 
-async def test_a_take_over_makes_the_old_holder_stop_writing(stores: list[SQLiteSessionStore]) -> None:
+async def test_a_take_over_makes_the_old_holder_stop_writing(stores: list[Store]) -> None:
     first, second = stores
     await first.open_session("same", agent="Agent")
     context = await _turn(first, "same", [], "one")
@@ -125,8 +109,8 @@ async def test_a_take_over_makes_the_old_holder_stop_writing(stores: list[SQLite
     assert [m.content for m in state.context][-1] == "answer to two from second"
 
 
-async def test_append_is_a_compare_and_set_on_the_sequence_number(tmp_path: Path) -> None:
-    store = SQLiteSessionStore(tmp_path / "s.sqlite3")
+async def test_append_is_a_compare_and_set_on_the_sequence_number(backend: Backend) -> None:
+    store = backend.make()
     await store.open_session("s", agent="Agent")
     await store.append("s", [entry_for_message(_said("hi"))])
     with pytest.raises(
@@ -140,29 +124,33 @@ async def test_append_is_a_compare_and_set_on_the_sequence_number(tmp_path: Path
     await store.close()
 
 
-class _EventDuringReply(SQLiteSessionStore):
-    """A real store in which a handoff event of the same turn lands between ``record_reply``'s read and
-    its write, once: the interleaving that concurrent handlers of one session can produce."""
+def _event_during_reply(store: Store) -> list[bool]:
+    """Make a real store land a handoff event of the same turn between ``record_reply``'s read and its
+    write, once: the interleaving that concurrent handlers of one session can produce."""
+    raced: list[bool] = []
+    read_entries = store.entries
 
-    raced = False
-
-    async def entries(self, session_id: str, *, after: int = 0) -> list[StoredEntry]:
-        read = await super().entries(session_id, after=after)
-        if not self.raced:
-            self.raced = True
+    async def entries(session_id: str, *, after: int = 0) -> list[StoredEntry]:
+        read = await read_entries(session_id, after=after)
+        if not raced:
+            raced.append(True)
             event = HandoffEvent(session_id=session_id, source="Agent", target="Other", tool="transfer")
-            await record_event(self, event)
+            await record_event(store, event)
         return read
 
+    store.entries = entries  # type: ignore[method-assign]
+    return raced
 
-async def test_a_reply_whose_read_went_stale_is_read_again_not_written_over(tmp_path: Path) -> None:
-    store = _EventDuringReply(tmp_path / "s.sqlite3")
+
+async def test_a_reply_whose_read_went_stale_is_read_again_not_written_over(backend: Backend) -> None:
+    store = backend.make()
+    raced = _event_during_reply(store)
     await store.open_session("s", agent="Agent")
     said = _said("hello")
     await record_user(store, "s", said, agent="Agent")
     context: list[LLMMessage] = [said, AssistantMessage(content="hi there", source="Other")]
     await record_reply(store, "s", AgentResponse(reply_to_topic_type="Other", context=context))
-    assert store.raced
+    assert raced
     entries = await store.entries("s")
     assert [e.kind for e in entries] == ["user", "handoff", "reply"]
     state = await store.get_session("s")
@@ -170,14 +158,13 @@ async def test_a_reply_whose_read_went_stale_is_read_again_not_written_over(tmp_
     await store.close()
 
 
-async def test_a_holder_that_stopped_renewing_loses_its_claim_by_itself(tmp_path: Path) -> None:
+async def test_a_holder_that_stopped_renewing_loses_its_claim_by_itself(backend: Backend) -> None:
     """A crashed holder on another host cannot be checked for life: its lease runs out instead."""
-    path = tmp_path / "s.sqlite3"
-    store = SQLiteSessionStore(path)
+    store = backend.make()
     await store.open_session("s", agent="Agent")
     await store.close()
-    _held_by(path, "s", pid=4242, host="elsewhere", for_seconds=1.0)
-    store = SQLiteSessionStore(path)
+    backend.held_by("s", pid=4242, host="elsewhere", for_seconds=1.0)
+    store = backend.make()
     with pytest.raises(SessionBusyError, match=r"\(pid 4242 on host elsewhere\)"):
         await store.open_session("s", agent="Agent")
     with pytest.raises(SessionBusyError, match="pid 4242 on host elsewhere"):
@@ -195,23 +182,21 @@ async def test_a_holder_that_stopped_renewing_loses_its_claim_by_itself(tmp_path
     await store.close()
 
 
-async def test_a_dead_holder_on_this_host_frees_the_session_at_once(tmp_path: Path) -> None:
-    path = tmp_path / "s.sqlite3"
+async def test_a_dead_holder_on_this_host_frees_the_session_at_once(backend: Backend) -> None:
     child = await asyncio.create_subprocess_exec("true")
     await child.wait()  # a pid that certainly ran on this host and is gone
-    store = SQLiteSessionStore(path)
+    store = backend.make()
     await store.open_session("s", agent="Agent")
     await store.close()
-    _held_by(path, "s", pid=child.pid, host=socket.gethostname(), for_seconds=3600)
-    store = SQLiteSessionStore(path)
+    backend.held_by("s", pid=child.pid, host=socket.gethostname(), for_seconds=3600)
+    store = backend.make()
     assert await store.claim("s") is None  # nobody live was taken over
     await store.close()
 
 
-async def test_a_live_holder_keeps_its_claim_by_renewing_it(tmp_path: Path) -> None:
-    path = tmp_path / "s.sqlite3"
-    holder = SQLiteSessionStore(path, lease_seconds=0.3)
-    other = SQLiteSessionStore(path)
+async def test_a_live_holder_keeps_its_claim_by_renewing_it(backend: Backend) -> None:
+    holder = backend.make(lease_seconds=0.3)
+    other = backend.make()
     await holder.open_session("s", agent="Agent")
     for _ in range(5):  # several lease lengths: only renewal keeps it
         await asyncio.sleep(0.2)
@@ -223,12 +208,12 @@ async def test_a_live_holder_keeps_its_claim_by_renewing_it(tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize("seconds", [0, -1, float("nan"), float("inf")])
-def test_a_lease_length_must_be_a_positive_finite_number(seconds: float) -> None:
+def test_a_lease_length_must_be_a_positive_finite_number(backend: Backend, seconds: float) -> None:
     with pytest.raises(ValueError, match="lease_seconds must be a positive, finite number of seconds"):
-        SQLiteSessionStore(lease_seconds=seconds)
+        backend.make(lease_seconds=seconds)
 
 
-async def test_ending_a_session_lets_go_of_it(stores: list[SQLiteSessionStore]) -> None:
+async def test_ending_a_session_lets_go_of_it(stores: list[Store]) -> None:
     first, second = stores
     await first.open_session("s", agent="Agent")
     await first.end_session("s")

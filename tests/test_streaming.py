@@ -8,6 +8,7 @@ from handoffs_runtime import SQLiteSessionStore, TeamPolicy, openai_model, start
 from handoffs_runtime.agents.ai import MODEL_ERROR_REPLY
 from handoffs_runtime.channels.events import EventChannel
 from handoffs_runtime.messages import Delta, Event, Question, Reply, Said
+from handoffs_runtime.models.scripted import ScriptedModel
 from handoffs_runtime.teams.acme import acme_team
 
 from .event_support import started
@@ -97,3 +98,12 @@ def test_event_channel_is_a_channel() -> None:
     from handoffs_runtime import Channel
 
     assert isinstance(EventChannel(), Channel)
+
+
+async def test_a_local_model_streams_in_pieces_of_delta_chars() -> None:
+    class Pieces(ScriptedModel):
+        delta_chars = 4
+
+    streamed = [chunk async for chunk in Pieces(["hello world"]).create_stream([])]
+    assert streamed[:-1] == ["hell", "o wo", "rld"]
+    assert [chunk async for chunk in ScriptedModel(["hello world"]).create_stream([])][:-1] == ["hello world"]

@@ -241,8 +241,12 @@ def map_problems(package: Path, readme: str) -> list[str]:
 # --- the checks themselves can fail --------------------------------------------------------------------
 
 
-def write_package(root: Path, files: Mapping[str, str]) -> Path:
+def write_package(root: Path, files: Mapping[str, str], *, init_files: bool = False) -> Path:
+    """``files`` under ``root/pkg``; ``init_files``: an empty ``__init__.py`` in it and in each folder too."""
     package = root / "pkg"
+    if init_files:
+        folders = {"", *(relative.rpartition("/")[0] for relative in files)}
+        files = {**{f"{folder}/__init__.py".lstrip("/"): "" for folder in folders}, **files}
     for relative, text in files.items():
         path = package / relative
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -254,13 +258,12 @@ def test_imports_inside_functions_and_for_typing_make_a_circle(tmp_path: Path) -
     package = write_package(
         tmp_path,
         {
-            "__init__.py": "",
-            "telemetry/__init__.py": "",
             "telemetry/core.py": "def wrap():\n    from pkg.telemetry.model import Traced\n",
             "telemetry/model.py": (
                 "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.telemetry.core import T\n"
             ),
         },
+        init_files=True,
     )
     cycle = find_cycle(graph_of(read_imports(package)))
     assert cycle == ["pkg.telemetry.core", "pkg.telemetry.model", "pkg.telemetry.core"]
@@ -270,17 +273,13 @@ def test_an_upward_import_is_named_by_file_line_and_module(tmp_path: Path) -> No
     package = write_package(
         tmp_path,
         {
-            "__init__.py": "",
             "errors.py": "",
-            "agents/__init__.py": "",
             "agents/ai.py": "from pkg.errors import E\n\n\ndef f():\n    from pkg.cli.main import run\n",
-            "tools/__init__.py": "",
             "tools/workers.py": "from pkg.telemetry import core\n",
-            "cli/__init__.py": "",
             "cli/main.py": "from pkg.agents.ai import f\n",
-            "telemetry/__init__.py": "",
             "telemetry/core.py": "",
         },
+        init_files=True,
     )
     assert layer_violations(read_imports(package), package) == [
         "agents/ai.py:5 -> pkg.cli.main: agents never imports cli",

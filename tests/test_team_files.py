@@ -143,6 +143,20 @@ def test_a_mistake_is_one_line_with_its_place_and_a_suggestion(
     assert "Traceback" not in done.stderr
 
 
+def test_the_policy_of_a_file_sets_the_model_deadline_and_trimming(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+        name: t
+        policy: {model_timeout: 120, trim_context: false}
+        agents: [{name: Front}]
+        """,
+    )
+    policy = load_team_file(path).policy
+    assert (policy.model_timeout, policy.trim_context) == (120, False)
+    assert load_team_file(write(tmp_path, "name: t\nagents: [{name: Front}]\n")).policy.trim_context
+
+
 def test_a_misspelt_entry_agent_is_one_line_with_a_suggestion(tmp_path: Path) -> None:
     (tmp_path / "shoptools.py").write_text(TOOLS_MODULE)
     path = write(tmp_path, GOOD + "    entry: Frnt\n")

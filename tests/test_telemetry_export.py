@@ -7,7 +7,6 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
@@ -113,13 +112,6 @@ def test_nothing_configured_means_no_telemetry(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
     with pytest.raises(TelemetryConfigError, match="http/json"):
         telemetry_from_environment("otlp")
-
-
-@pytest.fixture
-async def processes() -> AsyncIterator[list[Process]]:
-    started: list[Process] = []
-    yield started
-    await asyncio.gather(*(p.kill() for p in started))
 
 
 async def test_one_turn_across_a_grpc_host_and_two_workers_is_one_trace(

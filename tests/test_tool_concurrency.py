@@ -11,18 +11,17 @@ from collections import defaultdict
 from typing import Any
 
 import pytest
-from autogen_core import AgentId
 from autogen_core.models import FunctionExecutionResultMessage, SystemMessage
 from autogen_core.tools import FunctionTool
 
-from handoffs_runtime import AgentSpec, HandoffsRuntime, TeamPolicy, TeamSpec, ask_person, tool_call
-from handoffs_runtime.agents.worker import WorkerAgent, WorkerAgentConfig
+from handoffs_runtime import AgentSpec, TeamPolicy, TeamSpec, ask_person, tool_call
+from handoffs_runtime.agents.worker import WorkerAgentConfig
 from handoffs_runtime.channels.memory import ScriptedChannel
-from handoffs_runtime.messages import Event, Person, WorkerTask
+from handoffs_runtime.messages import Event, Person
 from handoffs_runtime.models.scripted import ScriptedModel
 from handoffs_runtime.tools.approval import requires_approval
 
-from .support import run_sessions, texts
+from .support import ask_worker, run_sessions, texts
 
 SLEEPS = {"a": 0.3, "b": 0.2, "c": 0.1}
 """Each call sleeps; the first called finishes last, so call order and finishing order differ."""
@@ -82,12 +81,7 @@ async def worker_run(concurrent: bool) -> tuple[Spans, list[tuple[str, str]]]:
         tools={tool.name: tool},
         policy=TeamPolicy(concurrent_tool_calls=concurrent),
     )
-    runtime = HandoffsRuntime()
-    await WorkerAgent.register(runtime, "W", lambda: WorkerAgent(config))
-    runtime.start()
-    task = WorkerTask(task="wait three times", session_id="s1", caller="Front", timeout=30)
-    answer = await runtime.send_message(task, AgentId("W", "k"))
-    await runtime.stop()
+    answer = await ask_worker(config, "wait three times")
     assert (answer.text, answer.ok) == ("all done", True)
     results = model.calls[1][0][-1]
     assert isinstance(results, FunctionExecutionResultMessage)
@@ -211,11 +205,6 @@ async def test_a_worker_out_of_time_stops_all_its_concurrent_calls() -> None:
         model=ScriptedModel([[tool_call("slow", {"name": n}) for n in ("x", "y", "z")]]),
         tools={tool.name: tool},
     )
-    runtime = HandoffsRuntime()
-    await WorkerAgent.register(runtime, "W", lambda: WorkerAgent(config))
-    runtime.start()
-    task = WorkerTask(task="go", session_id="s1", caller="Front", timeout=0.3)
-    answer = await runtime.send_message(task, AgentId("W", "k"))
-    await runtime.stop()
+    answer = await ask_worker(config, "go", timeout=0.3)
     assert (answer.text, answer.ok) == ("W ran out of time (0.3 s)", False)
     assert sorted(stopped) == ["x", "y", "z"]

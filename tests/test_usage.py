@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from autogen_core import JSON_DATA_CONTENT_TYPE, AgentId
+from autogen_core import JSON_DATA_CONTENT_TYPE
 from autogen_core.models import ChatCompletionClient, RequestUsage, SystemMessage
 from autogen_core.tools import FunctionTool
 from pydantic import ValidationError
@@ -28,15 +28,15 @@ from handoffs_runtime import (
     tool_call,
     worker_tools,
 )
-from handoffs_runtime.agents.worker import WorkerAgent, WorkerAgentConfig
+from handoffs_runtime.agents.worker import WorkerAgentConfig
 from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.distributed.serializers import decode, protocol_serializers
 from handoffs_runtime.errors import TeamConfigError
-from handoffs_runtime.messages import AgentResponse, UserTask, WorkerResult, WorkerTask
+from handoffs_runtime.messages import AgentResponse, UserTask, WorkerResult
 from handoffs_runtime.teams.acme import ITEM_ID, acme_team
 from handoffs_runtime.usage import BUDGET_REPLY, Tokens, Usage
 
-from .support import ReportingModel
+from .support import ReportingModel, ask_worker
 
 
 def refund_models() -> dict[str, ReportingModel]:
@@ -181,12 +181,7 @@ async def test_a_worker_cut_short_by_its_timeout_still_reports_the_tokens_it_spe
     config = WorkerAgentConfig(
         "W", SystemMessage(content="W."), worker, {"hang": FunctionTool(hang, description="Never ends.")}
     )
-    runtime = HandoffsRuntime()
-    await WorkerAgent.register(runtime, "W", lambda: WorkerAgent(config))
-    runtime.start()
-    task = WorkerTask(session_id="s1", task="go", caller="Boss", timeout=0.5)
-    result = await runtime.send_message(task, AgentId("W", "s1.1.1"))
-    await runtime.stop()
+    result = await ask_worker(config, "go", timeout=0.5, caller="Boss", key="s1.1.1")
     assert isinstance(result, WorkerResult) and not result.ok and "ran out of time" in result.text
     assert result.usage == Usage.of("W", 70, 7)
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -20,7 +22,7 @@ from handoffs_runtime import (
 )
 from handoffs_runtime.models.scripted import ScriptedModel
 from handoffs_runtime.teams.acme import acme_team
-from handoffs_runtime.web.hub import WAITING_FOR_OPERATOR
+from handoffs_runtime.web.hub import HELD_ELSEWHERE, WAITING_FOR_OPERATOR
 from handoffs_runtime.web.waiting import PERSON_JOINED
 
 from .fake_openai import fake_openai
@@ -34,6 +36,13 @@ TURN = {
     "turn": True,
     "choices": [],
 }
+
+
+ESCALATION_PROMPT = (
+    "HumanAgent input (/handoff AGENT hands the conversation back "
+    "(AGENT: IssuesAndRepairsAgent, SalesAgent, TriageAgent))"
+)
+"""What the operator is asked when the human agent takes a conversation (the way back included)."""
 
 
 def kinds(messages: list[dict[str, object]]) -> list[object]:
@@ -189,7 +198,9 @@ async def waiting_list(op: Client, *expected: tuple[str, str]) -> list[dict[str,
 
 
 async def test_an_operator_takes_answers_and_hands_back(tmp_path: Path) -> None:
+    """Which session waits and who took it is kept in the store too, for every server on it."""
     async with served(tmp_path) as server:
+        store = server.hub.store
         ann = await operator(server)
         ready = await ann.recv()
         assert ready == {"type": "ready", "agents": ["TriageAgent", "SalesAgent", "IssuesAndRepairsAgent"]}
@@ -198,8 +209,12 @@ async def test_an_operator_takes_answers_and_hands_back(tmp_path: Path) -> None:
         [entry] = await waiting_list(ann, (sid, "escalation"))
         assert entry["last"] == "let me talk to a person" and entry["away"] is False
         assert isinstance(entry["waited"], int) and 0 <= entry["waited"] < 10
+        [stored] = await store.operator_waits()
+        assert (stored.session_id, stored.prompt, stored.taken_by) == (sid, ESCALATION_PROMPT, None)
         await ann.send({"type": "take", "session": sid})
         taken = (await ann.until("taken"))[-1]
+        [stored] = await store.operator_waits()
+        assert stored.session_id == sid and (stored.taken_by or "").startswith("operator-")
         assert kinds(taken["history"]) == ["said", "handoff"]
         assert taken["history"][0]["text"] == "let me talk to a person"
         assert taken["question"]["person"] == "operator"
@@ -228,6 +243,7 @@ async def test_an_operator_takes_answers_and_hands_back(tmp_path: Path) -> None:
             "session": sid,
             "text": "You handed the conversation back to TriageAgent.",
         }
+        assert await store.operator_waits() == []
         back = await page.until("reply")
         handoffs = [(m["source"], m["target"]) for m in back if m["type"] == "handoff"]
         assert handoffs[0] == ("HumanAgent", "TriageAgent")
@@ -384,13 +400,15 @@ async def test_an_operator_approves_and_refuses_tool_calls(tmp_path: Path) -> No
 
 
 async def test_a_session_resumes_from_the_store_after_the_server_restarts(tmp_path: Path) -> None:
+    """The key secret is kept in the store, not made from the token: a server started with a new token
+    (as every start without a token file is) still knows its customers."""
     async with served(tmp_path) as server:
         page, session = await customer(server)
         await page.until("question")
         await page.send({"type": "say", "text": "I want a refund for my shoes"})
         await page.until("question")
         await page.socket.close()
-    async with served(tmp_path) as server:  # the same store and operator token, a new process state
+    async with served(tmp_path, operator_token="another-operator-token-0123") as server:  # the same store
         again, resumed = await customer(
             server, {"type": "hello", "session": session["session"], "key": session["key"]}
         )
@@ -402,4 +420,41 @@ async def test_a_session_resumes_from_the_store_after_the_server_restarts(tmp_pa
         await again.send({"type": "say", "text": "yes"})
         reply = (await again.until("reply"))[-1]
         assert reply["agent"] == "IssuesAndRepairsAgent" and "refund" in reply["text"]
+        await again.socket.close()
+
+
+async def test_a_conversation_held_by_a_server_that_stopped_elsewhere_continues_when_its_lease_lapses(
+    tmp_path: Path,
+) -> None:
+    """The page is asked to come back (1013) rather than shown an ended session it would forget."""
+    async with served(tmp_path, idle_seconds=0.1) as server:
+        page, session = await customer(server)
+        await page.until("question")
+        await page.send({"type": "say", "text": "I want a refund for my shoes"})
+        await page.until("question")
+        await page.socket.close()
+        while server.hub.is_live(session["session"]):  # the page is gone: the session ends here
+            await asyncio.sleep(0.05)
+        conn = sqlite3.connect(tmp_path / "sessions.sqlite3")  # a server on another machine, then killed
+        with conn:
+            conn.execute(
+                "INSERT INTO holders VALUES ('elsewhere', 4242, 'another-machine', ?)", (time.time() + 2,)
+            )
+            conn.execute("INSERT OR REPLACE INTO leases VALUES (?, 'elsewhere')", (session["session"],))
+        conn.close()
+        hello = {"type": "hello", "session": session["session"], "key": session["key"]}
+        refused, _ = await customer(server, hello)
+        assert await refused.recv() == {"type": "error", "message": HELD_ELSEWHERE}
+        with pytest.raises(ConnectionClosed) as closed:
+            await refused.recv()
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1013
+        assert [m["type"] for m in refused.seen] == ["session", "error"]  # no history, no ended session
+        await asyncio.sleep(2)  # its lease lapses
+        again, resumed = await customer(server, hello)
+        assert resumed == session
+        history = await again.recv()
+        assert kinds(history["items"])[:3] == ["said", "handoff", "reply"]
+        await again.until("question")
+        await again.send({"type": "say", "text": "yes"})
+        assert "refund" in (await again.until("reply"))[-1]["text"]
         await again.socket.close()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -19,13 +18,6 @@ from .test_serve_cli import serve
 from .web_support import customer, served
 
 ANSWER = "Hello! I am the ACME triage bot; how can I help?"
-
-
-@pytest.fixture
-async def processes() -> AsyncIterator[list[Process]]:
-    started: list[Process] = []
-    yield started
-    await asyncio.gather(*(p.kill() for p in started))
 
 
 def kinds(messages: list[dict[str, object]]) -> list[object]:

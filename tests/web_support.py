@@ -1,9 +1,12 @@
-"""A real ``handoffs serve`` application on uvicorn (loopback, a free port) and a WebSocket client."""
+"""A real ``handoffs serve`` application on uvicorn (loopback, a free port) and a WebSocket client; and
+``handoffs serve`` as a child process, to kill and start again."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import signal
+import sys
 import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator
@@ -22,6 +25,8 @@ from handoffs_runtime.web.backends import RemoteTeam
 from handoffs_runtime.web.hosts import AllowedHosts
 from handoffs_runtime.web.hub import SessionHub
 from handoffs_runtime.web.server import running
+
+from .distributed_support import free_port
 
 TOKEN = "operator-token-for-tests-0123456789"
 
@@ -43,6 +48,7 @@ async def served(
     team: TeamSpec | None = None,
     model: ChatCompletionClient | None = None,
     host: str | None = None,
+    operator_token: str = TOKEN,
     hosts: AllowedHosts | None = None,
     store: SQLiteSessionStore | None = None,
     **hub_options: Any,
@@ -56,7 +62,9 @@ async def served(
         hub_options["backend"] = RemoteTeam(team, host, store)
     hub = SessionHub(team, model or OfflineModel(), store, **hub_options)
     try:
-        async with running(create_app(hub, operator_token=TOKEN, hosts=hosts), limits=hub.limits) as url:
+        async with running(
+            create_app(hub, operator_token=operator_token, hosts=hosts), limits=hub.limits
+        ) as url:
             yield Served(url, hub)
     finally:
         await store.close()
@@ -111,3 +119,35 @@ def http_get(url: str, token: str | None = None) -> tuple[int, dict[str, str], b
             return response.status, dict(response.headers), response.read()
     except urllib.error.HTTPError as exc:
         return exc.code, dict(exc.headers), exc.read()
+
+
+class ServeProcess:
+    """``handoffs serve ARGS`` in a child process on one port, so a page finds it again after a restart."""
+
+    def __init__(self, *args: str, port: int | None = None) -> None:
+        self.args = args
+        self.port = port or free_port()
+        self.process: asyncio.subprocess.Process | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def start(self) -> str:
+        """Start it and wait until it serves; returns its URL."""
+        command = [sys.executable, "-m", "handoffs_runtime", "serve", "--port", str(self.port), *self.args]
+        self.process = await asyncio.create_subprocess_exec(
+            *command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+        )
+        assert self.process.stdout is not None and self.process.stderr is not None
+        while not (line := (await asyncio.wait_for(self.process.stdout.readline(), 60)).decode()).startswith(
+            "customer chat:"
+        ):
+            assert line, f"serve stopped early: {(await self.process.stderr.read()).decode()}"
+        return self.url
+
+    async def stop(self, how: signal.Signals = signal.SIGTERM) -> None:
+        """Send ``how`` (SIGKILL: a crash) and wait until the process is gone."""
+        if self.process is not None and self.process.returncode is None:
+            self.process.send_signal(how)
+            await asyncio.wait_for(self.process.wait(), 30)

@@ -38,6 +38,7 @@ from pydantic import BaseModel, ValidationError
 from handoffs_runtime.agents.routing import SessionAgent
 from handoffs_runtime.agents.toolcalls import describe_validation, error_result, parse_arguments
 from handoffs_runtime.agents.toolloop import ToolLoop
+from handoffs_runtime.agents.trim import TRIMMED_NOTICE, newly_trimmed
 from handoffs_runtime.agents.turn import (
     GuardStop,
     HandedOff,
@@ -54,7 +55,14 @@ from handoffs_runtime.channels.base import Channel
 from handoffs_runtime.handoffs.filters import nesting_filter
 from handoffs_runtime.handoffs.handoff import Handoff, HandoffContext, HandoffInputData, call_maybe_async
 from handoffs_runtime.handoffs.policy import LOOP_MESSAGE, TeamPolicy, loop_reason
-from handoffs_runtime.messages import HandoffEvent, HandoffOutcome, UserTask, agent_response, user_task
+from handoffs_runtime.messages import (
+    HandoffEvent,
+    HandoffOutcome,
+    Notice,
+    UserTask,
+    agent_response,
+    user_task,
+)
 from handoffs_runtime.models.failures import ModelProblem, explain_model_error
 from handoffs_runtime.tools.context import ToolContext, set_tool_context
 from handoffs_runtime.topics import HANDOFF_EVENTS, USER, session_topic
@@ -131,19 +139,21 @@ class AIAgent(SessionAgent):
         """Run the loop, then act on how it ended: every kind of end is handled here, and only here."""
         config = self._config
         session = self._session
-        history = message.context
         path = message.turn_path or [config.name]
         decider = _TurnDecider(self, path)
         end = await config.loop.run(
-            history, tool_context, ctx.cancellation_token, usage=message.usage, decider=decider
+            message.context, tool_context, ctx.cancellation_token, usage=message.usage, decider=decider
         )
+        history = end.history
+        if newly_trimmed(message.context, end.history) and config.channel is not None:
+            await config.channel.show(session, Notice(text=TRIMMED_NOTICE))
         match end:
             case Replied(text=text):
                 if not text:
                     logger.warning("empty model reply from %s in session %s", config.name, session)
                 await self._reply(history, end.new, text or EMPTY_REPLY, end.usage)
             case HandedOff(transfer=transfer):
-                await self._hand_off(message, path, end.new, transfer, end.usage)
+                await self._hand_off(history, path, end.new, transfer, end.usage)
             case LoopStopped(stop=stop):
                 await self._stop_loop(path, [*history, *end.new], stop, end.usage)
             case OverBudget():
@@ -169,7 +179,7 @@ class AIAgent(SessionAgent):
 
     async def _hand_off(
         self,
-        message: UserTask,
+        history: Sequence[LLMMessage],
         path: list[str],
         new: Sequence[LLMMessage],
         transfer: Transfer,
@@ -181,16 +191,16 @@ class AIAgent(SessionAgent):
         stage = "on_handoff"  # the user code that runs before the conversation moves: it may fail
         try:
             if handoff.on_handoff is not None:
-                hctx = HandoffContext(session, config.name, handoff.target, [*message.context, *new])
+                hctx = HandoffContext(session, config.name, handoff.target, [*history, *new])
                 await call_maybe_async(handoff.on_handoff, *((hctx,) if data is None else (hctx, data)))
             stage = "input filter"
-            context = await self._filtered(message.context, new, handoff, session)
+            context = await self._filtered(history, new, handoff, session)
         except Exception as exc:
             logger.exception("%s of %s failed", stage, handoff.tool_name)
             reason = f"{stage} failed: {type(exc).__name__}: {exc}"
             kind = f"{stage} failed: {type(exc).__name__}"
             await self._publish_event(handoff, call, "refused", len(path), reason, kind=kind)
-            await self._reply(message.context, new, MODEL_ERROR_REPLY, usage)
+            await self._reply(history, new, MODEL_ERROR_REPLY, usage)
             return
         payload = data.model_dump(mode="json") if data is not None else None
         await self._publish_event(handoff, call, "handoff", len(path), "", payload, transfer.said)
@@ -198,7 +208,7 @@ class AIAgent(SessionAgent):
         await self.publish_message(task, topic_id=session_topic(handoff.target, session))
 
     async def _filtered(
-        self, history: list[LLMMessage], new: Sequence[LLMMessage], handoff: Handoff, session: str
+        self, history: Sequence[LLMMessage], new: Sequence[LLMMessage], handoff: Handoff, session: str
     ) -> list[LLMMessage]:
         """What the target receives: the handoff's filter (else the team's), then nesting if asked for.
 
@@ -241,7 +251,7 @@ class AIAgent(SessionAgent):
         await self._reply(conversation, (), LOOP_MESSAGE, usage)
 
     async def _reply(
-        self, history: list[LLMMessage], new: Sequence[LLMMessage], text: str, usage: Usage
+        self, history: Sequence[LLMMessage], new: Sequence[LLMMessage], text: str, usage: Usage
     ) -> None:
         """Answer the person with ``text`` after the turn's ``new`` messages."""
         config = self._config
@@ -297,8 +307,6 @@ class _TurnDecider:
         ends_turn: Transfer | GuardStop | None = None
         for rank, call in enumerate(request.calls):
             if rank > 0:
-                handoff = config.handoffs[call.name]
-                await agent._publish_event(handoff, call, "refused", 0, ONE_HANDOFF, kind=ONE_HANDOFF)
                 results.append(error_result(call, ONE_HANDOFF))
                 continue
             checked = await self._check(call, request.enabled)
@@ -314,7 +322,18 @@ class _TurnDecider:
             ends_turn = Transfer(handoff, call, data, request.said)
             done = f"Transferred to {handoff.target}. Adopt persona immediately."
             results.append(FunctionExecutionResult(call_id=call.id, name=call.name, content=done))
+        await self._ignored(request.calls[1:])
         return HandoffDecision(results, ends_turn)
+
+    async def _ignored(self, calls: Sequence[FunctionCall]) -> None:
+        """The handoff calls after a response's first, refused in one event however many there are (a
+        model that sends thousands must not send the person thousands of lines)."""
+        if not calls:
+            return
+        first = calls[0]
+        reason = ONE_HANDOFF if len(calls) == 1 else f"{ONE_HANDOFF} ({len(calls):,} calls ignored)"
+        handoff = self._agent._config.handoffs[first.name]
+        await self._agent._publish_event(handoff, first, "refused", 0, reason, kind=ONE_HANDOFF)
 
     async def _check(
         self, call: FunctionCall, enabled: frozenset[str]

@@ -140,6 +140,11 @@ def cut_text(text: str, max_chars: int, what: str) -> str:
     return f"{text[:head]}\n\n{note}\n\n{text[len(text) - tail :]}"
 
 
+def stream_cut_note(max_chars: int) -> str:
+    """What ends a streamed reply cut at ``max_chars``: the rest was never read, so its length is unknown."""
+    return f"\n\n[cut: the reply was longer than {max_chars:,} characters; the rest is left out]"
+
+
 class SortedCalls(NamedTuple):
     """A response's calls by kind, each with its position in the response (results keep call order;
     positions, not call ids, because some servers repeat ids)."""

@@ -21,6 +21,7 @@ never left to end the session silently.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,8 +39,11 @@ from autogen_core.models import (
 )
 from autogen_core.tools import Tool, ToolSchema
 
+from handoffs_runtime.agents.once import OnceATurn
 from handoffs_runtime.agents.replies import ToolCalls, read_reply, sort_calls
+from handoffs_runtime.agents.streaming import StreamReader
 from handoffs_runtime.agents.toolcalls import capped, run_tool_call, unknown_tool_result
+from handoffs_runtime.agents.trim import MAX_TRIMS, trimmed
 from handoffs_runtime.agents.turn import (
     GuardStop,
     HandedOff,
@@ -54,9 +58,11 @@ from handoffs_runtime.agents.turn import (
     TurnEnd,
 )
 from handoffs_runtime.channels.base import Channel
+from handoffs_runtime.errors import ContextOverflowError
 from handoffs_runtime.handoffs.handoff import Handoff, SessionContext, call_maybe_async
 from handoffs_runtime.handoffs.policy import TeamPolicy
 from handoffs_runtime.messages import Delta, ToolFinished, ToolStarted
+from handoffs_runtime.models.failures import cut_note, is_overflow_error, overflow_ratio
 from handoffs_runtime.models.local import AnswersPromptly, ModelCall, model_call_scope
 from handoffs_runtime.tools.context import ToolContext
 from handoffs_runtime.tools.effects import irreversible_names
@@ -131,31 +137,62 @@ class ToolLoop:
         new: list[LLMMessage] = []  # handed to the end as it is: nothing changes it after
         tally = context.tally
         policy = self.policy
+        once = OnceATurn() if self.irreversible else None
         for _ in range(policy.max_tool_rounds):
-            conversation = history + new
             if policy.token_budget is not None and (usage + tally.usage).over(policy.token_budget):
-                return OverBudget(new, usage + tally.usage)
-            offer = self._static or await self._enabled_now(context.session_id, conversation)
+                return OverBudget(history, new, usage + tally.usage)
+            offer = self._static or await self._enabled_now(context.session_id, history + new)
             try:
-                result = await self._call_model(context, conversation, offer, cancellation_token)
+                result, history = await self._ask(context, history, new, offer, cancellation_token)
             except Exception as exc:
                 logger.exception("model call failed for %s in session %s", self.name, context.session_id)
-                return ModelFailed(new, usage + tally.usage, self._describe_failure(exc), exc)
+                return ModelFailed(history, new, usage + tally.usage, self._describe_failure(exc), exc)
             reported = getattr(result, "usage", None)  # the result is untrusted: it may be anything
             if isinstance(reported, RequestUsage) and (reported.prompt_tokens or reported.completion_tokens):
                 tally.usage += Usage.reported(self.name, reported)
             reply = read_reply(result, policy.max_reply_chars)
             if isinstance(reply, str):
-                return Replied(new, usage + tally.usage, reply)
-            results, ending = await self._act(reply, offer[1], context, decider, cancellation_token)
+                return Replied(history, new, usage + tally.usage, reply)
+            results, ending = await self._act(reply, offer[1], context, decider, once, cancellation_token)
             new.append(AssistantMessage(content=reply.calls, thought=reply.thought, source=self.name))
             new.append(FunctionExecutionResultMessage(content=results))
             match ending:
                 case Transfer():
-                    return HandedOff(new, usage + tally.usage, ending)
+                    return HandedOff(history, new, usage + tally.usage, ending)
                 case GuardStop():
-                    return LoopStopped(new, usage + tally.usage, ending)
-        return OutOfRounds(new, usage + tally.usage)
+                    return LoopStopped(history, new, usage + tally.usage, ending)
+        return OutOfRounds(history, new, usage + tally.usage)
+
+    async def _ask(
+        self,
+        context: ToolContext,
+        history: list[LLMMessage],
+        new: list[LLMMessage],
+        offer: tuple[tuple[ToolSchema, ...], frozenset[str]],
+        cancellation_token: CancellationToken,
+    ) -> tuple[object, list[LLMMessage]]:
+        """The model's answer, and the history it read: when the server says the conversation is longer
+        than the model's context, the history trimmed to fit (``policy.trim_context``, see :mod:`.trim`).
+        """
+        for _ in range(MAX_TRIMS):
+            try:
+                return await self._call_model(context, history + new, offer, cancellation_token), history
+            except Exception as exc:
+                if not (self.policy.trim_context and is_overflow_error(exc)):
+                    raise
+                fixed = len(self.system_message.content) + len(json.dumps(offer[0]))
+                shorter = trimmed(history, new, fixed, overflow_ratio(exc))
+                if shorter is None:
+                    raise ContextOverflowError(str(exc)) from exc
+                logger.warning(
+                    "the conversation of session %s is longer than %s's model can read; sending its "
+                    "%d most recent messages",
+                    context.session_id,
+                    self.name,
+                    len(shorter) - 1,
+                )
+                history = shorter
+        return await self._call_model(context, history + new, offer, cancellation_token), history
 
     async def _enabled_now(
         self, session: str, conversation: Sequence[LLMMessage]
@@ -172,6 +209,7 @@ class ToolLoop:
         enabled: frozenset[str],
         context: ToolContext,
         decider: HandoffDecider | None,
+        once: OnceATurn | None,
         cancellation_token: CancellationToken,
     ) -> tuple[list[FunctionExecutionResult], Transfer | GuardStop | None]:
         """A result per call, in call order and cut to the size cap, and the decision's end of the turn,
@@ -184,7 +222,7 @@ class ToolLoop:
         for i, call in unknown:
             results[i] = unknown_tool_result(call, [*self.tools, *enabled])
         if regular:
-            await self._run_regular(regular, results, context, cancellation_token)
+            await self._run_regular(regular, results, context, once, cancellation_token)
         ending: Transfer | GuardStop | None = None
         if handoffs and decider is not None:
             decision = await decider.decide(
@@ -201,6 +239,7 @@ class ToolLoop:
         runs: list[tuple[int, Tool, FunctionCall]],
         results: list[FunctionExecutionResult | None],
         context: ToolContext,
+        once: OnceATurn | None,
         cancellation_token: CancellationToken,
     ) -> None:
         """Fill in the results of the regular calls.
@@ -212,18 +251,33 @@ class ToolLoop:
         """
         if len(runs) > 1 and self.policy.concurrent_tool_calls:
             done = await asyncio.gather(
-                *(self._run_one(t, c, context, cancellation_token) for _, t, c in runs)
+                *(self._run_one(t, c, context, once, cancellation_token) for _, t, c in runs)
             )
             for (i, _, _), result in zip(runs, done, strict=True):
                 results[i] = result
         else:
             for i, tool, call in runs:
-                results[i] = await self._run_one(tool, call, context, cancellation_token)
+                results[i] = await self._run_one(tool, call, context, once, cancellation_token)
 
     async def _run_one(
+        self,
+        tool: Tool,
+        call: FunctionCall,
+        context: ToolContext,
+        once: OnceATurn | None,
+        cancellation_token: CancellationToken,
+    ) -> FunctionExecutionResult:
+        """One regular call; an irreversible one at most once a turn with the same arguments (see
+        :mod:`.once`)."""
+        if once is not None and call.name in self.irreversible:
+            run = self._run_shown
+            return await once.run(tool, call, lambda: run(tool, call, context, cancellation_token))
+        return await self._run_shown(tool, call, context, cancellation_token)
+
+    async def _run_shown(
         self, tool: Tool, call: FunctionCall, context: ToolContext, cancellation_token: CancellationToken
     ) -> FunctionExecutionResult:
-        """One regular call; a channel that shows progress is told when it starts and finishes."""
+        """Run one call; a channel that shows progress is told when it starts and finishes."""
         progress = self._progress
         if progress is None:
             return await run_tool_call(tool, call, cancellation_token)
@@ -259,32 +313,44 @@ class ToolLoop:
             self.name, context.session_id, handoffs, self.description, self.irreversible, self.examples
         )
         with model_call_scope(call):
+            if self.policy.stream:
+                return await self._read_stream(context, messages, tools, cancellation_token)
+            create = self.model.create(messages, tools=tools, cancellation_token=cancellation_token)
             if self.model_timeout is None:
-                return await self._create(context, messages, tools, cancellation_token)
+                return await create
             async with asyncio.timeout(self.model_timeout):
-                return await self._create(context, messages, tools, cancellation_token)
+                return await create
 
-    async def _create(
+    async def _read_stream(
         self,
         context: ToolContext,
         messages: list[LLMMessage],
         tools: Sequence[ToolSchema],
         cancellation_token: CancellationToken,
-    ) -> object:
-        if not self.policy.stream:
-            return await self.model.create(messages, tools=tools, cancellation_token=cancellation_token)
-        final: CreateResult | None = None
+    ) -> CreateResult:
+        """The streamed answer, read under the reply cap; a reply the deadline cuts is kept, marked as cut
+        (see :mod:`.streaming`)."""
         progress = self._progress
-        async for chunk in self.model.create_stream(
-            messages, tools=tools, cancellation_token=cancellation_token
-        ):
-            if isinstance(chunk, CreateResult):
-                final = chunk
-            elif chunk and progress is not None:  # a delta, shown as it arrives; the reply holds the whole
-                await progress.show(context.session_id, Delta(agent=self.name, text=chunk))
-        if final is None:
-            raise RuntimeError("the model's stream ended without a final result")
-        return final
+        show = None
+        if progress is not None:
+            session, agent = context.session_id, self.name
+
+            async def show(text: str) -> None:  # a delta, shown as it arrives; the reply holds the whole
+                await progress.show(session, Delta(agent=agent, text=text))
+
+        reader = StreamReader(self.policy.max_reply_chars, show)
+        stream = self.model.create_stream(messages, tools=tools, cancellation_token=cancellation_token)
+        if self.model_timeout is None:
+            return await reader.read(stream)
+        scope = asyncio.timeout(self.model_timeout)
+        try:
+            async with scope:
+                return await reader.read(stream)
+        except TimeoutError:
+            kept = await reader.kept(cut_note(self.model_timeout)) if scope.expired() else None
+            if kept is None:
+                raise
+            return kept
 
 
 async def _is_enabled(handoff: Handoff, ctx: SessionContext) -> bool:

@@ -7,8 +7,8 @@ ends there, a :class:`Transfer` or a :class:`GuardStop`. The loop then ends in e
 closed union :data:`TurnEnd`, which each agent reads with one ``match``::
 
     match await loop.run(history, context, token, usage=usage, decider=self):
-        case Replied(new, usage, text): ...
-        case HandedOff(new, usage, transfer): ...
+        case Replied(history, new, usage, text): ...
+        case HandedOff(history, new, usage, transfer): ...
         ...
         case unreachable:
             assert_never(unreachable)      # mypy fails when a new kind of end is not handled
@@ -86,6 +86,10 @@ class HandoffDecider(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class _Ended:
+    history: Sequence[LLMMessage]
+    """The conversation before the turn as the model read it: the one given, or, when it outgrew the
+    model's context, its most recent messages behind a note (see :mod:`.trim`). What comes next builds
+    on it."""
     new: Sequence[LLMMessage]
     """What the turn added to the conversation: each round's calls and their results (read only)."""
     usage: Usage

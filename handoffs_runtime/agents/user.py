@@ -99,8 +99,11 @@ class UserAgent(SessionAgent):
         self._next: _Next | None = None
         self._asking = False
         """Whether the customer's turn is open (a question to them is under way)."""
-        self._order = asyncio.Lock()
-        """Held while a message or a reply is stored, shown and added to ``_next``: one at a time."""
+        self._in_order = asyncio.Lock()
+        """What the agents send and the customer writes is stored, shown and added to ``_next`` in the order
+        it came: the runtime handles messages concurrently, and a handoff event whose write is slow must not
+        land after the reply that followed it (nor after the session ended on that reply, when it could not
+        be stored at all)."""
         self._settled = asyncio.Event()
         """Clear while a live conversation is handed over: the customer's next message waits for it."""
         self._settled.set()
@@ -155,7 +158,7 @@ class UserAgent(SessionAgent):
         config = self._config
         agent = message.reply_to_topic_type
         last = message.context[-1] if message.context else None
-        async with self._order:
+        async with self._in_order:
             joining = self._next if message.live and self._asking else None
             if joining is not None:  # the customer's turn is open: the person's line joins the conversation
                 line = last if _said_by(last, agent) else None
@@ -185,7 +188,7 @@ class UserAgent(SessionAgent):
     async def handle_event(self, message: HandoffEvent, ctx: MessageContext) -> None:
         if not self._vouched_for(message, ctx) or message.session_id != self.id.key:
             return
-        async with self._order:  # after the replies before it: a live conversation goes on complete
+        async with self._in_order:  # after the replies before it: a live conversation goes on complete
             handed = self._hand_on(message)
             await self._record_event(message)
         if handed is not None:
@@ -258,12 +261,12 @@ class UserAgent(SessionAgent):
 
     async def _next_turn(self, context: list[LLMMessage], agent: str, *, live: bool = False) -> None:
         """Give the customer the turn; their message continues ``context`` with ``agent``."""
-        async with self._order:
+        async with self._in_order:
             self._continue(context, agent, live=live)
         await self._give_turn()
 
     def _continue(self, context: list[LLMMessage], agent: str, *, live: bool) -> None:
-        """What the customer's next message continues (``_order`` held)."""
+        """What the customer's next message continues (``_in_order`` held)."""
         self._next = _Next(context, agent, live)
         self._settled.set()
 
@@ -298,7 +301,7 @@ class UserAgent(SessionAgent):
         said = UserMessage(content=text, source=config.name)
         while True:  # a handover under way: the message waits for the agent that takes over
             await self._settled.wait()
-            async with self._order:
+            async with self._in_order:
                 turn = self._next
                 if turn is None:  # not reached: every turn is opened with what it continues
                     return False

@@ -30,7 +30,7 @@ from handoffs_runtime.distributed.frontend import chat_remote
 from handoffs_runtime.distributed.options import Address
 from handoffs_runtime.errors import DistributedError
 from handoffs_runtime.models.choice import model_label
-from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
+from handoffs_runtime.sessions.open import OpenedStore
 from handoffs_runtime.team.chat import run_chat
 from handoffs_runtime.team.spec import TeamSpec, model_timeout_team, streaming_team
 from handoffs_runtime.telemetry.setup import add_trace_option, install_from_options
@@ -133,9 +133,7 @@ def _remote(args: argparse.Namespace, team: TeamSpec, channel: ConsoleChannel) -
     return _converse(conversation, channel, store)
 
 
-def _converse(
-    conversation: Coroutine[Any, Any, object], channel: ConsoleChannel, store: SQLiteSessionStore
-) -> int:
+def _converse(conversation: Coroutine[Any, Any, object], channel: ConsoleChannel, store: OpenedStore) -> int:
     """Run the conversation until it ends or Ctrl-C; the store is closed either way."""
     try:
         asyncio.run(conversation)

@@ -1,8 +1,7 @@
 """``handoffs credentials create|rotate|renew``: the TLS files and tokens of a distributed deployment.
 
-Each action is a pair: ``_add_<action>`` declares it (through :func:`_action`, which gives it the
-directory argument and its runner) and ``_<action>`` runs it; a new action adds one pair and one line
-in :func:`add_parser`.
+Each action is a function ``_<action>`` whose docstring is its help; :func:`add_parser` declares it with
+one call of :func:`_action` (which says whether it takes ``--host-name``).
 """
 
 from __future__ import annotations
@@ -22,32 +21,32 @@ from handoffs_runtime.distributed.credentials import (
 def add_parser(sub: Subcommands) -> None:
     credentials = sub.add_parser("credentials", help="create or rotate the credentials of a deployment")
     actions = credentials.add_subparsers(dest="credentials_command", required=True)
-    _add_create(actions)
-    _add_rotate(actions)
-    _add_renew(actions)
+    _action(actions, _create, host_names=True)
+    _action(actions, _rotate).add_argument("--role", choices=ROLES, required=True)
+    _action(actions, _renew, host_names=True)
 
 
 def _action(
-    actions: Subcommands, name: str, *, help_text: str, run: Callable[[argparse.Namespace], int]
+    actions: Subcommands, run: Callable[[argparse.Namespace], int], *, host_names: bool = False
 ) -> argparse.ArgumentParser:
-    """The parser of one action on the credentials in ``DIR``."""
-    parser = actions.add_parser(name, help=help_text)
+    """The parser of the action ``run`` runs on the credentials in ``DIR`` (named after it, its docstring
+    the help); ``host_names``: it takes ``--host-name``."""
+    parser = actions.add_parser(run.__name__.removeprefix("_"), help=run.__doc__)
     parser.add_argument("directory", metavar="DIR")
     parser.set_defaults(run=run)
+    if host_names:
+        parser.add_argument(
+            "--host-name",
+            action="append",
+            default=[],
+            metavar="NAME",
+            help="a DNS name or IP address workers use to reach the host (repeatable; loopback is always in)",
+        )
     return parser
 
 
-def _add_create(actions: Subcommands) -> None:
-    create = _action(
-        actions,
-        "create",
-        help_text="write ca.pem, host.pem, host.key, worker.token, frontend.token (mode 0600) into DIR",
-        run=_create,
-    )
-    _add_host_names(create)
-
-
 def _create(args: argparse.Namespace) -> int:
+    """write ca.pem, host.pem, host.key, worker.token, frontend.token (mode 0600) into DIR"""
     written = create_credentials(args.directory, args.host_name)
     print(f"wrote {', '.join(p.name for p in written)} to {args.directory} (readable by you only)")
     print(
@@ -58,43 +57,15 @@ def _create(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_rotate(actions: Subcommands) -> None:
-    rotate = _action(
-        actions,
-        "rotate",
-        help_text="replace one role's token in DIR (then restart who uses it)",
-        run=_rotate,
-    )
-    rotate.add_argument("--role", choices=ROLES, required=True)
-
-
 def _rotate(args: argparse.Namespace) -> int:
+    """replace one role's token in DIR (then restart who uses it)"""
     path = rotate_token(args.directory, args.role)
     print(f"wrote a new {path.name}: restart the host and every {args.role} with it")
     return 0
 
 
-def _add_renew(actions: Subcommands) -> None:
-    renew = _action(
-        actions,
-        "renew",
-        help_text="a new host certificate from the same CA in DIR (tokens kept)",
-        run=_renew,
-    )
-    _add_host_names(renew)
-
-
 def _renew(args: argparse.Namespace) -> int:
+    """a new host certificate from the same CA in DIR (tokens kept)"""
     renew_host_certificate(args.directory, args.host_name)
     print(f"wrote a new host.pem and host.key to {args.directory}: restart the host (nothing else)")
     return 0
-
-
-def _add_host_names(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--host-name",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="a DNS name or IP address workers use to reach the host (repeatable; loopback is always in)",
-    )

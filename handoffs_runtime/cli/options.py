@@ -17,10 +17,10 @@ from autogen_core.models import ChatCompletionClient
 from handoffs_runtime.distributed.options import DEFAULT_MAX_MESSAGE_MB
 from handoffs_runtime.errors import TeamConfigError
 from handoffs_runtime.models.choice import model_from_options
-from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
-from handoffs_runtime.sessions.store import default_store_path
+from handoffs_runtime.sessions.open import OpenedStore, store_target
+from handoffs_runtime.sessions.open import open_store as open_store_at
 from handoffs_runtime.team.files import FILE_SUFFIXES, load_team
-from handoffs_runtime.team.spec import TeamSpec
+from handoffs_runtime.team.spec import TeamSpec, call_deadline
 from handoffs_runtime.teams.acme import acme_team
 from handoffs_runtime.teams.orchestrator import orchestrator_team
 
@@ -69,8 +69,9 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         "--model-timeout",
         type=float,
         metavar="S",
-        help="seconds one model call may take, the whole reply included (default: 30); a streamed reply "
-        "cut there is kept, marked as cut",
+        help="seconds one model call may take, the whole reply included (default: the team's "
+        "model_timeout, 45 unless its team file sets another); a streamed reply cut there is kept, "
+        "marked as cut",
     )
 
 
@@ -79,7 +80,8 @@ def model_from_args(args: argparse.Namespace, team: TeamSpec | None = None) -> C
     ``model``), else the built-in offline model (pass the team through ``model_timeout_team``)."""
     if args.model is None and not os.environ.get("HANDOFFS_MODEL") and team is not None and team.model:
         return team.model
-    return model_from_options(args.model, base_url=args.base_url, timeout=args.model_timeout)
+    timeout = call_deadline(team, args.model_timeout)
+    return model_from_options(args.model, base_url=args.base_url, timeout=timeout)
 
 
 def add_verbose_option(parser: argparse.ArgumentParser) -> None:
@@ -139,26 +141,27 @@ def add_connect_timeout_option(parser: argparse.ArgumentParser, *, when: str = "
 
 
 def add_store_option(parser: argparse.ArgumentParser) -> None:
-    """``--store PATH``: the SQLite session store (``:memory:`` keeps nothing)."""
+    """``--store PATH|URL``: a SQLite file (``:memory:`` keeps nothing) or a PostgreSQL URL."""
     parser.add_argument(
         "--store",
-        metavar="PATH",
-        help="session store file (default: $XDG_DATA_HOME/handoffs-runtime/sessions.sqlite3, else "
-        "~/.local/share/...); ':memory:' keeps nothing",
+        metavar="PATH|URL",
+        help="session store file (default: $HANDOFFS_STORE, else $XDG_DATA_HOME/handoffs-runtime/"
+        "sessions.sqlite3, else ~/.local/share/...); ':memory:' keeps nothing; a postgresql://... URL "
+        "shares the sessions with other front ends",
     )
 
 
 def store_path(option: str | None) -> str:
-    """The file ``--store`` names, or the default one."""
-    return option or str(default_store_path())
+    """The file or URL ``--store`` names, else ``$HANDOFFS_STORE``, else the default file."""
+    return store_target(option)
 
 
 def open_store(
     option: str | None, *, read_only: bool = False, session: str | None = None, take_over: bool = False
-) -> SQLiteSessionStore:
+) -> OpenedStore:
     """The store ``--store`` names, holding ``session`` when given (taken over from a live holder only
     with ``take_over``); raises ``StoreError`` with what to do when it cannot be used."""
-    store = SQLiteSessionStore(store_path(option), read_only=read_only)
+    store = open_store_at(store_path(option), read_only=read_only)
     if session is not None:
         try:
             asyncio.run(store.claim(session, take_over=take_over))

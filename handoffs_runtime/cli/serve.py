@@ -152,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
     """What ``handoffs serve`` does; returns when interrupted."""
     team = team_from_option(args.team)
     try:
-        from handoffs_runtime.web.app import create_app
+        from handoffs_runtime.web.app import KEY_SECRET, create_app
         from handoffs_runtime.web.backends import RemoteTeam
         from handoffs_runtime.web.hosts import AllowedHosts
         from handoffs_runtime.web.hub import SessionHub
@@ -181,9 +181,13 @@ def run(args: argparse.Namespace) -> int:
         store = open_store(args.store)
         backend = RemoteTeam(team, args.host, store, credentials=args.credentials)
         hub = SessionHub(team, None, store, idle_seconds=idle, backend=backend, limits=limits)
-    app = create_app(hub, operator_token=token, hosts=AllowedHosts(args.bind, args.allowed_host))
 
     async def serve() -> None:
+        # Kept with the sessions, so customers resume after a restart or on another server of the store.
+        secret = await store.secret(KEY_SECRET)
+        app = create_app(
+            hub, operator_token=token, secret=secret, hosts=AllowedHosts(args.bind, args.allowed_host)
+        )
         stopped = asyncio.Event()
         async with running(app, host=args.bind, port=args.port, limits=limits, stopped=stopped) as url:
             _stop_on_signals(stopped)

@@ -17,6 +17,7 @@ from typing import TypeVar
 from handoffs_runtime.cli.options import Subcommands, add_store_option, open_store, store_path
 from handoffs_runtime.cli.output_file import database_files, write_output
 from handoffs_runtime.errors import StoreError, UnknownSessionError
+from handoffs_runtime.sessions.open import is_url
 from handoffs_runtime.sessions.store import MEMORY, SessionStore
 from handoffs_runtime.sessions.transcript import EXPORT_FORMATS, describe_entry, export, stored_usage
 from handoffs_runtime.text import printable
@@ -47,7 +48,7 @@ def add_parser(sub: Subcommands) -> None:
 
 def run(args: argparse.Namespace) -> int:
     path = store_path(args.store)
-    if path != MEMORY and not Path(path).exists():
+    if path != MEMORY and not is_url(path) and not Path(path).exists():
         if args.action == "list":
             print(f"no sessions: there is no store at {path} yet")
             return 0
@@ -125,7 +126,7 @@ def _export(store: SessionStore, args: argparse.Namespace) -> int:
 def _store_files(option: str | None) -> list[Path]:
     """The store's database and the journal files SQLite keeps beside it."""
     path = store_path(option)
-    if path == MEMORY:
+    if path == MEMORY or is_url(path):
         return []
     return database_files(path)
 

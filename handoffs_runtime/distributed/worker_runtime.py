@@ -7,7 +7,8 @@ What it adds to ``GrpcWorkerAgentRuntime``:
   machine that lost power, a cable pulled) is noticed within twice that and reconnected to;
 - **reconnection**: the stock worker never notices that its host went away (its read loop just ends).
   This one watches the stream; when it ends it reconnects with exponential backoff, registers its agent
-  types and subscriptions again, and sends what was published meanwhile. Agents keep running;
+  types and subscriptions again, and sends what was published meanwhile, and what the lost connection
+  may not have delivered (``outbox``: each event is handled once). Agents keep running;
 - **placement on the worker side**: a subscription only delivers the sessions its agent type accepts
   (``topics.accepts``), so one process can hold several front-end sessions;
 - a clear error, not a broken stream, when a message is over the size limit: a published message is
@@ -52,6 +53,7 @@ from handoffs_runtime.distributed.options import (
     logger,
     max_message_bytes,
 )
+from handoffs_runtime.distributed.outbox import Outbox, SeenEvents
 from handoffs_runtime.distributed.serializers import type_name
 from handoffs_runtime.distributed.session_subscriptions import IndexedSubscriptions, SessionSubscription
 from handoffs_runtime.errors import AlreadyRunningError, DistributedError
@@ -59,6 +61,8 @@ from handoffs_runtime.messages import MESSAGE_TYPES, Undeliverable, UserTask
 from handoffs_runtime.topics import USER
 
 _USER_TASK = type_name(UserTask)
+RESEND_WINDOW = 5.0
+"""Seconds: events written this long before a connection was lost are sent again on the next one."""
 _RAISE_LIMIT = "raise --max-message-mb on the host and every worker and front end"
 
 
@@ -92,11 +96,61 @@ ConnectionHook = Callable[[int], Awaitable[None] | None]
 
 class _LimitedConnection(HostConnection):
     """A host connection that turns a reply over the size limit into an error reply (gRPC would otherwise
-    break the stream, and the caller would never hear back)."""
+    break the stream, and the caller would never hear back), and whose tasks all end when it closes
+    (autogen's leaves gRPC's sending task waiting forever once the host has ended the stream, to be
+    reported as "destroyed but pending" when it is collected)."""
 
-    def __init__(self, channel: grpc.aio.Channel, stub: Any, limit: int) -> None:
+    def __init__(
+        self, channel: grpc.aio.Channel, stub: Any, limit: int, seen: SeenEvents, resend_window: float
+    ) -> None:
         super().__init__(channel, stub)
         self._limit = limit
+        self._seen = seen
+        self._send_queue = self.outbox = Outbox(resend_window)
+        self._stream: Any = None
+        self._writer: asyncio.Task[None] | None = None
+
+    async def recv(self) -> agent_worker_pb2.Message:
+        """The next message from the host; an event that arrived before (sent again) is dropped."""
+        while True:
+            message = await super().recv()
+            self.outbox.heard(message)
+            if self._seen.first_time(message):
+                return message
+            logger.info("dropped event %s: it arrived before the host restarted", message.cloudEvent.id)
+
+    async def open(self, timeout: float) -> None:
+        """Open the stream to the host; a task of ours writes the send queue to it, one reads it."""
+        self._stream = stream = self.stub.OpenChannel(metadata=self.metadata)
+        await asyncio.wait_for(stream.wait_for_connection(), timeout)
+        self._writer = asyncio.create_task(self._write(stream), name="handoffs-send")
+        self._connection_task = asyncio.create_task(self._read(stream), name="handoffs-receive")
+
+    async def _write(self, stream: Any) -> None:
+        while True:
+            await stream.write(await self._send_queue.get())
+
+    async def _read(self, stream: Any) -> None:
+        while (message := await stream.read()) != grpc.aio.EOF:
+            await self._recv_queue.put(message)
+
+    async def close(self) -> None:
+        """End the stream (closing the channel does not: it finds calls by gRPC's own tasks), close the
+        channel and wait for both tasks; never raises."""
+        if self._stream is not None:
+            self._stream.cancel()
+        with contextlib.suppress(BaseException):
+            await self._channel.close()
+        if self._writer is not None:
+            self._writer.cancel()
+        for task in (self._writer, self._connection_task):
+            if task is not None:
+                with contextlib.suppress(BaseException):
+                    await task
+
+    def unsent(self) -> list[agent_worker_pb2.Message]:
+        """Once closed: the published messages it may never have delivered (see ``outbox``)."""
+        return self.outbox.close()
 
     async def send(self, message: agent_worker_pb2.Message) -> None:
         size = message.ByteSize()
@@ -136,6 +190,10 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
         self._connected = asyncio.Event()
         self._supervisor: asyncio.Task[None] | None = None
         self._subscriptions: list[Subscription] = []
+        self._unsent: list[agent_worker_pb2.Message] = []
+        """Events a lost connection may not have delivered: sent first on the next one (see ``outbox``)."""
+        self._seen = SeenEvents()
+        self._resend_window = RESEND_WINDOW
         self.connections = 0
         """How many times this runtime has connected (1 after ``start``; +1 per reconnection)."""
         self._connection_changed = asyncio.Condition()
@@ -204,14 +262,9 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
             secure = self._credentials.channel_credentials()
             channel = grpc.aio.secure_channel(self._host_address, secure, options=options)
         stub = agent_worker_pb2_grpc.AgentRpcStub(channel)  # type: ignore[no-untyped-call]
-        connection = _LimitedConnection(channel, stub, self._limit)
+        connection = _LimitedConnection(channel, stub, self._limit, self._seen, self._resend_window)
         try:
-            connection._connection_task = await asyncio.wait_for(
-                HostConnection._connect(
-                    connection.stub, connection._send_queue, connection._recv_queue, connection._client_id
-                ),
-                self._backoff.connect_timeout,
-            )
+            await connection.open(self._backoff.connect_timeout)
             if self._credentials is not None:  # the stream may look open before the host refused it
                 await connection.stub.GetSubscriptions(
                     agent_worker_pb2.GetSubscriptionsRequest(), metadata=connection.metadata
@@ -229,8 +282,13 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
                     metadata=connection.metadata,
                 )
         except BaseException:
-            await _close(connection)
+            await connection.close()
             raise
+        unsent, self._unsent = self._unsent, []
+        if unsent:
+            logger.info("sending again %d event(s) the lost connection may not have delivered", len(unsent))
+        for message in unsent:  # before anything published later, which waits for _connected
+            await connection.send(message)
         self._host_connection = connection
         if self._read_task is not None:
             self._read_task.cancel()
@@ -262,7 +320,9 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
                 return
             self._connected.clear()
             logger.warning("lost the host at %s; reconnecting", self._host_address)
-            await _close(connection)
+            await connection.close()
+            if isinstance(connection, _LimitedConnection):
+                self._unsent.extend(connection.unsent())
             self._fail_pending(f"lost the host at {self._host_address} before the reply came")
             if not self._running or _cancelled():
                 return
@@ -446,7 +506,7 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
             with contextlib.suppress(BaseException):
                 await self._read_task
         if self._host_connection is not None:
-            await _close(self._host_connection)
+            await self._host_connection.close()
 
 
 def _cancelled() -> bool:
@@ -454,15 +514,6 @@ def _cancelled() -> bool:
     still counts: ``asyncio.run`` cancels leftover tasks at shutdown and waits for them to end)."""
     task = asyncio.current_task()
     return task is not None and task.cancelling() > 0
-
-
-async def _close(connection: HostConnection) -> None:
-    with contextlib.suppress(BaseException):
-        await connection._channel.close()
-    task = connection._connection_task
-    if task is not None:
-        with contextlib.suppress(BaseException):
-            await task
 
 
 def _agent_type_of(subscription: Subscription) -> str | None:

@@ -53,6 +53,11 @@ class TeamPolicy:
     token_budget: int | None = None
     """Tokens (input and output, as the models report them) a session may use; past it, agents answer
     with a clear message instead of calling their model. ``None``: no limit."""
+    trim_context: bool = True
+    """When the model's server says the conversation is longer than the model can read, send it again
+    without its oldest messages (the system message, the person's latest message and what follows it
+    always stay; a tool call never goes without its result), continue the session from there, and tell
+    the person once. ``False``: the person is told the conversation is too long, on every turn after."""
     operator_wait: float | None = 60.0
     """Seconds a web customer who asked for a person waits for an operator to take the conversation
     before being told that nobody can answer now (and offered to leave a message or go back to the

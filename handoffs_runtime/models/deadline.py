@@ -18,12 +18,8 @@ from typing import Any
 
 from autogen_core.models import CreateResult, RequestUsage
 
+from handoffs_runtime.models.failures import cut_note
 from handoffs_runtime.models.stream_fallback import StreamFallbackClient
-
-
-def cut_note(deadline: float) -> str:
-    """What follows a streamed reply the deadline cut: the person and the model both read it."""
-    return f" [cut off: the reply took longer than the {deadline:g} s the model is given]"
 
 
 class DeadlineOpenAIClient(StreamFallbackClient):

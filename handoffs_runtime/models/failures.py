@@ -5,7 +5,8 @@ conversation longer than the model's context, a server that fails on the request
 that breaks the protocol. Trying again in a moment does not fix these, so the person is told what is
 wrong instead of getting the same apology on every line. Transient failures (timeouts, rate limits, an
 overloaded server, a connection cut mid-answer) are not explained here: the usual apology ("try again
-in a moment") fits them, and it is true.
+in a moment") fits them, and it is true. A streamed reply cut by its deadline is not disowned either: its
+words stay, followed by :func:`cut_note`.
 """
 
 from __future__ import annotations
@@ -13,14 +14,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from handoffs_runtime.errors import ModelProtocolError
+from handoffs_runtime.errors import ContextOverflowError, ModelProtocolError
 
 _OVERFLOW = re.compile(
     r"context_length_exceeded|maximum context length|context window|context length|exceeds? the "
     r"(?:model's )?(?:available )?context|n_ctx|too many tokens|prompt is too long",
     re.IGNORECASE,
 )
-_LIMIT = re.compile(r"(?:context length|context window)\D{0,20}(\d[\d,]*)", re.IGNORECASE)
+_LIMIT = re.compile(r"(?:context length|context window|context size|n_ctx)\D{0,20}(\d[\d,]*)", re.IGNORECASE)
+_REQUESTED = re.compile(
+    r"requested (\d[\d,]*) tokens|requested tokens \((\d[\d,]*)\)|n_prompt_tokens\D{0,5}(\d[\d,]*)",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +50,13 @@ def explain_model_error(exc: BaseException) -> ModelProblem | None:
         return None
     if isinstance(exc, openai.APITimeoutError):
         return None
+    if isinstance(exc, ContextOverflowError):
+        holds = _holds(str(exc.__cause__ or ""))
+        return ModelProblem(
+            f"your last message is longer than the model can read{holds}, even with the earlier "
+            "conversation left out; please say it in fewer words",
+            "your last message is longer than the model can read",
+        )
     where = _endpoint(exc)
     if isinstance(exc, openai.APIConnectionError):
         if not _never_connected(exc):  # reached, then cut off mid-answer: transient, the apology fits
@@ -82,20 +94,43 @@ def explain_model_error(exc: BaseException) -> ModelProblem | None:
     return None
 
 
+def cut_note(deadline: float) -> str:
+    """What follows a streamed reply the deadline cut (the client's, or the team's own): the person and
+    the model both read it, so the words already shown stay in the conversation, marked as cut."""
+    return f" [cut off: the reply took longer than the {deadline:g} s the model is given]"
+
+
 def is_context_overflow(text: str) -> bool:
     """Whether a server's error text says the request is longer than the model's context."""
     return _OVERFLOW.search(text) is not None
 
 
+def is_overflow_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is a server's refusal of a request longer than the model's context."""
+    status = getattr(exc, "status_code", None)
+    if status not in (400, 413, 422) or not isinstance(exc, Exception):
+        return False
+    return getattr(exc, "code", None) == "context_length_exceeded" or is_context_overflow(str(exc))
+
+
+def overflow_ratio(exc: BaseException) -> float | None:
+    """How much of the refused request the model can read (its context over the tokens requested),
+    when the server's error says both numbers; ``None`` when it does not."""
+    text = str(exc)
+    limit, requested = _LIMIT.search(text), _REQUESTED.search(text)
+    if limit is None or requested is None:
+        return None
+    asked = int(next(g for g in requested.groups() if g).replace(",", ""))
+    holds = int(limit.group(1).replace(",", ""))
+    return holds / asked if 0 < holds < asked else None
+
+
 def _refused(exc: BaseException, where: str) -> ModelProblem:
     """A 400/422: the conversation is too long for the model, or the server refuses the request."""
-    text = str(exc)
-    if is_context_overflow(text) or getattr(exc, "code", None) == "context_length_exceeded":
-        limit = _LIMIT.search(text)
-        holds = f" (it reads at most {limit.group(1)} tokens)" if limit else ""
+    if is_overflow_error(exc):
         return ModelProblem(
-            f"this conversation has grown longer than the model can read{holds}; please start a new "
-            "conversation",
+            f"this conversation has grown longer than the model can read{_holds(str(exc))}; please "
+            "start a new conversation",
             "this conversation is longer than the model can read",
         )
     status = getattr(exc, "status_code", 400)
@@ -103,6 +138,12 @@ def _refused(exc: BaseException, where: str) -> ModelProblem:
         f"the model server at {where} refuses the request (HTTP {status}: {_short(exc)})",
         f"the model server at {where} refuses the request (HTTP {status})",
     )
+
+
+def _holds(text: str) -> str:
+    """`` (it reads at most N tokens)`` when the server's error says N."""
+    limit = _LIMIT.search(text)
+    return f" (it reads at most {limit.group(1)} tokens)" if limit else ""
 
 
 def _short(exc: BaseException) -> str:

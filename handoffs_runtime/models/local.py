@@ -90,6 +90,8 @@ class LocalModel(ChatCompletionClient):
     label = "local"
     answers_promptly: ClassVar[bool] = True
     """In-process and never stuck on a network, so agents skip their per-call timeout (about 4 µs)."""
+    delta_chars: ClassVar[int | None] = None
+    """Streamed, a text answer comes in pieces of this many characters (as a server sends it); None: whole."""
 
     def __init__(self, *, latency: float = 0.0) -> None:
         self.latency = latency
@@ -133,8 +135,11 @@ class LocalModel(ChatCompletionClient):
         cancellation_token: CancellationToken | None = None,
     ) -> AsyncGenerator[str | CreateResult, None]:
         result = await self.create(messages, tools=tools, cancellation_token=cancellation_token)
-        if isinstance(result.content, str):
-            yield result.content
+        text = result.content
+        if isinstance(text, str):
+            step = self.delta_chars or len(text) or 1
+            for start in range(0, max(len(text), 1), step):
+                yield text[start : start + step]
         yield result
 
     async def close(self) -> None:

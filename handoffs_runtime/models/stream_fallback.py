@@ -6,18 +6,24 @@ without this, the person would read an apology (or, before truncated streams wer
 another way"). Asked again without streaming, the same server answers with the tool call, so the
 handoff happens. Only failures that another form of the request may fix are tried again; a refused key,
 an unreachable host or a context overflow fail the same either way and are raised at once.
+
+A stream whose reader stops early (the tool loop does at the reply cap) is closed, connection and all,
+rather than left open for a server that may go on sending without end.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncGenerator
 from typing import Any
 
 import httpx2
 import openai
+from autogen_core import CancellationToken
 from autogen_core.models import CreateResult
 from autogen_ext.models.openai import OpenAIChatCompletionClient
+from openai.types.chat import ChatCompletionChunk
 
 from handoffs_runtime.errors import ModelProtocolError
 
@@ -63,3 +69,37 @@ class StreamFallbackClient(OpenAIChatCompletionClient):
         if isinstance(result.content, str) and result.content:
             yield result.content  # the person reads the answer as if it had streamed, in one piece
         yield result
+
+    async def _create_stream_chunks(
+        self,
+        tool_params: list[Any],
+        oai_messages: list[Any],
+        create_args: dict[str, Any],
+        cancellation_token: CancellationToken | None,
+    ) -> AsyncGenerator[ChatCompletionChunk, None]:
+        """autogen-ext's own, except that the HTTP stream is closed when its reader stops early (at the
+        reply cap): there it would stay open, the server sending on into a connection nobody reads."""
+        created = asyncio.ensure_future(
+            self._client.chat.completions.create(
+                messages=oai_messages,
+                stream=True,
+                tools=tool_params if tool_params else openai.omit,
+                **create_args,
+            )
+        )
+        if cancellation_token is not None:
+            cancellation_token.link_future(created)
+        stream = await created
+        if not isinstance(stream, openai.AsyncStream):  # pragma: no cover - stream=True answers a stream
+            raise TypeError(f"expected a stream, got {type(stream).__name__}")
+        try:
+            while True:
+                chunk = asyncio.ensure_future(anext(stream))
+                if cancellation_token is not None:
+                    cancellation_token.link_future(chunk)
+                try:
+                    yield await chunk
+                except StopAsyncIteration:
+                    return
+        finally:
+            await stream.close()

@@ -176,10 +176,28 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
         finally:
             self._message_queue.task_done()
 
+    async def stop(self) -> None:
+        """Stop processing messages and cancel the handlers still running. The stock runtime leaves them
+        running: a turn waiting for the person would wait forever, and be reported as "Task was destroyed
+        but it is pending!" once collected."""
+        stopped = self._message_queue
+        await super().stop()
+        running = [task for task in self._background_tasks if task is not asyncio.current_task()]
+        for task in running:
+            task.cancel()
+        # Each marks its message done as it ends: in the queue it came from, not the fresh one stop() made.
+        fresh, self._message_queue = self._message_queue, stopped
+        try:
+            await asyncio.gather(*running, return_exceptions=True)
+        finally:
+            self._message_queue = fresh
+
     async def _deliver(self, agent: Agent, message: Any, context: MessageContext) -> Any:
         with MessageHandlerContext.populate_context(agent.id):
             try:
                 return await agent.on_message(message, ctx=context)
+            except asyncio.CancelledError:  # stopped: not a failure of the handler
+                raise
             except BaseException as e:
                 logger.error(f"Error processing publish message for {agent.id}", exc_info=True)
                 event_logger.info(

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import math
 import os
+import secrets
 import sqlite3
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -32,6 +34,7 @@ from handoffs_runtime.sessions.store import (
     _MESSAGES,
     MEMORY,
     NewEntry,
+    OperatorWait,
     SessionInfo,
     SessionState,
     StoredEntry,
@@ -50,6 +53,13 @@ class _Shared:
     closed: bool = field(default=False)
     holding: bool = field(default=False)
     """Whether this store ever claimed a lease (so closing has leases to let go of)."""
+
+
+def _create_private(target: Path) -> None:
+    """A new store file readable by its owner only: it holds conversations and the web key secret (its
+    ``-wal`` and ``-shm`` files get the same mode). An existing file keeps the mode it has."""
+    with contextlib.suppress(OSError):  # it exists; or the folder is read-only, which connecting reports
+        os.close(os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
 
 
 class SQLiteSessionStore:
@@ -109,6 +119,7 @@ class SQLiteSessionStore:
                 target.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise StoreError(f"cannot create the folder of {where}: {exc}") from exc
+            _create_private(target)
         conn = connect(self.path, where, timeout)
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -257,6 +268,21 @@ class SQLiteSessionStore:
 
     async def delete_session(self, session_id: str) -> None:
         await self._run(sql.delete_session, session_id, self._holder)
+
+    async def secret(self, name: str, *, size: int = 32) -> bytes:
+        return await self._run(sql.secret, name, secrets.token_bytes(size), self.read_only)
+
+    async def wait_for_operator(self, session_id: str, prompt: str) -> OperatorWait:
+        return await self._run(sql.wait_for_operator, session_id, prompt)
+
+    async def take_for_operator(self, session_id: str, operator: str) -> bool:
+        return await self._run(sql.take_for_operator, session_id, operator)
+
+    async def release_operator(self, session_id: str, operator: str | None = None) -> None:
+        await self._run(sql.release_operator, session_id, operator)
+
+    async def operator_waits(self) -> list[OperatorWait]:
+        return await self._run(sql.operator_waits)
 
     async def close(self) -> None:
         if self._shared.closed:

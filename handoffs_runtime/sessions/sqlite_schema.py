@@ -42,7 +42,21 @@ CREATE INDEX sessions_by_update ON sessions (updated_at);
 
 _V3 = leases.SCHEMA
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
+_V4 = """
+CREATE TABLE secrets (
+    name TEXT PRIMARY KEY,
+    value BLOB NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE operator_waits (
+    session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+    prompt TEXT NOT NULL,
+    since REAL NOT NULL,
+    taken_by TEXT
+) WITHOUT ROWID;
+"""
+"""What a web server needs to resume any session: the key secret, and who waits for an operator."""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4)
 """``MIGRATIONS[n]`` takes a store from schema ``n`` to ``n + 1``; never edit one, append a new one."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,12 +1,12 @@
 """The SQL of the SQLite store, run on its thread: sessions, entries, appends with compare-and-set.
 
 Each function takes the store's connection; those that write run one ``BEGIN IMMEDIATE`` transaction
-and check the session's lease inside it, so a process that lost its claim writes nothing.
+and check the session's lease inside it, so a process that lost its claim writes nothing. Secrets and
+operator state belong to no one session's writer, so they need no lease.
 """
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
 from typing import Any
@@ -14,52 +14,10 @@ from typing import Any
 from handoffs_runtime.errors import SessionBusyError, StoreConflictError, StoreError, UnknownSessionError
 from handoffs_runtime.sessions import leases
 from handoffs_runtime.sessions.leases import Holder
-from handoffs_runtime.sessions.store import _MESSAGES, ENTRY_KINDS, SessionInfo, SessionState, StoredEntry
-
-_STATE_COLUMNS = "id, active_agent, context, context_seq, last_seq, status, team, created_at, updated_at"
-
-
-def _damaged(what: str, exc: Exception) -> StoreError:
-    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return StoreError(f"{what} is damaged in the store ({reason}); the store was left as is")
-
-
-def _state(row: tuple[Any, ...]) -> SessionState:
-    try:
-        context = _MESSAGES.validate_json(row[2])
-    except ValueError as exc:
-        raise _damaged(f"the context of session {row[0]!r}", exc) from exc
-    return SessionState(
-        session_id=row[0],
-        active_agent=row[1],
-        context=context,
-        context_seq=row[3],
-        last_seq=row[4],
-        status=row[5],
-        team=row[6],
-        created_at=row[7],
-        updated_at=row[8],
-    )
-
-
-def _entry(session_id: str, row: tuple[Any, ...]) -> StoredEntry:
-    """A stored row as an entry, checked so that whoever reads it can rely on its shape."""
-    seq, agent, kind, body, at = row
-    try:
-        decoded = json.loads(body)
-        if kind not in ENTRY_KINDS or not isinstance(decoded, dict):
-            raise ValueError(f"kind {kind!r} with a body of type {type(decoded).__name__}")
-        entry = StoredEntry(session_id, seq, agent, kind, decoded, at)
-        if kind == "notice":
-            if not isinstance(decoded.get("text"), str):
-                raise ValueError("a notice without text")
-        elif kind == "handoff":
-            entry.event()
-        else:
-            entry.message()
-    except ValueError as exc:
-        raise _damaged(f"entry {seq} of session {session_id!r}", exc) from exc
-    return entry
+from handoffs_runtime.sessions.rows import STATE_COLUMNS as _STATE_COLUMNS
+from handoffs_runtime.sessions.rows import entry_from_row as _entry
+from handoffs_runtime.sessions.rows import state_from_row as _state
+from handoffs_runtime.sessions.store import OperatorWait, SessionInfo, SessionState, StoredEntry
 
 
 def get_session(conn: sqlite3.Connection, session_id: str) -> SessionState:
@@ -173,3 +131,56 @@ def delete_session(conn: sqlite3.Connection, session_id: str, holder: Holder) ->
     conn.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
     leases.forget(conn, session_id)
     conn.execute("COMMIT")
+
+
+def secret(conn: sqlite3.Connection, name: str, candidate: bytes, read_only: bool) -> bytes:
+    """The secret ``name``: ``candidate`` if nobody made it before (atomic across processes)."""
+    if not read_only:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute(
+            "INSERT INTO secrets (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING", (name, candidate)
+        )
+        conn.execute("COMMIT")
+    row = conn.execute("SELECT value FROM secrets WHERE name = ?", (name,)).fetchone()
+    if row is None:
+        raise StoreError(f"the store holds no secret {name!r} yet, and a read-only store cannot make one")
+    return bytes(row[0])
+
+
+_WAIT_COLUMNS = "session_id, prompt, since, taken_by"
+
+
+def wait_for_operator(conn: sqlite3.Connection, session_id: str, prompt: str) -> OperatorWait:
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute(
+        "INSERT INTO operator_waits (session_id, prompt, since) VALUES (?, ?, ?) "
+        "ON CONFLICT (session_id) DO UPDATE SET prompt = excluded.prompt",
+        (session_id, prompt, time.time()),
+    )
+    row = conn.execute(f"SELECT {_WAIT_COLUMNS} FROM operator_waits WHERE session_id = ?", (session_id,))
+    wait = OperatorWait(*row.fetchone())
+    conn.execute("COMMIT")
+    return wait
+
+
+def take_for_operator(conn: sqlite3.Connection, session_id: str, operator: str) -> bool:
+    cursor = conn.execute(
+        "UPDATE operator_waits SET taken_by = ? WHERE session_id = ? AND (taken_by IS NULL OR taken_by = ?)",
+        (operator, session_id, operator),
+    )
+    return cursor.rowcount == 1
+
+
+def release_operator(conn: sqlite3.Connection, session_id: str, operator: str | None) -> None:
+    if operator is None:
+        conn.execute("DELETE FROM operator_waits WHERE session_id = ?", (session_id,))
+    else:
+        conn.execute(
+            "UPDATE operator_waits SET taken_by = NULL WHERE session_id = ? AND taken_by = ?",
+            (session_id, operator),
+        )
+
+
+def operator_waits(conn: sqlite3.Connection) -> list[OperatorWait]:
+    rows = conn.execute(f"SELECT {_WAIT_COLUMNS} FROM operator_waits ORDER BY since, session_id")
+    return [OperatorWait(*row) for row in rows.fetchall()]

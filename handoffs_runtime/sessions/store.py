@@ -106,6 +106,20 @@ class SessionInfo:
     updated_at: float
 
 
+@dataclass(frozen=True, slots=True)
+class OperatorWait:
+    """A session waiting for a person (an operator), as every web server on the store sees it.
+
+    ``since`` is when it first asked (kept while the same person answers turn after turn); ``taken_by``
+    names the operator who took it, ``None`` while it is on the waiting list.
+    """
+
+    session_id: str
+    prompt: str
+    since: float
+    taken_by: str | None
+
+
 def entry_for_message(message: LLMMessage, *, agent: str | None = None) -> NewEntry:
     """The transcript entry for a conversation message; ``agent`` defaults to the message's source."""
     if isinstance(message, UserMessage):
@@ -184,5 +198,30 @@ class SessionStore(Protocol):
         ...
 
     async def delete_session(self, session_id: str) -> None: ...
+
+    async def secret(self, name: str, *, size: int = 32) -> bytes:
+        """The secret called ``name`` that every process on this store shares (the web servers' key
+        secret): ``size`` random bytes made by whoever asked first, atomically, and kept."""
+        ...
+
+    # --- operator state: which session waits for a person, and who took it ---------------------------
+
+    async def wait_for_operator(self, session_id: str, prompt: str) -> OperatorWait:
+        """Record that the session waits for an operator (kept as it is if it waits already)."""
+        ...
+
+    async def take_for_operator(self, session_id: str, operator: str) -> bool:
+        """Give the waiting session to ``operator``, atomically: ``False`` when another has it or it
+        does not wait (of two operators on two servers, exactly one gets it)."""
+        ...
+
+    async def release_operator(self, session_id: str, operator: str | None = None) -> None:
+        """``operator`` lets go of the session, which goes back on the waiting list; without
+        ``operator``, the session waits no more (handed back, answered, ended)."""
+        ...
+
+    async def operator_waits(self) -> list[OperatorWait]:
+        """Every session waiting for an operator, the longest waiting first."""
+        ...
 
     async def close(self) -> None: ...

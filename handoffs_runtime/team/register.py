@@ -24,6 +24,7 @@ from handoffs_runtime.errors import TeamConfigError
 from handoffs_runtime.messages import UserLogin
 from handoffs_runtime.models.redaction import install_redaction
 from handoffs_runtime.runtime.release import release_on_end
+from handoffs_runtime.sessions.outage import ReportsDelays, notices_to
 from handoffs_runtime.sessions.store import SessionStore
 from handoffs_runtime.team.build import BuiltAgent, build_team, human_handoff_targets, tool_served_agents
 from handoffs_runtime.team.spec import TeamSpec
@@ -128,6 +129,8 @@ async def register_team(
             agents=frozenset(a.name for a in team.agents if a.kind != "worker"),
             senders=frozenset(team.names),
         )
+        if isinstance(store, ReportsDelays):  # a person whose turn waits for the store is told so
+            store.report_delays(notices_to(channel))
         user_type = type_of(team.user_topic)
         await register(UserAgent, user_type, user_config)
         await runtime.add_subscription(TypeSubscription(topic_type=team.user_topic, agent_type=user_type))

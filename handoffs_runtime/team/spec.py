@@ -111,11 +111,20 @@ MODEL_TIMEOUT_MARGIN = 5.0
 
 
 def model_timeout_team(team: TeamSpec, seconds: float | None) -> TeamSpec:
-    """``team`` for a model client whose calls end after ``seconds`` (``--model-timeout``; ``None``: as is).
+    """``team`` for a model client whose calls end after :func:`call_deadline` seconds.
 
-    The client's deadline must fire first: it keeps a streamed reply it cuts (marked as cut), while the
-    team's limit, a backstop a few seconds later, can only apologise.
+    The client's deadline must fire first: it keeps a streamed reply it cuts (marked as cut) and covers
+    the client's retries, while the team's limit is a backstop a few seconds later.
     """
-    if seconds is None:
+    deadline = call_deadline(team, seconds)
+    if deadline is None:
         return team
-    return replace(team, policy=replace(team.policy, model_timeout=seconds + MODEL_TIMEOUT_MARGIN))
+    return replace(team, policy=replace(team.policy, model_timeout=deadline + MODEL_TIMEOUT_MARGIN))
+
+
+def call_deadline(team: TeamSpec | None, seconds: float | None) -> float | None:
+    """Seconds one call of a model the command line names may take: ``--model-timeout`` when given
+    (``seconds``), else the team's ``model_timeout`` (a team file's ``policy.model_timeout``)."""
+    if seconds is not None or team is None:
+        return seconds
+    return team.policy.model_timeout

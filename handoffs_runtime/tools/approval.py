@@ -37,6 +37,16 @@ from handoffs_runtime.tools.functions import function_tool
 APPROVE_WORDS = frozenset({"y", "yes", "ok", "okay", "approve", "approved", "allow", "go ahead", "sure"})
 PromptBuilder = Callable[[str, Mapping[str, Any]], str]
 
+
+REFUSED = "Refused: "
+"""How the result of a call the person did not approve starts."""
+
+
+def is_approval(answer: str | None) -> bool:
+    """Whether the person's ``answer`` to a yes/no question says yes (``None``: nobody answered)."""
+    return answer is not None and answer.strip().lower().rstrip(".!") in APPROVE_WORDS
+
+
 _asking: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 """One lock per session while a question is pending (weak: it goes away when nobody waits on it)."""
 
@@ -162,9 +172,9 @@ class ApprovalTool:
         self._tool.args_type().model_validate(args)  # ask only about calls that can run
         answer = await self._ask(self._prompt(self.name, args))
         if answer is None:
-            return f"Refused: {self.name} was not run because nobody could approve it."
-        if answer.strip().lower().rstrip(".!") not in APPROVE_WORDS:
-            return f"Refused: the {self._person} did not approve running {self.name}."
+            return f"{REFUSED}{self.name} was not run because nobody could approve it."
+        if not is_approval(answer):
+            return f"{REFUSED}the {self._person} did not approve running {self.name}."
         return await self._tool.run_json(args, cancellation_token, call_id=call_id)
 
     async def _ask(self, prompt: str) -> str | None:

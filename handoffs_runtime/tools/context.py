@@ -94,6 +94,23 @@ def tracing_call(carrier: dict[str, str] | None) -> Iterator[None]:
 _asking: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 """One lock per session while a question is pending (weak: it goes away when nobody waits on it)."""
 
+Asked = list[tuple[str, str | None]]
+"""The questions a tool call put to the person, each with its answer (``None``: nobody answered)."""
+
+_asked: ContextVar[Asked | None] = ContextVar("handoffs_asked", default=None)
+
+
+@contextmanager
+def recording_questions() -> Iterator[Asked]:
+    """Record what the tool call running inside the ``with`` block asks the person (:func:`ask_person`,
+    approvals): the tool loop reads it to tell a call the person declined."""
+    asked: Asked = []
+    token = _asked.set(asked)
+    try:
+        yield asked
+    finally:
+        _asked.reset(token)
+
 
 async def ask_person(prompt: str, *, person: Person = "customer") -> str | None:
     """Ask the session's person a question; ``None`` if there is no channel or they left.
@@ -102,10 +119,14 @@ async def ask_person(prompt: str, *, person: Person = "customer") -> str | None:
     are asked one at a time, each answer going to the question it belongs to.
     """
     ctx = _current.get()
-    if ctx is None or ctx.channel is None:
-        return None
-    lock = _asking.get(ctx.session_id)
-    if lock is None:
-        lock = _asking[ctx.session_id] = asyncio.Lock()
-    async with lock:
-        return await ctx.channel.ask(ctx.session_id, prompt, person=person)
+    answer: str | None = None
+    if ctx is not None and ctx.channel is not None:
+        lock = _asking.get(ctx.session_id)
+        if lock is None:
+            lock = _asking[ctx.session_id] = asyncio.Lock()
+        async with lock:
+            answer = await ctx.channel.ask(ctx.session_id, prompt, person=person)
+    asked = _asked.get()
+    if asked is not None:
+        asked.append((prompt, answer))
+    return answer

@@ -4,9 +4,10 @@
 ``/sessions`` the stored sessions (``/api/sessions``). The pages are static files shipped in the package;
 everything they show arrives over the socket or the API and is rendered as text, never as HTML.
 
-Who may see what: a customer gets a new session id and a key only this server can make
-(:func:`~handoffs_runtime.web.protocol.session_key`); the page keeps both and needs both to resume, so
-knowing another session's id is not enough. Operators and the sessions view need the operator token.
+Who may see what: a customer gets a new session id and a key only the servers of this store can make
+(:func:`~handoffs_runtime.web.protocol.session_key`, under the store's :data:`KEY_SECRET`); the page keeps
+both and needs both to resume, so knowing another session's id is not enough, and a restarted server or
+another one on the same store resumes it. Operators and the sessions view need the operator token.
 Only requests for this server's own host names are served (``web/hosts``), and each client gets its
 share and no more (``web/limits``): a WebSocket opened too often is refused (429), one that sends a
 malformed message, or nothing within ``request_seconds``, gets one error and is closed.
@@ -16,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import json
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -33,7 +33,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from handoffs_runtime.errors import UnknownSessionError
 from handoffs_runtime.web.hosts import AllowedHosts, HostGuard
-from handoffs_runtime.web.hub import HubError, SessionHub
+from handoffs_runtime.web.hub import HubError, SessionHub, TryLater
 from handoffs_runtime.web.limits import ClientLimits, client_key
 from handoffs_runtime.web.protocol import (
     Answer,
@@ -54,6 +54,10 @@ from handoffs_runtime.web.protocol import (
 
 logger = logging.getLogger("handoffs_runtime.web")
 Message = TypeVar("Message")
+
+KEY_SECRET = "web-session-key"
+"""The store's secret (:meth:`SessionStore.secret`) that signs customer session keys: made once, kept
+with the sessions, so a restart, a crash or a second server on the same store resumes every customer."""
 
 POLICY_VIOLATION = 1008
 UNSUPPORTED_DATA = 1003
@@ -142,10 +146,11 @@ def create_app(
     secret: bytes | None = None,
     hosts: AllowedHosts | None = None,
 ) -> Starlette:
-    """The application for ``hub``. ``secret`` signs customer session keys (default: from the token);
+    """The application for ``hub``. ``secret`` signs customer session keys (default: the store's
+    :data:`KEY_SECRET`, read when the application starts);
     ``hosts``: the host names it answers to (default: those of a server on loopback). Its limits are
     ``hub.limits``."""
-    key_secret = secret or hashlib.sha256(b"handoffs-serve-session-key:" + operator_token.encode()).digest()
+    key_secret = secret
     clients = ClientLimits(hub.limits)
     hello_within = hub.limits.request_seconds
     pages = {path: _static(name) for path, name in PAGES.items()}
@@ -230,7 +235,7 @@ def create_app(
                                 raise _Closing(refused, TRY_AGAIN_LATER)
                         session = opening
                         await peer.send(
-                            {"type": "session", "session": session, "key": session_key(key_secret, session)}
+                            {"type": "session", "session": session, "key": session_key(signing(), session)}
                         )
                         await hub.attach_customer(session, peer)
                     elif session is None:
@@ -241,6 +246,8 @@ def create_app(
                         await hub.back_to_assistant(session)
                     else:
                         await hub.customer_says(session, message.text)
+                except TryLater as exc:  # the page comes back by itself, a little later
+                    raise _Closing(str(exc), TRY_AGAIN_LATER) from None
                 except (BadMessage, HubError) as exc:
                     await peer.send({"type": "error", "message": str(exc)})
         except _Closing as exc:
@@ -254,7 +261,7 @@ def create_app(
     def _open(message: Hello) -> str:
         if message.session is None:
             return hub.new_session_id()
-        if message.key is None or not key_matches(key_secret, message.session, message.key):
+        if message.key is None or not key_matches(signing(), message.session, message.key):
             raise _Closing("unknown session, or not yours: start a new one")
         return message.session
 
@@ -295,8 +302,15 @@ def create_app(
             if signed_in:
                 await hub.remove_operator(peer)
 
+    def signing() -> bytes:
+        assert key_secret is not None, "the application signs keys only once started"
+        return key_secret
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        nonlocal key_secret
+        if key_secret is None:
+            key_secret = await hub.store.secret(KEY_SECRET)
         await hub.start()
         try:
             yield

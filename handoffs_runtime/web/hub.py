@@ -7,8 +7,10 @@ Each live session has a pump that reads its event stream
 and sends each event to the pages attached to it: the customer's, and the console of the operator who
 took it. A question for the operator in a session nobody has taken puts the session on the waiting list
 every operator sees (``web/queue``, kept honest by ``web/waiting``); :meth:`SessionHub.take` gives it to
-exactly one of them. Nothing here knows HTTP: a peer is anything with an async ``send(dict)``, so the
-rules are tested without a browser.
+exactly one of them. Which session waits and who took it is also kept in the store
+(``wait_for_operator``, ``take_for_operator``), so every server on it sees the same and a take is decided
+there. Nothing here knows HTTP: a peer is anything with an async ``send(dict)``, so the rules are tested
+without a browser.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -23,7 +26,7 @@ from autogen_core.models import ChatCompletionClient
 
 from handoffs_runtime.agents.human import HANDOFF_COMMAND
 from handoffs_runtime.channels.events import EventChannel
-from handoffs_runtime.errors import HandoffsError, StoreError, UnknownSessionError
+from handoffs_runtime.errors import HandoffsError, SessionBusyError, StoreError, UnknownSessionError
 from handoffs_runtime.messages import PROGRESS, HandoffLine, Person, Question, Reply, Said, event_json
 from handoffs_runtime.sessions.store import SessionStore, StoredEntry
 from handoffs_runtime.sessions.transcript import entry_events
@@ -31,12 +34,12 @@ from handoffs_runtime.team.spec import TeamSpec
 from handoffs_runtime.web.backends import LocalTeam, TeamBackend
 from handoffs_runtime.web.history import Transcripts
 from handoffs_runtime.web.limits import Limits
-from handoffs_runtime.web.queue import MemoryQueue, left_in_store
+from handoffs_runtime.web.queue import MemoryQueue, WaitKind, left_in_store
 from handoffs_runtime.web.waiting import WAITING_FOR_OPERATOR, Frames, Reception
 
 logger = logging.getLogger("handoffs_runtime.web")
 
-__all__ = ["WAITING_FOR_OPERATOR", "HubError", "Peer", "SessionHub"]
+__all__ = ["HELD_ELSEWHERE", "WAITING_FOR_OPERATOR", "HubError", "Peer", "SessionHub", "TryLater"]
 
 
 class Peer(Protocol):
@@ -53,11 +56,20 @@ class HubError(Exception):
     """A request the hub refuses; its text is meant for the person who made it."""
 
 
+class TryLater(HubError):
+    """A refusal that passes by itself: the page should come back a little later."""
+
+
+HELD_ELSEWHERE = "this conversation is still open on another server; it continues here in a moment"
+
+
 @dataclass(eq=False)
 class _Live:
     session_id: str
     customers: set[Peer] = field(default_factory=set)
     operator: Peer | None = None
+    waiting_since: float | None = None
+    """When the session first asked for an operator (from the store: it survives a restart)."""
     pump: asyncio.Task[None] | None = None
     idle: asyncio.TimerHandle | None = None
     used: bool = False
@@ -117,7 +129,8 @@ class SessionHub:
             announce=self._announce_waiting,
         )
         self._live: dict[str, _Live] = {}
-        self._operators: set[Peer] = set()
+        self._operators: dict[Peer, str] = {}
+        """Each signed-in operator and the name the store knows them by."""
         self._leaving: set[asyncio.Task[None]] = set()
         self.failure: HandoffsError | None = None
         """Why ``start`` failed (a host that cannot be reached, say), for the command to report."""
@@ -161,7 +174,13 @@ class SessionHub:
             live = self._live[session_id] = _Live(session_id)
             live.pump = asyncio.get_running_loop().create_task(self._pump(live))
             try:
+                # One server at a time: one that stopped on another machine holds it until its lease lapses.
+                await self.store.claim(session_id)
                 await self.backend.open(session_id)
+            except SessionBusyError as exc:
+                self.channel.ended(session_id)
+                logger.info("session %s is held elsewhere: %s", session_id, exc)
+                raise TryLater(HELD_ELSEWHERE) from exc
             except HandoffsError as exc:
                 self.channel.ended(session_id)  # its pump ends and forgets it
                 logger.warning("session %s could not start: %s", session_id, exc)  # the details stay here
@@ -218,24 +237,26 @@ class SessionHub:
             if not self.agents:
                 raise HubError("there is no assistant to go back to")
             agent = self.agents[0]
+        await self._keep(self.store.release_operator(session_id))
         await self.reception.done(session_id)
         await self.channel.answer(session_id, f"{HANDOFF_COMMAND} {agent}", person="operator")
 
     # --- operators -----------------------------------------------------------------------------------
 
     async def add_operator(self, peer: Peer) -> None:
-        self._operators.add(peer)
+        self._operators[peer] = f"operator-{uuid.uuid4().hex[:8]}"
         await self.reception.operator_in()
         await peer.send({"type": "ready", "agents": self.agents})
         await peer.send(self._waiting_list())
 
     async def remove_operator(self, peer: Peer) -> None:
         """An operator left: the sessions they held wait for someone else."""
-        self._operators.discard(peer)
+        name = self._operators.pop(peer, "")
         self.reception.operator_out()
         for live in list(self._live.values()):
             if live.operator is peer:
                 live.operator = None
+                await self._keep(self.store.release_operator(live.session_id, name))
                 if (question := self._asked_operator(live.session_id)) is not None:
                     await self._queue(live, question)
         await self._announce_waiting()
@@ -253,6 +274,14 @@ class SessionHub:
         if live.operator is not None:
             raise HubError("another operator has already taken that session")
         live.operator = peer  # no await between the check and this: two operators never both get it
+        try:  # and the store decides between servers
+            taken = await self.store.take_for_operator(session_id, self._operators.get(peer, ""))
+        except StoreError as exc:
+            live.operator = None
+            raise HubError("the session could not be taken right now; please try again") from exc
+        if not taken:
+            live.operator = None
+            raise HubError("another operator has already taken that session")
         await peer.send(
             {
                 "type": "taken",
@@ -274,6 +303,7 @@ class SessionHub:
         await self.channel.answer(session_id, text, person="operator")
         if question.choices:
             live.operator = None
+            await self._keep(self.store.release_operator(session_id))
             await peer.send(
                 {"type": "released", "session": session_id, "text": "Answered: the agents carry on."}
             )
@@ -287,6 +317,7 @@ class SessionHub:
         if question is None or question.choices:
             raise HubError("the conversation can be handed back only when it waits for your answer")
         live.operator = None
+        await self._keep(self.store.release_operator(session_id))
         await self.reception.done(session_id)
         await self.channel.answer(session_id, f"{HANDOFF_COMMAND} {agent}", person="operator")
         text = f"You handed the conversation back to {agent}."
@@ -307,12 +338,11 @@ class SessionHub:
 
     async def _queue(self, live: _Live, question: Question) -> None:
         """``question`` for an operator waits in ``live``, which nobody holds."""
-        if question.choices:
-            await self.reception.waits(
-                live.session_id, "approval", prompt=question.prompt, last=live.last_said
-            )
-        else:
-            await self.reception.waits(live.session_id, "escalation", last=live.last_said)
+        kind: WaitKind = "approval" if question.choices else "escalation"
+        prompt = question.prompt if question.choices else ""  # an escalation's is the console's wording
+        await self.reception.waits(
+            live.session_id, kind, prompt=prompt, last=live.last_said, since=live.waiting_since
+        )
 
     async def _tell(self, session_id: str, frames: Frames) -> None:
         live = self._live.get(session_id)
@@ -335,6 +365,7 @@ class SessionHub:
                 if isinstance(event, Question):
                     live.delivered[event.person] = event
                 if isinstance(event, Question) and event.person == "operator":
+                    await self._waits(live, event.prompt)
                     if live.operator is not None:
                         await _send_quietly(live.operator, data)
                     else:
@@ -361,6 +392,8 @@ class SessionHub:
         finally:
             self._live.pop(live.session_id, None)
             self.transcripts.forget(live.session_id)
+            if live.waiting_since is not None:  # not live here any more: nobody can take it here
+                await self._keep(self.store.release_operator(live.session_id))
             if live.idle is not None:
                 live.idle.cancel()
             if live.operator is not None:
@@ -378,6 +411,20 @@ class SessionHub:
             await _send_quietly(peer, data)
 
     # --- the store -----------------------------------------------------------------------------------
+
+    async def _waits(self, live: _Live, prompt: str) -> None:
+        try:
+            live.waiting_since = (await self.store.wait_for_operator(live.session_id, prompt)).since
+        except StoreError as exc:  # the operators here still see it; other servers do not
+            logger.warning("could not store that session %s waits for an operator: %s", live.session_id, exc)
+
+    @staticmethod
+    async def _keep(write: Awaitable[None]) -> None:
+        """An operator-state write that fails is logged: the conversation itself goes on."""
+        try:
+            await write
+        except StoreError as exc:
+            logger.warning("could not store the operator state: %s", exc)
 
     async def history(self, session_id: str) -> list[dict[str, Any]]:
         """The stored transcript as the pages show it: what was said, and the handoffs."""

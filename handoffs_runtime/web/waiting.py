@@ -71,10 +71,13 @@ class Reception:
 
     # --- sessions ------------------------------------------------------------------------------------
 
-    async def waits(self, session: str, kind: WaitKind, *, prompt: str = "", last: str = "") -> None:
-        """A question for an operator is open in ``session`` and nobody holds it."""
+    async def waits(
+        self, session: str, kind: WaitKind, *, prompt: str = "", last: str = "", since: float | None = None
+    ) -> None:
+        """A question for an operator is open in ``session`` and nobody holds it; ``since``: when it
+        first asked, as the store keeps it (default: now)."""
         before = self.queue.get(session)
-        entry = self.queue.join(Waiting(session, kind, self._clock(), prompt, last))
+        entry = self.queue.join(Waiting(session, kind, since or self._clock(), prompt, last))
         if kind == "escalation" and (before is None or before.away):
             entry.told = False
             await self._tell(session, [_notice(session, WAITING_FOR_OPERATOR), _state(session, "waiting")])

@@ -10,6 +10,7 @@ const statusLine = document.getElementById("status");
 const saved = window.localStorage;
 let socket = null;
 let retry = 500;
+let resuming = null;  // the stored session this connection asked for: the server kept it, or forgot it
 let earliest = 0;  // the number of the first transcript item shown: the server sends the last ones first
 const earlier = el("button", "choice earlier", "Show earlier messages");
 earlier.type = "button";
@@ -61,7 +62,7 @@ function handle(ev) {
     case "session":
       saved.setItem("handoffs.session", ev.session);
       saved.setItem("handoffs.key", ev.key);
-      statusLine.textContent = "connected";
+      statusLine.textContent = ev.session === resuming ? "reconnected" : "connected";
       break;
     case "history":
       showWait({ state: "over" });  // a wait still under way is told again after the history
@@ -117,6 +118,7 @@ function connect() {
     retry = 500;
     const session = saved.getItem("handoffs.session");
     const key = saved.getItem("handoffs.key");
+    resuming = session && key ? session : null;
     socket.send(JSON.stringify(session && key ? { type: "hello", session: session, key: key } : { type: "hello" }));
   });
   socket.addEventListener("message", (message) => handle(JSON.parse(message.data)));

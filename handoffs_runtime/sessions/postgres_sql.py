@@ -1,0 +1,99 @@
+"""The PostgreSQL store's queries that need no session's lease: reading, secrets and operator state.
+
+Each takes a pooled connection and whether the call is a retry (after a connection lost mid-call), as
+:meth:`PostgresSessionStore._call` passes them; each is one statement or reads only, so a retry is safe.
+"""
+
+from __future__ import annotations
+
+from psycopg import AsyncConnection
+from psycopg.rows import TupleRow
+
+from handoffs_runtime.errors import StoreError, UnknownSessionError
+from handoffs_runtime.sessions.rows import ENTRY_COLUMNS, STATE_COLUMNS, entry_from_row, state_from_row
+from handoffs_runtime.sessions.store import OperatorWait, SessionInfo, SessionState, StoredEntry
+
+Conn = AsyncConnection[TupleRow]
+
+NOW = "extract(epoch from now())::float8"
+"""The database's time as seconds since the epoch, as the store's time columns hold it."""
+
+_WAIT_COLUMNS = "session_id, prompt, since, taken_by"
+
+
+async def get_session(conn: Conn, retry: bool, session_id: str) -> SessionState:
+    cursor = await conn.execute(f"SELECT {STATE_COLUMNS} FROM sessions WHERE id = %s", (session_id,))
+    row = await cursor.fetchone()
+    if row is None:
+        raise UnknownSessionError(
+            f"no session {session_id!r} in the store; `handoffs sessions list` shows the ids"
+        )
+    return state_from_row(row)
+
+
+async def entries(conn: Conn, retry: bool, session_id: str, after: int) -> list[StoredEntry]:
+    cursor = await conn.execute(
+        f"SELECT {ENTRY_COLUMNS} FROM messages WHERE session_id = %s AND seq > %s ORDER BY seq",
+        (session_id, after),
+    )
+    rows = await cursor.fetchall()
+    if not rows:
+        await get_session(conn, retry, session_id)  # an unknown session is an error, not an empty list
+    return [entry_from_row(session_id, row) for row in rows]
+
+
+async def list_sessions(conn: Conn, retry: bool) -> list[SessionInfo]:
+    cursor = await conn.execute(
+        "SELECT id, active_agent, status, last_seq, team, created_at, updated_at FROM sessions "
+        "ORDER BY updated_at DESC, id"
+    )
+    return [SessionInfo(*row) for row in await cursor.fetchall()]
+
+
+async def secret(conn: Conn, retry: bool, name: str, candidate: bytes, read_only: bool) -> bytes:
+    """The secret ``name``: ``candidate`` if nobody made it before (atomic across processes)."""
+    if not read_only:
+        await conn.execute(
+            "INSERT INTO secrets (name, value) VALUES (%s, %s) ON CONFLICT (name) DO NOTHING",
+            (name, candidate),
+        )
+    cursor = await conn.execute("SELECT value FROM secrets WHERE name = %s", (name,))
+    row = await cursor.fetchone()
+    if row is None:
+        raise StoreError(f"the store holds no secret {name!r} yet, and a read-only store cannot make one")
+    return bytes(row[0])
+
+
+async def wait_for_operator(conn: Conn, retry: bool, session_id: str, prompt: str) -> OperatorWait:
+    cursor = await conn.execute(
+        f"INSERT INTO operator_waits (session_id, prompt, since) VALUES (%s, %s, {NOW}) "
+        f"ON CONFLICT (session_id) DO UPDATE SET prompt = excluded.prompt RETURNING {_WAIT_COLUMNS}",
+        (session_id, prompt),
+    )
+    row = await cursor.fetchone()
+    assert row is not None  # RETURNING gives the row inserted or updated
+    return OperatorWait(*row)
+
+
+async def take_for_operator(conn: Conn, retry: bool, session_id: str, operator: str) -> bool:
+    cursor = await conn.execute(
+        "UPDATE operator_waits SET taken_by = %s "
+        "WHERE session_id = %s AND (taken_by IS NULL OR taken_by = %s)",
+        (operator, session_id, operator),
+    )
+    return cursor.rowcount == 1
+
+
+async def release_operator(conn: Conn, retry: bool, session_id: str, operator: str | None) -> None:
+    if operator is None:
+        await conn.execute("DELETE FROM operator_waits WHERE session_id = %s", (session_id,))
+    else:
+        await conn.execute(
+            "UPDATE operator_waits SET taken_by = NULL WHERE session_id = %s AND taken_by = %s",
+            (session_id, operator),
+        )
+
+
+async def operator_waits(conn: Conn, retry: bool) -> list[OperatorWait]:
+    cursor = await conn.execute(f"SELECT {_WAIT_COLUMNS} FROM operator_waits ORDER BY since, session_id")
+    return [OperatorWait(*row) for row in await cursor.fetchall()]

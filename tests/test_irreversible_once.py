@@ -1,0 +1,115 @@
+"""An irreversible call runs once a turn with the same arguments: a model that does not read tool results
+and calls ``place_order`` again and again places one order, and one the person declined is not asked
+again. Real runtime, real tools asking through the channel; the model is scripted."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from autogen_core.models import FunctionExecutionResultMessage
+
+from handoffs_runtime import AgentSpec, TeamSpec, ask_person, irreversible, requires_approval, tool_call
+from handoffs_runtime.channels.memory import ScriptedChannel
+from handoffs_runtime.models.scripted import ScriptedModel
+
+from .support import run_sessions, texts
+
+ORDERS: list[str] = []
+
+
+async def place_order(item: str, copies: int = 1) -> str:
+    """Place an order, after the customer confirms it."""
+    answer = await ask_person(f"Order {copies} x {item}? y/n")
+    if answer is not None and answer.strip().lower() in ("y", "yes"):
+        ORDERS.append(item)
+        return f"Ordered {copies} x {item}."
+    return "Nothing was ordered."
+
+
+def cancel_order(item: str) -> str:
+    """Cancel an order."""
+    ORDERS.remove(item)
+    return f"Cancelled {item}."
+
+
+@pytest.fixture(autouse=True)
+def no_orders() -> Iterator[None]:
+    ORDERS.clear()
+    yield
+    ORDERS.clear()
+
+
+def shop(*tools: object) -> TeamSpec:
+    agents = [AgentSpec("Shop", tools=list(tools) or [irreversible(place_order)])]  # type: ignore[arg-type]
+    return TeamSpec(name="shop", entry="Shop", agents=agents)
+
+
+def order(item: str, **more: object) -> object:
+    return tool_call("place_order", {"item": item, **more})
+
+
+def last_results(model: ScriptedModel, call: int) -> list[str]:
+    message = model.calls[call][0][-1]
+    assert isinstance(message, FunctionExecutionResultMessage)
+    return [r.content for r in message.content]
+
+
+def questions(channel: ScriptedChannel) -> list[str]:
+    return [prompt for _, prompt in channel.asked["s1"] if prompt != "you"]
+
+
+async def test_a_second_identical_irreversible_call_after_a_success_is_refused() -> None:
+    same_again = tool_call("place_order", '{"copies": 1,  "item": "anvil"}')  # other spacing and order
+    model = ScriptedModel([[order("anvil")], [order("anvil")], [same_again, order("anvil")], "Done."])
+    channel = ScriptedChannel.for_sessions({"s1": ["buy an anvil", "yes"]})
+    await run_sessions(shop(), channel, model=model)
+    assert ORDERS == ["anvil"]  # one order, however often the model asked for it
+    assert questions(channel) == ["Order 1 x anvil? y/n"]  # and one confirmation
+    assert last_results(model, 1) == ["Ordered 1 x anvil."]
+    [again] = last_results(model, 2)
+    assert again.startswith("Not run again: place_order already ran with these arguments in this turn")
+    assert "Ordered 1 x anvil." in again and "tell the person it is done" in again
+    assert last_results(model, 3) == [again, again]  # beside each other in one response too
+    assert texts(channel) == [("Shop", "Done.")]
+
+
+async def test_a_declined_irreversible_call_is_not_proposed_again_in_the_turn() -> None:
+    steps = [[order("anvil")], [order("anvil")], [order("anvil", copies=2)], "Two anvils it is."]
+    model = ScriptedModel(steps)  # type: ignore[arg-type]
+    channel = ScriptedChannel.for_sessions({"s1": ["buy an anvil", "no", "yes"]})
+    await run_sessions(shop(), channel, model=model)
+    assert questions(channel) == ["Order 1 x anvil? y/n", "Order 2 x anvil? y/n"]  # not the first again
+    assert last_results(model, 1) == ["Nothing was ordered."]
+    [declined] = last_results(model, 2)
+    assert declined.startswith("Error: not asked again: the person declined place_order")
+    assert ORDERS == ["anvil"]  # the different order the person then said yes to
+
+
+async def test_a_refused_approval_counts_as_declined() -> None:
+    tool = requires_approval(irreversible(cancel_order))
+    calls = [tool_call("cancel_order", {"item": "anvil"})]
+    model = ScriptedModel([calls, calls, "I left it as it is."])
+    channel = ScriptedChannel.for_sessions({"s1": ["cancel my anvil", "no"]})
+    await run_sessions(shop(tool), channel, model=model)
+    assert questions(channel) == ['Allow cancel_order(item="anvil")? y/n']
+    assert last_results(model, 1) == ["Refused: the customer did not approve running cancel_order."]
+    [declined] = last_results(model, 2)
+    assert declined.startswith("Error: not asked again: the person declined cancel_order")
+
+
+async def test_the_same_order_in_a_later_turn_is_asked_for_again() -> None:
+    """Once a turn: a person who orders the same thing again later means it."""
+    model = ScriptedModel([[order("anvil")], "Ordered.", [order("anvil")], "Ordered another."])
+    channel = ScriptedChannel.for_sessions({"s1": ["buy an anvil", "yes", "one more, please", "yes"]})
+    await run_sessions(shop(), channel, model=model)
+    assert ORDERS == ["anvil", "anvil"]
+
+
+async def test_a_call_that_failed_may_be_tried_again() -> None:
+    bad, good = tool_call("place_order", {"item": "anvil", "copies": "many"}), order("anvil")
+    model = ScriptedModel([[bad], [good], "Done."])
+    channel = ScriptedChannel.for_sessions({"s1": ["buy anvils", "yes"]})
+    await run_sessions(shop(), channel, model=model)
+    assert last_results(model, 1)[0].startswith("Error: invalid arguments for place_order")
+    assert ORDERS == ["anvil"]
