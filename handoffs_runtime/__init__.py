@@ -81,7 +81,7 @@ from handoffs_runtime.team.register import register_team, start_session
 from handoffs_runtime.team.spec import AgentSpec, TeamSpec, human_agent
 from handoffs_runtime.tools.approval import requires_approval
 from handoffs_runtime.tools.context import ToolContext, ask_person, current_tool_context
-from handoffs_runtime.tools.effects import irreversible, is_irreversible
+from handoffs_runtime.tools.effects import irreversible, is_irreversible, runs_code
 from handoffs_runtime.tools.sandbox.tool import (
     CodeResult,
     SandboxLimits,
@@ -186,6 +186,7 @@ __all__ = [
     "requires_approval",
     "run_chat",
     "run_python",
+    "runs_code",
     "session_topic",
     "start_session",
     "team_mermaid",

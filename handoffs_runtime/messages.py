@@ -8,6 +8,8 @@ worker to the session's front end, the web page's JSON and stored transcripts.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Annotated, Any, Literal
@@ -61,6 +63,10 @@ class AgentResponse(BaseModel):
 
 HandoffOutcome = Literal["handoff", "refused", "loop_stopped"]
 Person = Literal["customer", "operator"]
+Labels = Mapping[str, str]
+"""What people read for each agent (its display name), by agent name: ``TeamSpec.labels``. An agent
+missing from it is read by its name."""
+NO_LABELS: Labels = {}
 
 
 class HandoffEvent(BaseModel):
@@ -83,8 +89,9 @@ class HandoffEvent(BaseModel):
     what telemetry records unless content capture is on."""
     said: str = ""
 
-    def line(self) -> HandoffLine:
-        """What the person is shown of this decision (``said`` is shown before it, as a reply)."""
+    def line(self, labels: Labels = NO_LABELS) -> HandoffLine:
+        """What the person is shown of this decision (``said`` is shown before it, as a reply), with the
+        agents' display names from ``labels``."""
         return HandoffLine(
             source=self.source,
             target=self.target,
@@ -92,6 +99,8 @@ class HandoffEvent(BaseModel):
             outcome=self.outcome,
             reason=self.reason,
             hop=self.hop,
+            source_label=labels.get(self.source, ""),
+            target_label=labels.get(self.target, ""),
         )
 
 
@@ -153,6 +162,10 @@ class PersonAnswer(BaseModel):
 # from a worker to the session's front end, the JSON a web page receives (``event_json``) and what a
 # stored transcript entry renders to. The ``type`` field tells them apart on the wire.
 #
+# An event names agents twice: ``agent`` (``source``, ``target``), the agent type, for code, and ``label``
+# (``source_label``, ``target_label``), what people read: the display name, set by whoever makes the
+# event from the team's ``Labels``, empty when the agent has none. ``shown_name`` picks the one to show.
+#
 # They are plain dataclasses, not pydantic models, nor frozen: the runtime builds several per turn for every
 # session, and a validated model costs five times as much, a frozen dataclass four times. Pydantic
 # validates them where they arrive from outside (inside ``PersonEvent``, with extra fields forbidden) and
@@ -173,6 +186,8 @@ class Reply(_Shown):
     type: Literal["reply"] = "reply"
     agent: str
     text: str
+    label: str = ""
+    """What people read for ``agent`` (its display name); empty: the agent's name."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -186,6 +201,7 @@ class Delta(_Shown):
     type: Literal["delta"] = "delta"
     agent: str
     text: str
+    label: str = ""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -203,6 +219,7 @@ class ToolStarted(_ToolProgress):
 
     type: Literal["tool_started"] = "tool_started"
     arguments: str
+    label: str = ""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -212,6 +229,7 @@ class ToolFinished(_ToolProgress):
     type: Literal["tool_finished"] = "tool_finished"
     result: str
     is_error: bool = False
+    label: str = ""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -229,13 +247,18 @@ class HandoffLine(_Shown):
     outcome: HandoffOutcome = "handoff"
     reason: str = ""
     hop: int = 0
+    source_label: str = ""
+    target_label: str = ""
+    """What people read for ``source`` and ``target`` (display names); empty: the agents' names."""
 
 
 @dataclass(slots=True, kw_only=True)
 class Question(_Shown):
     """A question waiting for ``person``; ``turn`` when it is the customer's ordinary turn to speak.
 
-    ``choices`` are the answers offered as buttons (``yes``/``no`` for a ``... y/n`` confirmation).
+    ``choices`` are the answers offered as buttons: ``yes``/``no`` for a confirmation (``Confirm order?
+    y/n``), and for the customer's turn after a reply that asks a yes/no question (``Shall I go ahead?
+    (yes/no)``), where typing anything else stays possible.
     """
 
     type: Literal["question"] = "question"
@@ -245,10 +268,11 @@ class Question(_Shown):
     choices: tuple[str, ...] = ()
 
     @classmethod
-    def asking(cls, prompt: str, person: Person = "customer") -> Question:
-        """The question a channel's ``ask(prompt, person=...)`` puts: a ``... y/n`` one offers yes/no."""
+    def asking(cls, prompt: str, person: Person = "customer", *, after: str = "") -> Question:
+        """The question a channel's ``ask(prompt, person=...)`` puts; ``after`` is the reply the person
+        last read. A prompt, or a turn after a reply, that asks for a yes or a no offers yes/no."""
         turn = person == "customer" and prompt == USER_PROMPT
-        choices = YES_NO if prompt.rstrip().lower().endswith("y/n") else ()
+        choices = YES_NO if asks_yes_no(prompt) or (turn and asks_yes_no(after)) else ()
         return cls(prompt=prompt, person=person, turn=turn, choices=choices)
 
 
@@ -263,10 +287,18 @@ class Said(_Shown):
 
 @dataclass(slots=True, kw_only=True)
 class Notice(_Shown):
-    """A line from the runtime itself: a session starting, resuming or ending, a warning."""
+    """A line from the runtime itself: a session starting, resuming or ending, a warning.
+
+    ``text`` is for anyone; ``detail`` holds what only whoever runs the team should read (a file's path,
+    another process's pid and host): the console and the operator see it, a web customer does not.
+    """
 
     type: Literal["notice"] = "notice"
     text: str
+    detail: str = ""
+    recap: bool = False
+    """A line that retells what was said before (a resumed session's last exchanges, on a console): a page
+    that shows the stored transcript itself leaves it out."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -292,6 +324,20 @@ lines and questions reach the front end as the messages they come from, stored b
 USER_PROMPT = "you"
 """The prompt of an ordinary turn; channels show other prompts as questions."""
 YES_NO = ("yes", "no")
+_ASKS_YES_NO = re.compile(
+    r"(?:\by/n|\(\s*(?:yes\s*/\s*no|y\s*/\s*n|yes or no)\s*\))[\s.:?!]*$", re.IGNORECASE
+)
+
+
+def shown_name(label: str, agent: str) -> str:
+    """What a person reads for an agent: its ``label`` (display name), else its name."""
+    return label or agent
+
+
+def asks_yes_no(text: str) -> bool:
+    """Whether ``text`` ends by asking for a yes or a no: ``Confirm order? y/n``, ``Shall I go ahead?
+    (yes/no)``, ``(yes or no)``."""
+    return _ASKS_YES_NO.search(text[-200:]) is not None
 
 
 @cache

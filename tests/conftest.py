@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from .browser_support import CHROMIUM
+
 if TYPE_CHECKING:
     from .distributed_support import Process
 
@@ -43,6 +45,18 @@ def _no_real_models(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator
     monkeypatch.setattr(socket, "getaddrinfo", guarded_getaddrinfo)
     yield
     assert not attempts, f"a test tried to reach a real host: {attempts}"
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[object]:
+    """The system's Chromium, driven by Playwright (see ``browser_support``)."""
+    playwright_api = pytest.importorskip("playwright.async_api")
+    async with playwright_api.async_playwright() as p:
+        chromium = await p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            yield chromium
+        finally:
+            await chromium.close()
 
 
 @pytest.fixture

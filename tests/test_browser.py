@@ -6,52 +6,43 @@ Skipped when no Chromium is installed (``apt-get install chromium``). Screenshot
 
 from __future__ import annotations
 
-import os
-import re
-import shutil
 import signal
-import time
-from collections.abc import AsyncIterator
+import sqlite3
 from pathlib import Path
 
 import pytest
 
 from handoffs_runtime import TeamPolicy, openai_model
 from handoffs_runtime.teams.acme import acme_team
+from handoffs_runtime.teams.orchestrator import orchestrator_team
+from handoffs_runtime.web.hub import WAITING_FOR_APPROVAL
 from handoffs_runtime.web.limits import Limits
 
+from .browser_support import CHROMIUM, WAIT_MS, artifacts, needs_chromium, send
 from .fake_openai import fake_openai
+from .test_serve_cli import serve
 from .web_support import TOKEN, ServeProcess, served
 
-CHROMIUM = next(
-    (p for p in ("/usr/bin/chromium", shutil.which("chromium") or "") if p and os.path.exists(p)), None
-)
 playwright_api = pytest.importorskip("playwright.async_api")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium installed (apt-get install chromium)")
-
-WAIT_MS = 20_000
+pytestmark = needs_chromium
 
 
-@pytest.fixture
-async def browser() -> AsyncIterator[object]:
-    async with playwright_api.async_playwright() as p:
-        chromium = await p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        try:
-            yield chromium
-        finally:
-            await chromium.close()
+async def sign_in(page: object, url: str, token: str = TOKEN) -> None:
+    """Open the operator console at ``url`` and sign in with its form, as an operator does."""
+    await page.goto(url)  # type: ignore[attr-defined]
+    await page.fill("#token", token)  # type: ignore[attr-defined]
+    await page.click("#signin button")  # type: ignore[attr-defined]
+    await page.locator("#status", has_text="signed in").wait_for(timeout=WAIT_MS)  # type: ignore[attr-defined]
 
 
-def artifacts(tmp_path: Path) -> Path:
-    folder = Path(os.environ.get("HANDOFFS_ARTIFACTS") or tmp_path)
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
-async def send(page: object, text: str) -> None:
-    await page.wait_for_selector("#text:enabled", timeout=WAIT_MS)  # type: ignore[attr-defined]
-    await page.fill("#text", text)  # type: ignore[attr-defined]
-    await page.click("#send")  # type: ignore[attr-defined]
+async def approve_in_console(operator: object, answer: str = "Approve") -> str:
+    """Take the first waiting approval in the operator console and answer it; returns its prompt."""
+    await operator.click("#waiting .take", timeout=WAIT_MS)  # type: ignore[attr-defined]
+    prompt = operator.locator("#question .prompt")  # type: ignore[attr-defined]
+    await prompt.wait_for(timeout=WAIT_MS)
+    text: str = await prompt.text_content()
+    await operator.click(f"#question button:has-text('{answer}')")  # type: ignore[attr-defined]
+    return text
 
 
 async def test_the_refund_path_with_streamed_text(browser: object, tmp_path: Path) -> None:
@@ -68,7 +59,9 @@ async def test_the_refund_path_with_streamed_text(browser: object, tmp_path: Pat
         model = openai_model("gpt-4o-mini", base_url=model_server.url, api_key="k")
         team = acme_team(policy=TeamPolicy(stream=True))
         async with served(tmp_path, team=team, model=model) as server:
-            page = await browser.new_page()  # type: ignore[attr-defined]
+            page = await (await browser.new_context()).new_page()  # type: ignore[attr-defined]
+            operator = await (await browser.new_context()).new_page()  # type: ignore[attr-defined]
+            await sign_in(operator, server.url + "/operator")
             await page.goto(server.url + "/")
             await send(page, "I want a refund for my shoes")
             streaming = page.locator(".msg.agent.streaming .text")
@@ -80,10 +73,15 @@ async def test_the_refund_path_with_streamed_text(browser: object, tmp_path: Pat
             model_server.resume.set()
             await page.locator(".msg.agent:not(.streaming)").last.wait_for(timeout=WAIT_MS)
             await send(page, "yes")
+            await page.get_by_text(WAITING_FOR_APPROVAL).wait_for(timeout=WAIT_MS)  # a refund is staff's
+            assert await approve_in_console(operator) == (
+                'Allow execute_refund(item_id="item_132612938", reason="worn out")?'
+            )
             await page.get_by_text("Done: your refund is on its way.").wait_for(timeout=WAIT_MS)
             lines = await page.locator(".line").all_text_contents()
-            assert "↪ TriageAgent handed the conversation to IssuesAndRepairsAgent" in lines
-            assert "⚙ execute_refund done" in lines
+            assert "↪ ACME repairs has joined" in lines
+            assert "⚙ ACME repairs is working on your request…" in lines
+            assert not [line for line in lines if "execute_refund" in line]  # no tool names for customers
             await page.screenshot(path=str(artifacts(tmp_path) / "customer.png"))
 
 
@@ -91,8 +89,7 @@ async def test_an_operator_takes_a_session_answers_and_hands_it_back(browser: ob
     async with served(tmp_path) as server:
         customer = await (await browser.new_context()).new_page()  # type: ignore[attr-defined]
         operator = await (await browser.new_context()).new_page()  # type: ignore[attr-defined]
-        await operator.goto(f"{server.url}/operator#token={TOKEN}")
-        await operator.get_by_text("signed in").wait_for(timeout=WAIT_MS)
+        await sign_in(operator, server.url + "/operator")
         await customer.goto(server.url + "/")
         await send(customer, "let me talk to a person")
         await customer.get_by_text("a person will answer you shortly").wait_for(timeout=WAIT_MS)
@@ -110,9 +107,7 @@ async def test_an_operator_takes_a_session_answers_and_hands_it_back(browser: ob
         await operator.wait_for_selector("#handback:enabled", timeout=WAIT_MS)
         await operator.select_option("#agents", "TriageAgent")
         await operator.click("#handback")
-        await customer.get_by_text("↪ HumanAgent handed the conversation to TriageAgent").wait_for(
-            timeout=WAIT_MS
-        )
+        await customer.get_by_text("↪ ACME assistant has joined").wait_for(timeout=WAIT_MS)
         await customer.screenshot(path=str(artifacts(tmp_path) / "customer-after-operator.png"))
 
 
@@ -121,12 +116,16 @@ async def test_a_reload_resumes_the_session(browser: object, tmp_path: Path) -> 
         page = await browser.new_page()  # type: ignore[attr-defined]
         await page.goto(server.url + "/")
         await send(page, "I want a refund for my shoes")
-        await page.locator(".msg.agent").first.wait_for(timeout=WAIT_MS)
+        await page.locator(".msg.agent").nth(1).wait_for(timeout=WAIT_MS)  # the reply, after the greeting
         session = await page.evaluate("localStorage.getItem('handoffs.session')")
         await page.reload()
         await page.locator(".msg.you", has_text="I want a refund for my shoes").wait_for(timeout=WAIT_MS)
         assert await page.evaluate("localStorage.getItem('handoffs.session')") == session
         await send(page, "yes")
+        await page.get_by_text(WAITING_FOR_APPROVAL).wait_for(timeout=WAIT_MS)
+        operator = await (await browser.new_context()).new_page()  # type: ignore[attr-defined]
+        await sign_in(operator, server.url + "/operator")
+        await approve_in_console(operator)
         await page.get_by_text("execute refund → success").wait_for(timeout=WAIT_MS)
         assert await page.locator(".msg.you").count() == 2
 
@@ -141,17 +140,21 @@ async def test_a_server_restarted_with_default_options_resumes_the_customer(
         page = await browser.new_page()  # type: ignore[attr-defined]
         await page.goto(await server.start() + "/")
         await send(page, "I want a refund for my shoes")
-        await page.locator(".msg.agent").first.wait_for(timeout=WAIT_MS)
+        await page.locator(".msg.agent").nth(1).wait_for(timeout=WAIT_MS)  # the reply, after the greeting
         session = await page.evaluate("localStorage.getItem('handoffs.session')")
         await server.stop(how)
         await page.locator("#status", has_text="reconnecting").wait_for(timeout=WAIT_MS)
         await server.start()  # a new operator token; the same store
         await page.locator("#status", has_text="reconnected").wait_for(timeout=WAIT_MS)
         await send(page, "yes")
+        await page.get_by_text(WAITING_FOR_APPROVAL).wait_for(timeout=WAIT_MS)
+        operator = await (await browser.new_context()).new_page()  # type: ignore[attr-defined]
+        await sign_in(operator, server.url + "/operator", server.token)
+        await approve_in_console(operator)
         await page.get_by_text("execute refund → success").wait_for(timeout=WAIT_MS)
         assert await page.evaluate("localStorage.getItem('handoffs.session')") == session
-        said = page.locator(".msg.you")  # the history once, then the new message
-        assert await said.all_inner_texts() == ["You\nI want a refund for my shoes", "You\nyes"]
+        said = page.locator(".msg.you .text")  # the history once, then the new message
+        assert await said.all_inner_texts() == ["I want a refund for my shoes", "yes"]
     finally:
         await server.stop()
 
@@ -164,10 +167,10 @@ async def test_a_long_conversation_shows_its_last_messages_and_earlier_ones_on_r
         await page.goto(server.url + "/")
         for n in range(1, 4):
             await send(page, f"message {n}")
-            await page.locator(".msg.agent").nth(n - 1).wait_for(timeout=WAIT_MS)
+            await page.locator(".msg.agent").nth(n).wait_for(timeout=WAIT_MS)  # after the greeting
         await page.reload()
         await page.locator(".msg.you", has_text="message 3").wait_for(timeout=WAIT_MS)
-        assert await page.locator(".msg.you").all_text_contents() == ["You" + "message 3"]
+        assert await page.locator(".msg.you .text").all_text_contents() == ["message 3"]
         button = page.get_by_text("Show earlier messages")
         while await button.count():
             shown = await page.locator("#log > *").count()
@@ -175,8 +178,9 @@ async def test_a_long_conversation_shows_its_last_messages_and_earlier_ones_on_r
             await page.locator("#log > *").nth(shown).wait_for(timeout=WAIT_MS)  # the page arrived
         shown = await page.locator(".msg.you .text").all_text_contents()
         assert shown == ["message 1", "message 2", "message 3"]
-        first = await page.locator("#log > *").first.text_content()
-        assert first == "You" + "message 1"  # the earliest message at the top, nothing above it
+        first = page.locator("#log > *").first
+        assert await first.locator(".text").text_content() == "message 1"  # the earliest at the top
+        assert await first.get_attribute("class") == "msg you"  # nothing above it
         await send(page, "message 4")  # and the conversation goes on
         await page.locator(".msg.agent").nth(3).wait_for(timeout=WAIT_MS)
 
@@ -186,90 +190,70 @@ async def test_the_stored_sessions_page(browser: object, tmp_path: Path) -> None
         page = await browser.new_page()  # type: ignore[attr-defined]
         await page.goto(server.url + "/")
         await send(page, "hello")
-        await page.locator(".msg.agent").first.wait_for(timeout=WAIT_MS)
+        await page.locator(".msg.agent").nth(1).wait_for(timeout=WAIT_MS)  # the reply, after the greeting
         sessions = await browser.new_page()  # type: ignore[attr-defined]
-        await sessions.goto(f"{server.url}/sessions#token={TOKEN}")
+        await sessions.goto(f"{server.url}/sessions")
+        await sessions.fill("#token", TOKEN)
+        await sessions.click("#signin button")
         await sessions.locator("#rows tr").first.click(timeout=WAIT_MS)
         await sessions.locator("#log .msg.you", has_text="hello").wait_for(timeout=WAIT_MS)
         await sessions.screenshot(path=str(artifacts(tmp_path) / "sessions.png"))
 
 
-LEFT = "Please call me back: ann@example.com"
-COUNT_CHIMES = """
-window.chimes = 0;
-const start = OscillatorNode.prototype.start;
-OscillatorNode.prototype.start = function (...args) { window.chimes += 1; return start.apply(this, args); };
-"""
-"""Counts the tones the page starts (the console's chime for a session that starts to wait)."""
-
-
-async def test_with_no_operator_signed_in_the_customer_hears_so_and_goes_back_to_the_assistant(
+async def test_a_customers_code_runs_only_once_the_operator_approves_it_in_the_console(
     browser: object, tmp_path: Path
 ) -> None:
-    async with served(tmp_path) as server:
-        page = await browser.new_page()  # type: ignore[attr-defined]
-        await page.goto(server.url + "/")
-        await send(page, "let me talk to a person")
-        asked = time.monotonic()
-        await page.get_by_text("Nobody can answer you right now.").wait_for(timeout=10_000)
-        assert time.monotonic() - asked < 10
-        await send(page, LEFT)  # a message and an address, while the wait goes on
-        await page.locator(".msg.you", has_text=LEFT).wait_for(timeout=WAIT_MS)
-        session = await page.evaluate("localStorage.getItem('handoffs.session')")
-        stored = [e.text for e in await server.hub.store.entries(session) if e.kind == "user"]
-        assert stored == ["let me talk to a person", LEFT]
-        await page.screenshot(path=str(artifacts(tmp_path) / "customer-nobody-available.png"))
-        await page.click("#wait .back", timeout=WAIT_MS)
-        await page.get_by_text("↪ HumanAgent handed the conversation to TriageAgent").wait_for(
-            timeout=WAIT_MS
-        )
-        await page.locator(".msg.agent").first.wait_for(timeout=WAIT_MS)  # an assistant answers
-        assert await page.locator("#wait").is_hidden()
-        await send(page, "I want a refund for my shoes")  # the assistant is back
-        await page.locator(".msg.agent .who", has_text="IssuesAndRepairsAgent").wait_for(timeout=WAIT_MS)
-
-
-async def test_an_operator_writes_several_times_hands_back_at_any_time_and_sees_who_waits(
-    browser: object, tmp_path: Path
-) -> None:
-    async with served(tmp_path) as server:
-        console = await browser.new_context(viewport={"width": 1000, "height": 480})  # type: ignore[attr-defined]
-        await console.add_init_script(COUNT_CHIMES)
-        operator = await console.new_page()
-        await operator.goto(f"{server.url}/operator#token={TOKEN}")
-        await operator.get_by_text("signed in").wait_for(timeout=WAIT_MS)
+    ran = tmp_path / "ran.txt"
+    async with served(tmp_path, team=orchestrator_team(), approve_code=True) as server:
         customer = await (await browser.new_context()).new_page()  # type: ignore[attr-defined]
+        operator = await (await browser.new_context()).new_page()  # type: ignore[attr-defined]
+        await sign_in(operator, server.url + "/operator")
         await customer.goto(server.url + "/")
-        await send(customer, "let me talk to a person")
-        await customer.get_by_text("a person will answer you shortly").wait_for(timeout=WAIT_MS)
-        await send(customer, "my order A12 never arrived")  # the customer may write while they wait
-        waiting = operator.locator("#waiting li.waiting")
-        await waiting.locator(".last", has_text="my order A12 never arrived").wait_for(timeout=WAIT_MS)
-        await waiting.locator(".waited", has_text=re.compile(r"^waiting \d+ s$")).wait_for(timeout=WAIT_MS)
-        assert await operator.title() == "(1) Operator console"
-        assert await operator.evaluate("window.chimes") == 1
-        await operator.screenshot(path=str(artifacts(tmp_path) / "operator-waiting.png"))
-        await waiting.locator(".take").click(timeout=WAIT_MS)
-        await operator.locator("#log").get_by_text("my order A12 never arrived").wait_for(timeout=WAIT_MS)
-        assert await operator.title() == "Operator console"
-        for line in ("Hello, this is Ann.", "Let me look at order A12."):  # two in a row
-            await operator.wait_for_selector("#send:enabled", timeout=WAIT_MS)
-            await operator.fill("#text", line)
-            await operator.click("#send")
-            await customer.locator(".msg.agent", has_text=line).wait_for(timeout=WAIT_MS)
-        for n in range(6):
-            await send(customer, f"detail {n}")
-        newest = operator.locator("#log .msg.you", has_text="detail 5")
-        await newest.wait_for(timeout=WAIT_MS)
-        await playwright_api.expect(newest).to_be_in_viewport()  # not under anything below the log
-        assert "/handoff" not in await operator.locator("body").inner_text()
-        await operator.screenshot(path=str(artifacts(tmp_path) / "operator-conversation.png"))
-        await operator.select_option("#agents", "TriageAgent")
-        await operator.click("#handback", timeout=WAIT_MS)  # the customer has the turn: no matter
-        await operator.get_by_text("You handed the conversation back to TriageAgent.").wait_for(
-            timeout=WAIT_MS
-        )
-        await customer.get_by_text("↪ HumanAgent handed the conversation to TriageAgent").wait_for(
-            timeout=WAIT_MS
-        )
-        assert await operator.locator("#log .msg.you", has_text="detail 5").is_visible()  # not a blank pane
+        await send(customer, f"run this python: open({str(ran)!r}, 'w').write('ran')")
+        await customer.get_by_text(WAITING_FOR_APPROVAL).wait_for(timeout=WAIT_MS)
+        assert await customer.locator("#question button").count() == 0  # nothing for the customer to approve
+        assert await customer.locator("#text").is_disabled()
+        await operator.locator("#waiting .kind", has_text="approval").wait_for(timeout=WAIT_MS)
+        assert not ran.exists()
+        await operator.screenshot(path=str(artifacts(tmp_path) / "operator-approval.png"))
+        assert str(ran) in await approve_in_console(operator, "Refuse")
+        await customer.get_by_text("did not approve", exact=False).wait_for(timeout=WAIT_MS)
+        assert not ran.exists()
+        await send(customer, f"run this python: open({str(ran)!r}, 'w').write('ran')")
+        await approve_in_console(operator, "Approve")
+        await customer.locator(".msg.agent", has_text="returncode").last.wait_for(timeout=WAIT_MS)
+        assert ran.read_text() == "ran"
+        await customer.screenshot(path=str(artifacts(tmp_path) / "customer-after-approval.png"))
+
+
+async def test_the_operator_token_never_reaches_the_browsers_history(tmp_path: Path) -> None:
+    """The console is opened as ``handoffs serve`` says, in a browser profile kept on disk."""
+    with serve(tmp_path) as (_, lines):
+        console = lines[2]
+        url = console.split()[2]
+        token = console.removesuffix(")").split()[-1]
+        assert token not in url and len(token) >= 32
+        async with playwright_api.async_playwright() as p:
+            profile = tmp_path / "profile"
+            context = await p.chromium.launch_persistent_context(
+                str(profile), executable_path=CHROMIUM, args=["--no-sandbox"]
+            )
+            page = context.pages[0] if context.pages else await context.new_page()
+            await page.goto(url)
+            await page.fill("#token", "not-the-token")
+            await page.click("#signin button")
+            await page.locator("#status", has_text="wrong operator token").wait_for(timeout=WAIT_MS)
+            assert await page.locator("#signin").is_visible()
+            await sign_in(page, url, token)
+            await page.reload()  # the tab stays signed in
+            await page.locator("#status", has_text="signed in").wait_for(timeout=WAIT_MS)
+            await page.click("header a")  # the stored sessions, in the same tab
+            await page.locator("#status", has_text="sessions").wait_for(timeout=WAIT_MS)
+            await context.close()
+    history = sqlite3.connect(profile / "Default" / "History")
+    try:
+        visited = [url for (url,) in history.execute("SELECT url FROM urls")]
+    finally:
+        history.close()
+    assert any(v.endswith("/operator") for v in visited), visited
+    assert not [v for v in visited if token in v or "token=" in v]

@@ -13,12 +13,12 @@ async def test_console_prints_replies_notices_and_echoes_piped_input() -> None:
     console = ConsoleChannel(stdin=io.StringIO("hello\n"), stdout=out, colour=False, echo_input=True)
     assert await console.ask("s", "you") == "hello"
     event = HandoffEvent(session_id="s", source="A", target="B", tool="transfer_to_b")
-    await console.show("s", event.line())
-    await console.show("s", Reply(agent="B", text="hi there"))
+    await console.show("s", event.line({"B": "Maya from B"}))
+    await console.show("s", Reply(agent="B", text="hi there", label="Maya from B"))
     await console.show("s", Notice(text="session s ended"))
     assert await console.ask("s", "you") is None  # end of input
     assert out.getvalue() == (
-        "you › hello\n  ↪ A handed the conversation to B\nB › hi there\n  session s ended\nyou › \n"
+        "you › hello\n  ↪ Maya from B has joined\nMaya from B › hi there\n  session s ended\nyou › \n"
     )
 
 
@@ -28,10 +28,12 @@ def test_every_handoff_outcome_reads_as_its_own_line() -> None:
         for outcome in ("handoff", "refused", "loop_stopped")
     ]
     assert lines == [
-        "↪ A handed the conversation to B",
+        "↪ B has joined",
         "✗ A could not hand over to B: r",
         "⚠ handoff loop stopped at A: r",
     ]
+    labelled = HandoffLine(source="A", target="B", outcome="refused", source_label="Sam", target_label="Maya")
+    assert describe(labelled) == "✗ Sam could not hand over to Maya: "
 
 
 async def test_console_colour_only_when_asked() -> None:

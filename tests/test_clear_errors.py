@@ -27,11 +27,11 @@ def test_an_unreachable_base_url_is_explained_once_with_the_url(tmp_path: object
         stdin="hello\nare you there?\n",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    replies = [line for line in result.stdout.splitlines() if line.startswith("TriageAgent › ")]
+    replies = [line for line in result.stdout.splitlines() if line.startswith("ACME assistant › Sorry")]
     assert replies == [
-        f"TriageAgent › Sorry, I can't answer: the model endpoint {url} is unreachable (connection refused); "
-        "check --base-url (or OPENAI_BASE_URL) and that the server is running.",
-        f"TriageAgent › Sorry, I can't answer: the model endpoint {url} is unreachable (see above).",
+        f"ACME assistant › Sorry, I can't answer: the model endpoint {url} is unreachable (connection "
+        "refused); check --base-url (or OPENAI_BASE_URL) and that the server is running.",
+        f"ACME assistant › Sorry, I can't answer: the model endpoint {url} is unreachable (see above).",
     ]
 
 

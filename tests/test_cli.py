@@ -30,8 +30,8 @@ def test_chat_with_piped_input_runs_the_refund_path_and_exits_cleanly() -> None:
     out = result.stdout
     assert "offline" in out.splitlines()[0]
     assert "you › I want a refund for my shoes" in out  # piped input is echoed
-    assert "↪ TriageAgent handed the conversation to IssuesAndRepairsAgent" in out
-    assert f"IssuesAndRepairsAgent › Done: look up item → {ITEM_ID}; execute refund → success." in out
+    assert "↪ ACME repairs has joined" in out
+    assert f"ACME repairs › Done: look up item → {ITEM_ID}; execute refund → success." in out
     assert "ended" in out.splitlines()[-1]
     assert "\033[" not in out  # no colour when piped
 
@@ -39,7 +39,7 @@ def test_chat_with_piped_input_runs_the_refund_path_and_exits_cleanly() -> None:
 def test_end_of_input_ends_the_session_with_status_0() -> None:
     result = run_cli("chat", stdin="I'd like to buy rocket skates\n")
     assert result.returncode == 0, result.stderr
-    assert "SalesAgent › I can execute order" in result.stdout
+    assert "ACME sales › I can execute order" in result.stdout
 
 
 def test_order_confirmation_is_asked_in_the_chat() -> None:

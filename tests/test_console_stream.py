@@ -57,7 +57,7 @@ def test_the_console_prints_the_first_words_before_the_last_chunk_is_sent() -> N
         chat = Chat(server.url)
         try:
             chat.type("hi")
-            chat.read_until("TriageAgent › Hello! I")
+            chat.read_until("you › hi\nACME assistant › Hello! I")
             assert server.deltas_sent <= 2  # the rest of the reply has not been sent yet
             assert ANSWER not in chat.output
             server.resume.set()
@@ -76,12 +76,12 @@ def test_a_stream_cut_in_the_middle_prints_the_apology_below_the_pieces() -> Non
             chat.type("hi")
             chat.read_until(MODEL_ERROR_REPLY)
             chat.type("hello?")
-            chat.read_until("TriageAgent › Still here.")
+            chat.read_until("ACME assistant › Still here.")
         finally:
             chat.finish()
     lines = chat.output.splitlines()
-    cut = lines.index(f"TriageAgent › {ANSWER[:12]}")
-    assert lines[cut + 1] == f"TriageAgent › {MODEL_ERROR_REPLY}"
+    cut = lines.index(f"ACME assistant › {ANSWER[:12]}")
+    assert lines[cut + 1] == f"ACME assistant › {MODEL_ERROR_REPLY}"
 
 
 def test_no_stream_prints_each_reply_whole() -> None:
@@ -104,16 +104,17 @@ def test_streamed_text_cannot_drive_the_terminal() -> None:
 async def test_the_next_agents_words_wait_for_the_line_that_hands_it_the_conversation() -> None:
     out = io.StringIO()
     console = StreamingConsoleChannel(stdin=io.StringIO(), stdout=out, colour=False)
+    sales = "Robin from sales"
     await console.show("s1", Delta(agent="TriageAgent", text="Let me check."))  # its reply is not shown yet
-    await console.show("s1", Delta(agent="SalesAgent", text="Rocket "))  # before the handoff line is shown
+    await console.show("s1", Delta(agent="SalesAgent", text="Rocket ", label=sales))  # before its line
     await console.show("s1", ToolStarted(agent="SalesAgent", tool="look_up", call_id="c", arguments="{}"))
-    await console.show("s1", Delta(agent="SalesAgent", text="skates?"))
+    await console.show("s1", Delta(agent="SalesAgent", text="skates?", label=sales))
     event = HandoffEvent(session_id="s1", source="TriageAgent", target="SalesAgent", tool="t", hop=1)
     await console.show("s1", Reply(agent="TriageAgent", text="Let me check."))
-    await console.show("s1", event.line())
-    await console.show("s1", Reply(agent="SalesAgent", text="Rocket skates?"))
+    await console.show("s1", event.line({"SalesAgent": sales}))
+    await console.show("s1", Reply(agent="SalesAgent", text="Rocket skates?", label=sales))
     assert out.getvalue().splitlines() == [
         "TriageAgent › Let me check.",
-        "  ↪ TriageAgent handed the conversation to SalesAgent",
-        "SalesAgent › Rocket skates?",
+        "  ↪ Robin from sales has joined",
+        "Robin from sales › Rocket skates?",
     ]

@@ -66,10 +66,10 @@ def test_arrow_keys_edit_the_line_and_up_recalls_the_last_one(terminal: Terminal
     proc = _start_chat(terminal, store)
     try:
         terminal.type("I want a rfund for my shoes" + LEFT * 17 + "e\r")
-        terminal.read_until("IssuesAndRepairsAgent ›")
+        terminal.read_until("ACME repairs ›")
         terminal.read_until("you ›")  # the next question, after the reply
         terminal.type(UP + "\r")  # the same line again, from the history
-        terminal.read_until("IssuesAndRepairsAgent ›")
+        terminal.read_until("ACME repairs ›")
         terminal.read_until("you ›")
         terminal.type(CTRL_D)  # end of input
         assert terminal.wait(proc) == 0

@@ -47,10 +47,7 @@ async def test_refund_path_across_two_workers(processes: list[Process]) -> None:
     async with FrontEnd(acme_team(), address, channel) as front:
         await front.open("s1")
         await channel.say("s1", REFUND)
-        assert (
-            await notice(channel, "handed")
-            == "↪ TriageAgent handed the conversation to IssuesAndRepairsAgent"
-        )
+        assert await notice(channel, "has joined") == "↪ ACME repairs has joined"
         assert await reply(channel) == PROPOSAL
         await channel.say("s1", "yes")
         assert await reply(channel) == DONE
@@ -92,7 +89,7 @@ async def test_unserved_agent_is_reported_to_the_person(processes: list[Process]
         await front.open("s1")
         await channel.say("s1", "I'd like to buy rocket skates")
         text = await notice(channel, "not available")
-        assert text.startswith("⚠ SalesAgent is not available right now (no worker serves it)")
+        assert text.startswith("⚠ ACME sales is not available right now (no worker serves it)")
         await channel.say("s1", "exit")
         await notice(channel, "ended")
         await front.wait("s1")
@@ -177,7 +174,7 @@ async def test_a_message_over_the_limit_is_refused_with_a_clear_notice(processes
         await channel.say("s1", "hello " + "x" * (2 * 1024 * 1024))
         text = await notice(channel, "did not get")
         assert text.startswith(
-            "⚠ TriageAgent did not get your last message: the conversation is 2.0 MiB, over the"
+            "⚠ ACME assistant did not get your last message: the conversation is 2.0 MiB, over the"
         )
         assert "--max-message-mb" in text
         await channel.say("s1", "hello")  # a message under the limit goes through
@@ -212,7 +209,7 @@ async def test_the_human_agent_on_a_worker_reaches_the_operator_at_the_front_end
         await front.open("s1")
         await channel.say("s1", "let me talk to a person")
         await channel.say("s1", "Hello, Bob from ACME here.", person="operator")
-        await notice(channel, "handed the conversation to HumanAgent")
+        await notice(channel, "ACME operator has joined")
         prompt = await channel.next_output("s1", TIMEOUT)
         assert isinstance(prompt, Question) and prompt.person == "operator"
         assert prompt.prompt.startswith("HumanAgent input (/handoff AGENT hands the conversation back")
@@ -252,7 +249,7 @@ async def test_a_worker_killed_during_a_turn_the_person_is_told_and_says_it_agai
         await slow.expect(r"^thinking s1$")  # the turn is in the worker's hands...
         await slow.kill()  # ...and dies with it
         text = await notice(channel, "did not get")
-        assert text.startswith("⚠ TriageAgent did not get your last message: no answer for 1s")
+        assert text.startswith("⚠ ACME assistant did not get your last message: no answer for 1s")
         processes.append(await start_worker(address, "TriageAgent", echo=True))
         await channel.say("s1", "hello")
         agent, text = await reply(channel)
@@ -337,7 +334,7 @@ async def test_a_front_end_with_a_store_resumes_after_it_and_a_worker_were_kille
     channel = QueueChannel()
     async with FrontEnd(acme_team(), address, channel, store=store) as front:
         await front.open("s1")
-        await notice(channel, "resuming session s1 with IssuesAndRepairsAgent")
+        await notice(channel, "resuming session s1 with ACME repairs")
         await channel.say("s1", "yes")
         assert await reply(channel) == DONE  # the stored proposal was carried to the new worker
         await channel.leave("s1")

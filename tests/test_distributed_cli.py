@@ -40,7 +40,7 @@ async def test_chat_through_a_host_with_piped_input() -> None:
         )
         assert code == 0
         assert "session cli-1 via" in out
-        assert "↪ TriageAgent handed the conversation to IssuesAndRepairsAgent" in out
+        assert "↪ ACME repairs has joined" in out
         assert "execute refund → success" in out
         assert out.rstrip().endswith("session cli-1 ended")
         # A second worker for the same agent is refused with what to do instead.

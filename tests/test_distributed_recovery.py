@@ -147,13 +147,13 @@ async def test_the_operators_answer_is_kept_when_the_human_agents_worker_dies(
     async with FrontEnd(acme_team(), address, channel, turn_timeout=2) as front:
         await front.open("s1")
         await channel.say("s1", "let me talk to a person")
-        await notice(channel, "handed the conversation to HumanAgent")
+        await notice(channel, "ACME operator has joined")
         asked = await channel.next_output("s1", TIMEOUT)
         assert isinstance(asked, Question) and asked.person == "operator"
         await human.kill()
         await channel.say("s1", "Hello, Sam here.", person="operator")  # sent as the worker died
         text = await notice(channel, "did not get")
-        assert text.startswith("⚠ HumanAgent did not get your last message")  # the agent that missed it
+        assert text.startswith("⚠ ACME operator did not get your last message")  # the agent that missed it
         assert "the operator's answer did not arrive either and is kept for them" in text
         processes.append(await start_worker(address, "HumanAgent"))
         await channel.say("s1", "hello? are you there?")

@@ -97,9 +97,7 @@ async def team_workers(address: str, credentials: Path | None, team: TeamSpec = 
 async def refund(channel: QueueChannel, session: str) -> None:
     """The refund conversation, asserting every line the person sees: nothing forged slips in."""
     await channel.say(session, REFUND)
-    assert await notice(channel, "handed", session) == (
-        "↪ TriageAgent handed the conversation to IssuesAndRepairsAgent"
-    )
+    assert await notice(channel, "has joined", session) == ("↪ ACME repairs has joined")
     assert await reply(channel, session) == PROPOSAL
     await channel.say(session, "yes")
     assert await reply(channel, session) == DONE
@@ -434,7 +432,7 @@ async def test_with_credentials_a_streaming_workers_progress_reaches_its_session
         await channel.say("alice", REFUND)
         shown = await until_reply(channel, "alice")
         assert (
-            Delta(agent=PROPOSAL[0], text=PROPOSAL[1]) in shown
+            Delta(agent=PROPOSAL[0], text=PROPOSAL[1], label="ACME repairs") in shown
         )  # the offline model writes its reply in one piece
         await channel.say("alice", "yes")
         shown = await until_reply(channel, "alice")
@@ -449,7 +447,7 @@ async def test_with_credentials_a_streaming_workers_progress_reaches_its_session
             ("execute_refund", None),
             ("execute_refund", "success"),
         ]
-        assert shown[-1] == Reply(agent=DONE[0], text=DONE[1])
+        assert shown[-1] == Reply(agent=DONE[0], text=DONE[1], label="ACME repairs")
         await channel.leave("alice")
         await alice.wait("alice")
     for worker in workers:

@@ -51,14 +51,16 @@ async def test_deltas_cross_the_host_before_the_model_has_finished(
             await front.open("s1")
             await channel.say("s1", "hi")
             first = await channel.next_output("s1", TIMEOUT)
-            assert first == Delta(agent="TriageAgent", text=ANSWER[:4])
+            assert first == Delta(
+                agent="TriageAgent", text=ANSWER[:4], label="ACME assistant"
+            )  # from the worker
             assert server.deltas_sent <= 2  # the model is still "writing"
             server.resume.set()
             rest = await until_reply(channel, "s1")
             deltas = [first, *rest[:-1]]
             assert all(isinstance(d, Delta) for d in deltas), deltas
             assert "".join(d.text for d in deltas if isinstance(d, Delta)) == ANSWER
-            assert rest[-1] == Reply(agent="TriageAgent", text=ANSWER)
+            assert rest[-1] == Reply(agent="TriageAgent", text=ANSWER, label="ACME assistant")
             await channel.leave("s1")
             await front.wait("s1")
     entries = await store.entries("s1")
@@ -76,7 +78,7 @@ async def test_chat_host_prints_the_first_words_before_the_model_has_finished(
         chat = await Chat.start(tmp_path / "chat.sqlite3", "s1", tmp_path, "--host", address)
         await chat.wait_for("you › ")
         await chat.say("hi")
-        await chat.wait_for(f"TriageAgent › {ANSWER[:4]}")  # a real console, reading a pipe
+        await chat.wait_for(f"you › hi\nACME assistant › {ANSWER[:4]}")  # a real console, reading a pipe
         assert server.deltas_sent <= 2
         server.resume.set()
         await chat.wait_for(ANSWER)
@@ -108,7 +110,9 @@ async def test_tool_activity_crosses_the_host_too(
             finished = tools[1]
             assert isinstance(finished, ToolFinished)
             assert finished.result == "item_132612938" and not finished.is_error
-            assert shown[-1] == Reply(agent="IssuesAndRepairsAgent", text="Found your shoes.")
+            assert shown[-1] == Reply(
+                agent="IssuesAndRepairsAgent", text="Found your shoes.", label="ACME repairs"
+            )
             await channel.leave("s1")
             await front.wait("s1")
 
@@ -123,7 +127,9 @@ async def test_a_worker_started_with_no_stream_sends_no_progress(
         async with FrontEnd(acme_team(), address, channel) as front:
             await front.open("s1")
             await channel.say("s1", "hi")
-            assert await until_reply(channel, "s1") == [Reply(agent="TriageAgent", text=ANSWER)]
+            assert await until_reply(channel, "s1") == [
+                Reply(agent="TriageAgent", text=ANSWER, label="ACME assistant")
+            ]
             assert not server.requests[0].get("stream")
             await channel.leave("s1")
             await front.wait("s1")

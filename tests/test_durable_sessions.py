@@ -96,8 +96,8 @@ async def test_a_session_resumes_with_its_active_agent_and_context(backend: Back
     ) in said
     assert said[-1] == ("UserMessage", "yes please")
     notices = _notices(second)
-    assert notices[0] == "resuming session s1 with SalesAgent (5 messages stored)"
-    assert notices[1:3] == ["  you › I want to buy skates", "  SalesAgent › Rocket skates, $500?"]
+    assert notices[0] == "resuming session s1 with ACME sales (5 messages stored)"
+    assert notices[1:3] == ["  you › I want to buy skates", "  ACME sales › Rocket skates, $500?"]
     kinds = [e.kind for e in await store.entries("s1")]
     assert kinds == ["user", "handoff", "tool_calls", "tool_results", "reply", "user", "reply"]
     sales.assert_done()
@@ -134,7 +134,7 @@ async def test_nothing_is_sent_when_the_store_fails(backend: Backend) -> None:
     channel = ScriptedChannel.for_sessions({"s1": ["hello"]})
     await _run(channel, store, TriageAgent=triage)
     assert triage.calls == []
-    assert any(n.startswith("⚠ the session could not be saved") for n in _notices(channel))
+    assert any(n.startswith("⚠ the session could not be opened") for n in _notices(channel))
     assert channel.asked["s1"] == []  # the person was not asked for words that could not be kept
 
 

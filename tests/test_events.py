@@ -51,9 +51,15 @@ async def test_the_refund_path_as_events_in_order() -> None:
     assert events[0] == TURN
     assert events[1] == Said(text="I want a refund for my shoes")
     assert events[2] == HandoffLine(
-        source="TriageAgent", target="IssuesAndRepairsAgent", tool="transfer_to_issues_and_repairs", hop=1
+        source="TriageAgent",
+        target="IssuesAndRepairsAgent",
+        tool="transfer_to_issues_and_repairs",
+        hop=1,
+        source_label="ACME assistant",
+        target_label="ACME repairs",
     )
     assert isinstance(events[3], Reply) and events[3].agent == "IssuesAndRepairsAgent"
+    assert events[3].label == "ACME repairs"
     started, finished = events[8], events[9]
     assert isinstance(started, ToolStarted) and started.tool == "execute_refund"
     assert isinstance(finished, ToolFinished) and finished.call_id == started.call_id
@@ -65,6 +71,7 @@ async def test_the_refund_path_as_events_in_order() -> None:
         "call_id": started.call_id,
         "result": "success",
         "is_error": False,
+        "label": "ACME repairs",
     }
 
 
@@ -83,7 +90,7 @@ async def test_the_operator_is_asked_through_the_same_stream() -> None:
     )
     asked = [e for e in events if isinstance(e, Question) and e.person == "operator"]
     assert asked and not asked[0].turn and asked[0].choices == ()
-    assert Reply(agent="HumanAgent", text="Hello, I am Ann.") in events
+    assert Reply(agent="HumanAgent", text="Hello, I am Ann.", label="ACME operator") in events
 
 
 async def test_a_queue_channel_shows_progress_only_when_asked_to() -> None:

@@ -23,13 +23,13 @@ EXPECTED = {
     "01_handoffs.ipynb": [
         "Done: look up item → item_132612938; execute refund → success",
         "HumanAgent › Hi",
-        "resuming session durable-session with IssuesAndRepairsAgent",
+        "resuming session durable-session with ACME repairs",
     ],
     "02_custom_handoffs.ipynb": ["handoff loop stopped", "because 'Please help me solve"],
     "03_distributed.ipynb": [
-        "TriageAgent handed the conversation to IssuesAndRepairsAgent",
+        "↪ ACME repairs has joined",
         "execute refund → success",
-        "HumanAgent is not available right now",
+        "ACME operator is not available right now",
         "exited with 0",
     ],
     "04_orchestrator_workers.ipynb": ["<stdout>42\n</stdout>", "timed out after 1 s"],

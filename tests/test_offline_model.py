@@ -53,7 +53,7 @@ async def test_routes_proposes_and_runs_a_chain_of_tools_on_yes() -> None:
     await run_sessions(library(), channel, model=OfflineModel())
     replies = texts(channel)
     # The desk says what it can do in words, not tool names.
-    assert replies[0] == ("Desk", "Hello, this is Desk. I can help with: loans. What do you need?")
+    assert replies[0] == ("Desk", "Hello, this is Desk. I can put you through to Loans. What do you need?")
     assert replies[1][0] == "Loans" and replies[1][1].startswith("I can renew book for “")
     assert replies[2] == ("Loans", "Done: find book → book-42; renew book → book-42 renewed for 3 weeks.")
     assert renewed == [("book-42", "3")]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +84,12 @@ async def test_a_handoff_line_reaches_the_console_a_web_page_and_a_grpc_front_en
     front_end = await at_a_grpc_front_end(processes)
     assert type(console) is type(page) is type(front_end) is HandoffLine
     expected = HandoffLine(
-        source="TriageAgent", target="IssuesAndRepairsAgent", tool="transfer_to_issues_and_repairs", hop=1
+        source="TriageAgent",
+        target="IssuesAndRepairsAgent",
+        tool="transfer_to_issues_and_repairs",
+        hop=1,
+        source_label="ACME assistant",
+        target_label="ACME repairs",
     )
-    assert console == page == front_end == expected
+    assert console == front_end == expected  # with the display names, from a gRPC front end too
+    assert page == replace(expected, tool="", hop=0)  # a customer's page is not told the tool

@@ -19,7 +19,7 @@ from handoffs_runtime.sessions.store import StoredEntry
 from .chat_process import ROOT, WAIT, Chat
 
 REFUND = "I want a refund for my shoes"
-PROPOSAL = "IssuesAndRepairsAgent › I can execute refund"
+PROPOSAL = "ACME repairs › I can execute refund"
 HOST = socket.gethostname()
 
 
@@ -73,7 +73,7 @@ async def test_a_second_chat_on_a_held_session_is_refused_naming_the_holder(tmp_
     assert [kind for kind, _ in _spoken(await _stored(path, "same"))] == ["user", "reply"]
 
     third = await Chat.start(path, "same", tmp_path)  # the first one left: the session is free again
-    await third.wait_for("resuming session same with IssuesAndRepairsAgent")
+    await third.wait_for("resuming session same with ACME repairs")
     await third.finish()
 
 
@@ -84,7 +84,7 @@ async def test_a_session_whose_holder_was_killed_resumes_at_once(tmp_path: Path)
     await first.wait_for(PROPOSAL)
     await first.kill()  # no chance to let go of its claim
     second = await Chat.start(path, "same", tmp_path)
-    await second.wait_for("resuming session same with IssuesAndRepairsAgent")
+    await second.wait_for("resuming session same with ACME repairs")
     await second.finish()
 
 
@@ -96,9 +96,9 @@ async def test_take_over_moves_the_session_and_the_old_chat_stops_writing(tmp_pa
 
     second = await Chat.start(path, "same", tmp_path, "--take-over")
     await second.wait_for(f"took session same over from pid {first.process.pid} on host {HOST}")
-    await second.wait_for("resuming session same with IssuesAndRepairsAgent")
+    await second.wait_for("resuming session same with ACME repairs")
     await second.say("yes")  # answers the first chat's proposal: the context came along
-    await second.wait_for("IssuesAndRepairsAgent › Done: look up item")
+    await second.wait_for("ACME repairs › Done: look up item")
 
     await first.say("hello from the old window")
     code, out, _ = await first.ended()

@@ -85,6 +85,7 @@ FACE = {
     "current_tool_context": "handoffs_runtime.tools.context",
     "irreversible": "handoffs_runtime.tools.effects",
     "is_irreversible": "handoffs_runtime.tools.effects",
+    "runs_code": "handoffs_runtime.tools.effects",
     "requires_approval": "handoffs_runtime.tools.approval",
     "WorkerError": "handoffs_runtime.tools.workers",
     "WorkerLimits": "handoffs_runtime.tools.workers",

@@ -420,6 +420,6 @@ def test_the_console_shows_the_text_beside_a_handoff_as_the_agents_words() -> No
         )
     assert done.returncode == 0, done.stderr
     lines = [line.strip() for line in done.stdout.splitlines()]
-    said_at = lines.index(f"TriageAgent › {said}")
-    assert lines[said_at + 1] == "↪ TriageAgent handed the conversation to SalesAgent"
-    assert "SalesAgent › Sales here: which size?" in lines[said_at + 2 :]
+    said_at = lines.index(f"ACME assistant › {said}")
+    assert lines[said_at + 1] == "↪ ACME sales has joined"
+    assert "ACME sales › Sales here: which size?" in lines[said_at + 2 :]

@@ -48,7 +48,7 @@ def test_show_prints_the_transcript(store: Path, capsys: pytest.CaptureFixture[s
     assert code == 0
     assert out.splitlines()[0] == "session refund · ended · active agent IssuesAndRepairsAgent · team acme"
     assert "you › I want a refund for my shoes" in out
-    assert "↪ TriageAgent handed the conversation to IssuesAndRepairsAgent" in out
+    assert "↪ ACME repairs has joined" in out
     assert "result of execute_refund: success" in out
 
 
@@ -128,7 +128,7 @@ def test_a_memory_store_keeps_nothing(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _chat(monkeypatch, Path(":memory:"), "m1", "hello")
-    assert "TriageAgent › Hello" in capsys.readouterr().out
+    assert "ACME assistant › Hello" in capsys.readouterr().out
     assert _run(capsys, "sessions", "list", "--store", ":memory:")[1] == "no sessions stored\n"
 
 

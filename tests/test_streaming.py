@@ -15,6 +15,8 @@ from .event_support import started
 from .fake_openai import fake_openai
 
 ANSWER = "Hello! I am the ACME triage bot; how can I help?"
+TRIAGE = "ACME assistant"
+"""What people read for ACME's TriageAgent."""
 
 
 async def next_event(stream: object) -> Event:
@@ -40,14 +42,14 @@ async def test_the_first_words_arrive_before_the_model_has_finished(tmp_path: ob
         await channel.answer("s1", "hi")
         assert await next_event(stream) == Said(text="hi")
         first = await next_event(stream)
-        assert first == Delta(agent="TriageAgent", text=ANSWER[:4])
+        assert first == Delta(agent="TriageAgent", text=ANSWER[:4], label=TRIAGE)
         assert server.deltas_sent <= 2  # the rest has not been sent yet
         server.resume.set()
         rest = await until_reply(stream)
         deltas = [first, *rest[:-1]]
         assert all(isinstance(d, Delta) for d in deltas)
         assert "".join(d.text for d in deltas if isinstance(d, Delta)) == ANSWER
-        assert rest[-1] == Reply(agent="TriageAgent", text=ANSWER)
+        assert rest[-1] == Reply(agent="TriageAgent", text=ANSWER, label=TRIAGE)
         await channel.leave("s1")
         await runtime.stop_when_idle()
         await model.close()
@@ -67,13 +69,13 @@ async def test_a_stream_cut_in_the_middle_ends_with_the_apology_and_the_session_
         await channel.answer("s1", "hi")
         cut = await until_reply(stream)
         assert [e for e in cut if isinstance(e, Delta)] == [
-            Delta(agent="TriageAgent", text=ANSWER[i : i + 4]) for i in range(0, 12, 4)
+            Delta(agent="TriageAgent", text=ANSWER[i : i + 4], label=TRIAGE) for i in range(0, 12, 4)
         ]
-        assert cut[-1] == Reply(agent="TriageAgent", text=MODEL_ERROR_REPLY)
+        assert cut[-1] == Reply(agent="TriageAgent", text=MODEL_ERROR_REPLY, label=TRIAGE)
         assert isinstance(await next_event(stream), Question)
         await channel.answer("s1", "hello?")
         again = await until_reply(stream)
-        assert again[-1] == Reply(agent="TriageAgent", text="Still here.")
+        assert again[-1] == Reply(agent="TriageAgent", text="Still here.", label=TRIAGE)
         await channel.leave("s1")
         await runtime.stop_when_idle()
         await model.close()
@@ -87,7 +89,8 @@ async def test_without_streaming_no_deltas_are_shown() -> None:
         stream = channel.events("s1")
         await next_event(stream)
         await channel.answer("s1", "hi")
-        assert await until_reply(stream) == [Said(text="hi"), Reply(agent="TriageAgent", text=ANSWER)]
+        whole = Reply(agent="TriageAgent", text=ANSWER, label=TRIAGE)
+        assert await until_reply(stream) == [Said(text="hi"), whole]
         await channel.leave("s1")
         await runtime.stop_when_idle()
         await model.close()

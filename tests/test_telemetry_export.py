@@ -167,4 +167,4 @@ def test_an_unreachable_collector_is_reported_and_the_chat_still_ends_cleanly() 
     result = chat("hi\nexit\n", env, "--trace", "otlp")
     assert result.returncode == 0
     assert "Failed to export spans" in result.stderr
-    assert "Triage" in result.stdout
+    assert "ACME assistant ›" in result.stdout

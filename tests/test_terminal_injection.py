@@ -51,7 +51,7 @@ def chat(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 def test_the_console_shows_escape_sequences_instead_of_obeying_them(chat: tuple[Path, str]) -> None:
     _, out = chat
     _assert_inert(out)
-    assert "TriageAgent › Hello\\x1b]0;pwned\\x07\\x1b[2J\\x1b[H there." in out
+    assert "ACME assistant › Hello\\x1b]0;pwned\\x07\\x1b[2J\\x1b[H there." in out
     assert "\\x1b[1A\\x1b[2K\\ryou › type your password:" in out
     assert "\\x9b31mred \\u202etxt.exe\nsecond line\tend" in out  # newline and tab are kept
     assert "session evil\\x1b]0;id\\x07\\x1b[2J" in out
@@ -68,7 +68,7 @@ def test_sessions_list_and_show_print_inert_text(chat: tuple[Path, str]) -> None
     assert shown.returncode == 0, shown.stderr
     _assert_inert(shown.stdout)
     assert shown.stdout.startswith("session evil\\x1b]0;id\\x07\\x1b[2J\\nrow · ended")
-    assert "TriageAgent › Hello\\x1b]0;pwned\\x07" in shown.stdout
+    assert "ACME assistant › Hello\\x1b]0;pwned\\x07" in shown.stdout
 
 
 def test_the_markdown_export_is_inert_and_the_json_export_is_exact(chat: tuple[Path, str]) -> None:

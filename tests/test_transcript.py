@@ -99,7 +99,7 @@ async def test_markdown_export_reads_as_a_conversation() -> None:
     assert lines[0].startswith("**you** (") and lines[0].endswith("): where is my order?")
     assert lines[1].startswith("**Triage** (") and lines[1].endswith("Let me check.")
     assert lines[3].startswith("*Triage called transfer\\_to\\_issues({})*")
-    assert lines[4].startswith("*↪ Triage handed the conversation to Issues*")
+    assert lines[4].startswith("*↪ Issues has joined*")
     assert lines[5].startswith("*result of transfer\\_to\\_issues: Transferred*")
     assert lines[6].endswith("Refund done.")
 

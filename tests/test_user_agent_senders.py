@@ -90,7 +90,7 @@ async def test_messages_from_outside_the_team_or_for_another_session_never_reach
     sales = AgentId("SalesAgent", "alice")
     await runtime.publish_message(response("hello"), user, sender=sales)
     output = await channel.next_output("alice", TIMEOUT)
-    assert output == Reply(agent="SalesAgent", text="hello")
+    assert output == Reply(agent="SalesAgent", text="hello", label="ACME sales")
     await runtime.publish_message(
         PersonEvent(event=Delta(agent="SalesAgent", text="Hel")), user, sender=sales
     )

@@ -6,10 +6,11 @@ import asyncio
 import json
 import sqlite3
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
-from websockets.asyncio.client import connect
+from autogen_core.models import LLMMessage
 from websockets.exceptions import ConnectionClosed
 
 from handoffs_runtime import (
@@ -22,11 +23,22 @@ from handoffs_runtime import (
 )
 from handoffs_runtime.models.scripted import ScriptedModel
 from handoffs_runtime.teams.acme import acme_team
-from handoffs_runtime.web.hub import HELD_ELSEWHERE, WAITING_FOR_OPERATOR
+from handoffs_runtime.web.hub import HELD_ELSEWHERE, WAITING_FOR_APPROVAL, WAITING_FOR_OPERATOR
 from handoffs_runtime.web.waiting import PERSON_JOINED
 
 from .fake_openai import fake_openai
-from .web_support import TOKEN, Client, Served, client, customer, http_get, served
+from .web_support import (
+    TOKEN,
+    Client,
+    Served,
+    approve,
+    client,
+    customer,
+    http_get,
+    operator,
+    served,
+    waiting_list,
+)
 
 TURN = {
     "type": "question",
@@ -54,7 +66,11 @@ async def test_the_refund_path_over_a_websocket_in_order(tmp_path: Path) -> None
         page, session = await customer(server)
         assert session["type"] == "session" and len(session["session"]) == 32 and len(session["key"]) == 64
         sid = session["session"]
+        team = acme_team()
         assert await page.recv() == {"type": "history", "start": 0, "items": []}
+        assert await page.recv() == {"type": "suggestions", "suggestions": list(team.suggestions)}
+        greeting = {"type": "reply", "agent": "TriageAgent", "label": "ACME assistant", "text": team.greeting}
+        assert await page.recv() == {**greeting, "session": sid}  # the page never opens blank
         assert await page.recv() == {**TURN, "session": sid}
         await page.send({"type": "say", "text": "I want a refund for my shoes"})
         first = await page.until("question")
@@ -62,12 +78,17 @@ async def test_the_refund_path_over_a_websocket_in_order(tmp_path: Path) -> None
         assert first[1]["target"] == "IssuesAndRepairsAgent"
         assert first[2]["agent"] == "IssuesAndRepairsAgent"
         await page.send({"type": "say", "text": "yes"})
-        second = await page.until("question")
-        assert kinds(second) == [
-            "said",
-            "tool_started", "tool_finished", "tool_started", "tool_finished", "reply", "question"
-        ]  # fmt: skip
-        assert second[3]["tool"] == "execute_refund" and second[4]["result"] == "success"
+        second = await page.until("notice", text=WAITING_FOR_APPROVAL)  # a refund is the operator's
+        assert await approve(server, sid) == {
+            "session": sid,
+            "kind": "approval",
+            "prompt": 'Allow execute_refund(item_id="item_132612938", '
+            'reason="I want a refund for my shoes")? y/n',
+        }
+        second += await page.until("question")
+        assert kinds(second) == ["said", "tool_started", "tool_started", "notice", "reply", "question"]
+        assert second[1]["text"] == "ACME repairs is working on your request…"
+        assert second[4]["text"] == "Done: look up item → item_132612938; execute refund → success."
         assert all(m["session"] == sid for m in first + second)
         await page.socket.close()
 
@@ -168,6 +189,8 @@ async def test_a_reload_resumes_the_session_from_the_store(tmp_path: Path) -> No
         assert history["items"][0]["text"] == "I want a refund for my shoes"
         assert (await again.recv())["type"] == "question"  # the question the closed page was asked
         await again.send({"type": "say", "text": "yes"})
+        await again.until("notice", text=WAITING_FOR_APPROVAL)
+        await approve(server, session["session"])
         got = await again.until("reply")
         assert "refund" in got[-1]["text"]
         await again.socket.close()
@@ -183,27 +206,17 @@ async def escalated(server: Served) -> tuple[Client, str]:
     return page, session["session"]
 
 
-async def operator(server: Served, token: str = TOKEN) -> Client:
-    page = Client(await connect(server.ws + "/ws/operator"))
-    await page.send({"type": "hello", "token": token})
-    return page
-
-
-async def waiting_list(op: Client, *expected: tuple[str, str]) -> list[dict[str, object]]:
-    """The operator's next waiting list that names exactly ``expected`` ((session, kind), oldest first)."""
-    while True:
-        sessions: list[dict[str, object]] = (await op.until("waiting"))[-1]["sessions"]
-        if [(s["session"], s["kind"]) for s in sessions] == list(expected):
-            return sessions
-
-
 async def test_an_operator_takes_answers_and_hands_back(tmp_path: Path) -> None:
     """Which session waits and who took it is kept in the store too, for every server on it."""
     async with served(tmp_path) as server:
         store = server.hub.store
         ann = await operator(server)
         ready = await ann.recv()
-        assert ready == {"type": "ready", "agents": ["TriageAgent", "SalesAgent", "IssuesAndRepairsAgent"]}
+        assert ready == {
+            "type": "ready",
+            "agents": ["TriageAgent", "SalesAgent", "IssuesAndRepairsAgent"],
+            "labels": acme_team().labels,
+        }
         assert await ann.recv() == {"type": "waiting", "sessions": []}
         page, sid = await escalated(server)
         [entry] = await waiting_list(ann, (sid, "escalation"))
@@ -232,7 +245,7 @@ async def test_an_operator_takes_answers_and_hands_back(tmp_path: Path) -> None:
             *(("operator", line) for line in lines),
             ("customer", "I want a refund for my shoes"),
         ]
-        assert not [m for m in ann.seen if m["type"] == "reply"]  # the console shows its own words as sent
+        assert [m["text"] for m in ann.seen if m["type"] == "reply"] == lines  # as the customer read them
         await ann.send({"type": "hand_back", "session": sid, "agent": "Nobody"})
         assert (await ann.until("error"))[-1]["message"].startswith(
             "unknown agent; choose one of: TriageAgent"
@@ -241,7 +254,7 @@ async def test_an_operator_takes_answers_and_hands_back(tmp_path: Path) -> None:
         assert (await ann.until("released"))[-1] == {
             "type": "released",
             "session": sid,
-            "text": "You handed the conversation back to TriageAgent.",
+            "text": "You handed the conversation back to ACME assistant.",
         }
         assert await store.operator_waits() == []
         back = await page.until("reply")
@@ -294,19 +307,20 @@ async def test_an_operator_who_leaves_puts_the_session_back_on_the_waiting_list(
 
 async def test_the_operator_console_and_the_sessions_view_need_the_token(tmp_path: Path) -> None:
     async with served(tmp_path) as server:
-        for token in ("wrong-token", ""):
+        for token, error in [
+            ("wrong-token", "wrong operator token"),
+            ("", "invalid message: hello.token: String should have at least 1 character"),
+        ]:
             page = await operator(server, token)
-            reply = await page.recv()
-            assert reply["type"] == "error"
+            assert await page.recv() == {"type": "error", "message": error}
             with pytest.raises(ConnectionClosed):
                 await page.recv()
         async with client(server, "/ws/operator") as page:
             await page.send({"type": "take", "session": "0" * 32})
             assert (await page.recv()) == {"type": "error", "message": "the operator token is required"}
-        status, _, _ = await asyncio.to_thread(http_get, server.url + "/api/sessions")
-        assert status == 401
-        status, _, _ = await asyncio.to_thread(http_get, server.url + "/api/sessions", "wrong")
-        assert status == 401
+        for token, error in [(None, "the operator token is required"), ("wrong", "wrong operator token")]:
+            status, _, body = await asyncio.to_thread(http_get, server.url + "/api/sessions", token)
+            assert (status, json.loads(body)) == (401, {"error": error})
         page, session = await customer(server)
         await page.until("question")
         await page.send({"type": "say", "text": "hello"})
@@ -366,12 +380,21 @@ async def test_an_operator_approves_and_refuses_tool_calls(tmp_path: Path) -> No
         entry="Clerk",
         agents=[AgentSpec("Clerk", tools=[requires_approval(refund, person="operator")])],
     )
+    results: list[object] = []
+
+    def answer(text: str) -> Callable[[Sequence[LLMMessage], object], str]:
+        def step(messages: Sequence[LLMMessage], tools: object) -> str:
+            results.append(messages[-1].content[0].content)  # type: ignore[union-attr,index]
+            return text
+
+        return step
+
     model = ScriptedModel(
         [
             [tool_call("refund", {"order": "A1"})],
-            "Your order A1 is refunded.",
+            answer("Your order A1 is refunded."),
             [tool_call("refund", {"order": "B2"})],
-            "Sorry, I could not refund B2.",
+            answer("Sorry, I could not refund B2."),
         ]
     )
     async with served(tmp_path, team=team, model=model) as server:
@@ -379,8 +402,8 @@ async def test_an_operator_approves_and_refuses_tool_calls(tmp_path: Path) -> No
         page, session = await customer(server)
         sid = session["session"]
         for order, answer, result in [
-            ("A1", "yes", "refunded A1"),
-            ("B2", "no", "Refused: the operator did not approve running refund."),
+            ("A1", "yes", "Your order A1 is refunded."),
+            ("B2", "no", "Sorry, I could not refund B2."),
         ]:
             await page.until("question")
             await page.send({"type": "say", "text": f"please refund {order}"})
@@ -392,9 +415,9 @@ async def test_an_operator_approves_and_refuses_tool_calls(tmp_path: Path) -> No
             assert taken["question"]["choices"] == ["yes", "no"]
             await ann.send({"type": "say", "session": sid, "text": answer})
             await ann.until("released", session=sid)  # an approval answered: the agents carry on
-            finished = (await page.until("tool_finished"))[-1]
-            assert finished["tool"] == "refund" and finished["result"] == result
+            assert (await page.until("reply"))[-1]["text"] == result
         model.assert_done()
+        assert results == ["refunded A1", "Refused: the operator did not approve running refund."]
         await page.socket.close()
         await ann.socket.close()
 
@@ -416,8 +439,10 @@ async def test_a_session_resumes_from_the_store_after_the_server_restarts(tmp_pa
         history = await again.recv()
         assert kinds(history["items"])[:3] == ["said", "handoff", "reply"]
         got = await again.until("question")
-        assert any(m["type"] == "notice" and m["text"].startswith("resuming session") for m in got)
+        assert not [m for m in got if m["type"] == "notice"]  # no retelling: the page shows the history
         await again.send({"type": "say", "text": "yes"})
+        await again.until("notice", text=WAITING_FOR_APPROVAL)
+        await approve(server, session["session"])
         reply = (await again.until("reply"))[-1]
         assert reply["agent"] == "IssuesAndRepairsAgent" and "refund" in reply["text"]
         await again.socket.close()
@@ -456,5 +481,7 @@ async def test_a_conversation_held_by_a_server_that_stopped_elsewhere_continues_
         assert kinds(history["items"])[:3] == ["said", "handoff", "reply"]
         await again.until("question")
         await again.send({"type": "say", "text": "yes"})
+        await again.until("notice", text=WAITING_FOR_APPROVAL)
+        await approve(server, session["session"])
         assert "refund" in (await again.until("reply"))[-1]["text"]
         await again.socket.close()

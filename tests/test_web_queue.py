@@ -15,8 +15,8 @@ from handoffs_runtime.team.files import load_team_file
 from handoffs_runtime.teams.acme import acme_team
 from handoffs_runtime.web.waiting import NOBODY_AVAILABLE, NOBODY_SIGNED_IN_SECONDS, WAITING_FOR_OPERATOR
 
-from .test_web import escalated, operator, waiting_list
-from .web_support import served
+from .test_web import escalated
+from .web_support import operator, served, waiting_list
 
 LEFT = "Please call me back about order A12: ann@example.com, +44 20 7946 0000"
 

@@ -35,6 +35,8 @@ TOKEN = "operator-token-for-tests-0123456789"
 class Served:
     url: str
     hub: SessionHub
+    token: str = TOKEN
+    """The operator token."""
 
     @property
     def ws(self) -> str:
@@ -65,7 +67,7 @@ async def served(
         async with running(
             create_app(hub, operator_token=operator_token, hosts=hosts), limits=hub.limits
         ) as url:
-            yield Served(url, hub)
+            yield Served(url, hub, operator_token)
     finally:
         await store.close()
 
@@ -121,6 +123,43 @@ def http_get(url: str, token: str | None = None) -> tuple[int, dict[str, str], b
         return exc.code, dict(exc.headers), exc.read()
 
 
+async def operator(server: Served, token: str | None = None) -> Client:
+    """An operator console that sent its token (its first messages are ``ready`` and ``waiting``)."""
+    page = Client(await connect(server.ws + "/ws/operator"))
+    await page.send({"type": "hello", "token": server.token if token is None else token})
+    return page
+
+
+async def waiting_list(op: Client, *expected: tuple[str, str]) -> list[dict[str, Any]]:
+    """The operator's next waiting list that names exactly ``expected`` ((session, kind), oldest first)."""
+    while True:
+        sessions: list[dict[str, Any]] = (await op.until("waiting"))[-1]["sessions"]
+        if [(s["session"], s["kind"]) for s in sessions] == list(expected):
+            return sessions
+
+
+async def approve(server: Served, session: str, answer: str = "yes") -> dict[str, Any]:
+    """An operator signs in, takes the approval ``session`` waits for, answers it and leaves.
+
+    Returns the approval as the waiting list showed it (``session``, ``kind``, ``prompt``).
+    """
+    console = await operator(server)
+    try:
+        while True:
+            waiting = (await console.until("waiting"))[-1]["sessions"]
+            asked = [s for s in waiting if s["session"] == session]
+            if asked:
+                break
+        assert asked[0]["kind"] == "approval", asked
+        await console.send({"type": "take", "session": session})
+        await console.until("taken", session=session)
+        await console.send({"type": "say", "session": session, "text": answer})
+        await console.until("released", session=session)
+        return {key: asked[0][key] for key in ("session", "kind", "prompt")}
+    finally:
+        await console.socket.close()
+
+
 class ServeProcess:
     """``handoffs serve ARGS`` in a child process on one port, so a page finds it again after a restart."""
 
@@ -128,6 +167,8 @@ class ServeProcess:
         self.args = args
         self.port = port or free_port()
         self.process: asyncio.subprocess.Process | None = None
+        self.token = ""
+        """The operator token the server printed (a new one at each start without a token file)."""
 
     @property
     def url(self) -> str:
@@ -144,6 +185,8 @@ class ServeProcess:
             "customer chat:"
         ):
             assert line, f"serve stopped early: {(await self.process.stderr.read()).decode()}"
+        console = (await asyncio.wait_for(self.process.stdout.readline(), 60)).decode()
+        self.token = console.strip().removesuffix(")").split()[-1]  # "... (sign in with the token T)"
         return self.url
 
     async def stop(self, how: signal.Signals = signal.SIGTERM) -> None:

@@ -89,6 +89,10 @@ class ToolLoop:
     channel: Channel | None = None
     examples: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Example requests, for models that route by words (``ModelCall.examples``)."""
+    label: str = ""
+    """What people read for this agent (its display name), on its progress events and model calls."""
+    targets: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    """The handoffs' targets as people know them (``ModelCall.targets``)."""
     shows_progress: bool = False
     """Whether text deltas and tool activity go to ``channel`` as they happen (an agent that talks to the
     person, on a channel that shows progress); a worker's do not."""
@@ -281,7 +285,9 @@ class ToolLoop:
         progress = self._progress
         if progress is None:
             return await run_tool_call(tool, call, cancellation_token)
-        started = ToolStarted(agent=self.name, tool=call.name, call_id=call.id, arguments=call.arguments)
+        started = ToolStarted(
+            agent=self.name, tool=call.name, call_id=call.id, arguments=call.arguments, label=self.label
+        )
         await progress.show(context.session_id, started)
         result = await run_tool_call(tool, call, cancellation_token)
         finished = ToolFinished(
@@ -290,6 +296,7 @@ class ToolLoop:
             call_id=call.id,
             result=result.content,
             is_error=bool(result.is_error),
+            label=self.label,
         )
         await progress.show(context.session_id, finished)
         return result
@@ -310,7 +317,14 @@ class ToolLoop:
         tools, handoffs = offer
         messages = [self.system_message, *conversation]
         call = ModelCall(
-            self.name, context.session_id, handoffs, self.description, self.irreversible, self.examples
+            self.name,
+            context.session_id,
+            handoffs,
+            self.description,
+            self.irreversible,
+            self.examples,
+            self.label,
+            self.targets,
         )
         with model_call_scope(call):
             if self.policy.stream:
@@ -333,10 +347,10 @@ class ToolLoop:
         progress = self._progress
         show = None
         if progress is not None:
-            session, agent = context.session_id, self.name
+            session, agent, label = context.session_id, self.name, self.label
 
             async def show(text: str) -> None:  # a delta, shown as it arrives; the reply holds the whole
-                await progress.show(session, Delta(agent=agent, text=text))
+                await progress.show(session, Delta(agent=agent, text=text, label=label))
 
         reader = StreamReader(self.policy.max_reply_chars, show)
         stream = self.model.create_stream(messages, tools=tools, cancellation_token=cancellation_token)

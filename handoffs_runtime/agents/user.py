@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from autogen_core import MessageContext, message_handler
 from autogen_core.models import AssistantMessage, LLMMessage, UserMessage
@@ -27,11 +27,13 @@ from handoffs_runtime.agents.routing import SessionAgent
 from handoffs_runtime.channels.base import Channel, is_exit
 from handoffs_runtime.errors import StoreError
 from handoffs_runtime.messages import (
+    NO_LABELS,
     PROGRESS,
     RELAYED,
     USER_PROMPT,
     AgentResponse,
     HandoffEvent,
+    Labels,
     Notice,
     PersonAnswer,
     PersonEvent,
@@ -67,16 +69,27 @@ class UserAgentConfig:
     senders: frozenset[str] = frozenset()
     """The team's agents: the only senders whose replies, questions and events reach the person (empty:
     any sender). Across processes a message may come from anyone who can reach the host."""
+    labels: Labels = field(default_factory=dict)
+    """What people read for each agent (``TeamSpec.labels``): replies and handoff lines carry it."""
+    greeting: str = ""
+    """The team's greeting, shown as the entry agent's first words when a session starts (not stored:
+    no model reads it)."""
 
 
-def describe_undeliverable(message: Undeliverable) -> str:
+def describe_undeliverable(message: Undeliverable, labels: Labels = NO_LABELS) -> str:
     """The line the console shows when a message could not reach its agent."""
+    agent = labels.get(message.topic_type) or message.topic_type
     if message.reason:
-        return f"⚠ {message.topic_type} did not get your last message: {message.reason}. Type 'exit' to leave"
+        return f"⚠ {agent} did not get your last message: {message.reason}. Type 'exit' to leave"
     return (
-        f"⚠ {message.topic_type} is not available right now (no worker serves it), so your last message was "
+        f"⚠ {agent} is not available right now (no worker serves it), so your last message was "
         "not delivered. Try again in a moment, or type 'exit' to leave."
     )
+
+
+def store_notice(what: str, exc: StoreError) -> Notice:
+    """``⚠ what``, with the store's own words (its path, the lease holder's pid and host) as the detail."""
+    return Notice(text=f"⚠ {what}", detail=str(exc))
 
 
 @dataclass
@@ -112,6 +125,7 @@ class UserAgent(SessionAgent):
     async def handle_login(self, message: UserLogin, ctx: MessageContext) -> None:
         config = self._config
         if config.store is None:
+            await self._greet(config.entry_agent)
             await self._next_turn([], config.entry_agent)
             return
         try:
@@ -122,14 +136,26 @@ class UserAgent(SessionAgent):
                 team=config.team,
                 show=config.resume_exchanges,
                 agents=config.agents,
+                labels=config.labels,
             )
         except StoreError as exc:
-            await self._store_failed(exc)
+            await self._store_failed(exc, "the session could not be opened, so it stops")
             return
         self._usage = resumed.usage
         for notice in resumed.notices:
             await config.channel.show(self.id.key, notice)
+        if resumed.new:
+            await self._greet(resumed.agent)
         await self._next_turn(resumed.context, resumed.agent)
+
+    async def _greet(self, agent: str) -> None:
+        """The team's greeting, in the words of the agent the person meets first."""
+        greeting = self._config.greeting
+        if greeting:
+            await self._config.channel.show(self.id.key, self._reply(agent, greeting))
+
+    def _reply(self, agent: str, text: str) -> Reply:
+        return Reply(agent=agent, text=text, label=self._config.labels.get(agent, ""))
 
     def _vouched_for(self, message: object, ctx: MessageContext) -> bool:
         """Whether ``message`` is for this session and from one of the team's agents; if not, it is
@@ -180,7 +206,7 @@ class UserAgent(SessionAgent):
                 self._usage = message.usage
             if line is not None:
                 text = line.content if isinstance(line.content, str) else ""
-                await config.channel.show(self.id.key, Reply(agent=agent, text=text))
+                await config.channel.show(self.id.key, self._reply(agent, text))
             self._continue(context, agent, live=message.live)  # before the lock goes: the next one joins it
         await self._give_turn()
 
@@ -209,16 +235,19 @@ class UserAgent(SessionAgent):
             try:
                 await record_event(self._config.store, message)
             except StoreError as exc:  # the reply that follows fails too and ends the session
-                await self._config.channel.show(self.id.key, Notice(text=f"⚠ {exc}"))
+                await self._config.channel.show(
+                    self.id.key, store_notice("the session could not be saved", exc)
+                )
                 return
         if message.said:  # what the agent wrote beside its handoff call, in its own words
-            await self._config.channel.show(self.id.key, Reply(agent=message.source, text=message.said))
-        await self._config.channel.show(self.id.key, message.line())
+            await self._config.channel.show(self.id.key, self._reply(message.source, message.said))
+        await self._config.channel.show(self.id.key, message.line(self._config.labels))
 
-    async def _store_failed(self, exc: StoreError) -> None:
+    async def _store_failed(
+        self, exc: StoreError, what: str = "the session could not be saved, so it stops"
+    ) -> None:
         """Nothing unsaved is shown or sent: tell the person and end the session."""
-        notice = Notice(text=f"⚠ the session could not be saved, so it stops: {exc}")
-        await self._config.channel.show(self.id.key, notice)
+        await self._config.channel.show(self.id.key, store_notice(what, exc))
         self._ended()
 
     def _ended(self) -> None:
@@ -228,7 +257,8 @@ class UserAgent(SessionAgent):
     @message_handler
     async def handle_undeliverable(self, message: Undeliverable, ctx: MessageContext) -> None:
         """Nobody serves the agent the conversation was sent to: say so, and let the person try again."""
-        await self._config.channel.show(self.id.key, Notice(text=describe_undeliverable(message)))
+        notice = Notice(text=describe_undeliverable(message, self._config.labels))
+        await self._config.channel.show(self.id.key, notice)
         context = list(message.context)
         if context and isinstance(context[-1], UserMessage):  # the person will say it again
             context.pop()
@@ -294,7 +324,9 @@ class UserAgent(SessionAgent):
                 try:
                     await config.store.end_session(session)
                 except StoreError as exc:
-                    await config.channel.show(session, Notice(text=f"⚠ {exc}"))
+                    await config.channel.show(
+                        session, store_notice("the end of the session could not be saved", exc)
+                    )
             await config.channel.show(session, Notice(text=f"session {session} ended"))
             self._ended()
             return False

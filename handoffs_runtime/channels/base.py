@@ -16,6 +16,7 @@ from handoffs_runtime.messages import (
     SessionEnded,
     ToolFinished,
     ToolStarted,
+    shown_name,
 )
 from handoffs_runtime.text import arguments_preview
 
@@ -61,26 +62,34 @@ def operator_apart(channel: Channel) -> bool:
 
 
 def describe(event: Event) -> str:
-    """``event`` as one line of a console or a text transcript (raw: the printer makes it printable)."""
+    """``event`` as one line of a console or a text transcript (raw: the printer makes it printable).
+
+    Agents are named as people read them (display names, see :func:`~handoffs_runtime.messages.shown_name`).
+    """
     match event:
-        case Reply(agent=agent, text=text):
-            return f"{agent} › {text}"
+        case Reply(text=text):
+            return f"{shown_name(event.label, event.agent)} › {text}"
         case Said(person="customer", text=text):
             return f"you › {text}"
         case Said(text=text):
             return f"operator › {text}"
         case HandoffLine(outcome="handoff"):
-            return f"↪ {event.source} handed the conversation to {event.target}"
+            return f"↪ {shown_name(event.target_label, event.target)} has joined"
         case HandoffLine(outcome="loop_stopped"):
-            return f"⚠ handoff loop stopped at {event.source}: {event.reason}"
+            return f"⚠ handoff loop stopped at {shown_name(event.source_label, event.source)}: {event.reason}"
         case HandoffLine():
-            return f"✗ {event.source} could not hand over to {event.target}: {event.reason}"
+            source = shown_name(event.source_label, event.source)
+            target = shown_name(event.target_label, event.target)
+            return f"✗ {source} could not hand over to {target}: {event.reason}"
         case ToolStarted():
-            return f"{event.agent} called {event.tool}({arguments_preview(event.arguments)})"
+            who = shown_name(event.label, event.agent)
+            return f"{who} called {event.tool}({arguments_preview(event.arguments)})"
         case ToolFinished():
             return f"result of {event.tool}: {event.result}"
         case Question(prompt=prompt):
             return prompt
+        case Notice(text=text, detail=detail) if detail:
+            return f"{text}: {detail}"
         case Notice(text=text) | Delta(text=text):
             return text
         case SessionEnded():

@@ -9,7 +9,7 @@ from typing import ClassVar, TextIO
 
 from handoffs_runtime.channels.base import describe, is_exit
 from handoffs_runtime.channels.console_input import LineEditor, PipedLines
-from handoffs_runtime.messages import Event, HandoffLine, Person, Reply
+from handoffs_runtime.messages import Event, HandoffLine, Person, Reply, shown_name
 from handoffs_runtime.text import printable
 
 # --- console -----------------------------------------------------------------------------------------
@@ -103,7 +103,7 @@ class ConsoleChannel:
     async def show(self, session_id: str, event: Event) -> None:
         self._stop_spinner()
         if isinstance(event, Reply):
-            agent = printable(event.agent, multiline=False)
+            agent = printable(shown_name(event.label, event.agent), multiline=False)
             line = f"{self._paint('agent', agent)} › {printable(event.text)}"
         else:
             line = self._paint("notice", f"  {printable(describe(event))}")

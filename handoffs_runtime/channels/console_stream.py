@@ -13,7 +13,7 @@ line that names it (or its whole reply) arrives: the person always reads who is 
 from __future__ import annotations
 
 from handoffs_runtime.channels.console import ConsoleChannel
-from handoffs_runtime.messages import PROGRESS, Delta, Event, HandoffLine, Person, Reply
+from handoffs_runtime.messages import PROGRESS, Delta, Event, HandoffLine, Person, Reply, shown_name
 from handoffs_runtime.text import printable
 
 
@@ -39,7 +39,8 @@ class StreamingConsoleChannel(ConsoleChannel):
         if self._streaming != item.agent:
             self._end_stream()
             self._stop_spinner()
-            self._out.write(f"{self._paint('agent', printable(item.agent, multiline=False))} › ")
+            who = printable(shown_name(item.label, item.agent), multiline=False)
+            self._out.write(f"{self._paint('agent', who)} › ")
             self._streaming, self._streamed = item.agent, ""
             self._speaker = item.agent  # the person is hearing from it now
         self._out.write(printable(item.text))  # a model must not move the cursor or recolour the screen
@@ -58,7 +59,7 @@ class StreamingConsoleChannel(ConsoleChannel):
             self._speaker = target = event.target
             held = self._held.pop(target, "")
             if held:
-                self._write_delta(Delta(agent=target, text=held))
+                self._write_delta(Delta(agent=target, text=held, label=event.target_label))
             return
         if isinstance(event, Reply):
             self._speaker = event.agent

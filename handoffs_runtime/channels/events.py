@@ -14,10 +14,11 @@ session becomes an async iterator of events, while the people's answers go in th
         ...
 
 The events (:data:`~handoffs_runtime.messages.Event`), in the order a turn produces them: ``Question``
-(the person's turn, or a confirmation), ``Said`` (the answer), ``ToolStarted`` / ``ToolFinished``,
-``HandoffLine`` (carried out, refused, or a loop stopped), ``Delta`` (only with
-``TeamPolicy(stream=True)``), ``Reply`` (the whole reply, which replaces the deltas before it), ``Notice``
-(a line from the runtime) and, last, ``SessionEnded``. ``messages.event_json(event)`` is the shape
+(the person's turn, or a confirmation; either offers yes/no when it asks for one), ``Said`` (the
+answer), ``ToolStarted`` / ``ToolFinished``, ``HandoffLine`` (carried out, refused, or a loop stopped),
+``Delta`` (only with ``TeamPolicy(stream=True)``), ``Reply`` (the whole reply, which replaces the deltas
+before it), ``Notice`` (a line from the runtime) and, last, ``SessionEnded``. A session opens with the
+team's greeting, as a ``Reply`` of the entry agent. ``messages.event_json(event)`` is the shape
 the web page reads.
 
 Deltas and tool activity come straight from the agent at work, the other events from the session's
@@ -31,7 +32,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-from handoffs_runtime.messages import Event, Person, Question, Said, SessionEnded
+from handoffs_runtime.messages import Event, Person, Question, Reply, Said, SessionEnded
 
 
 @dataclass
@@ -41,6 +42,8 @@ class _Session:
     waiting: dict[Person, Question] = field(default_factory=dict)
     gone: set[Person] = field(default_factory=set)
     ended: bool = False
+    last_reply: str = ""
+    """The reply the customer read last: a turn after one that asks yes or no offers yes/no."""
 
     def inbox(self, person: Person) -> asyncio.Queue[str | None]:
         return self.answers.setdefault(person, asyncio.Queue())
@@ -71,7 +74,9 @@ class EventChannel:
         session = self._session(session_id)
         if session.ended or person in session.gone:
             return None
-        asked = Question.asking(prompt, person)
+        asked = Question.asking(prompt, person, after=session.last_reply)
+        if asked.turn:
+            session.last_reply = ""
         session.waiting[person] = asked
         session.events.put_nowait(asked)
         try:
@@ -84,7 +89,10 @@ class EventChannel:
         return answer
 
     async def show(self, session_id: str, event: Event) -> None:
-        self._session(session_id).events.put_nowait(event)
+        session = self._session(session_id)
+        if isinstance(event, Reply):
+            session.last_reply = event.text
+        session.events.put_nowait(event)
 
     def ended(self, session_id: str) -> None:
         """The session is over: its stream ends, and questions still open get ``None``."""

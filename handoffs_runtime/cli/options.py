@@ -32,13 +32,19 @@ BUILT_IN_TEAMS: dict[str, Callable[[], TeamSpec]] = {"acme": acme_team, "orchest
 DEFAULT_TEAM = "acme"
 
 
-def add_team_option(parser: argparse.ArgumentParser, *, purpose: str = "which team") -> None:
+def add_team_option(
+    parser: argparse.ArgumentParser, *, purpose: str = "which team", left_out: str | None = None
+) -> None:
     """``--team NAME``: a plain string, resolved by :func:`team_from_option` once the line is parsed, so
     that an unknown team is one line saying what to choose (and team files can join without new code
-    here)."""
+    here). ``left_out`` says what happens without it (then it defaults to ``None``), else it is ACME."""
     names = " or ".join(sorted(BUILT_IN_TEAMS))
+    default = DEFAULT_TEAM if left_out is None else None
     parser.add_argument(
-        "--team", metavar="TEAM", default=DEFAULT_TEAM, help=f"{purpose}: {names} (default: {DEFAULT_TEAM})"
+        "--team",
+        metavar="TEAM",
+        default=default,
+        help=f"{purpose}: {names}, or a team file (default: {left_out or DEFAULT_TEAM})",
     )
 
 

@@ -41,6 +41,12 @@ def add_parser(sub: Subcommands) -> None:
         type=Path,
         help="file holding the operator token (default: a new token, printed at start)",
     )
+    serve.add_argument(
+        "--approve-code",
+        action="store_true",
+        help="have an operator approve, in the operator console, each run of the team's code tools "
+        "(a team with code tools does not start without it, unless its team file asks the operator)",
+    )
     add_no_stream_option(serve, help_text="show replies whole, not as they are written")
     add_host_option(
         serve,
@@ -171,16 +177,29 @@ def run(args: argparse.Namespace) -> int:
         team = model_timeout_team(team, args.model_timeout)
         label = f"model: {model_label(model)}"
         team = streaming_team(team, stream=not args.no_stream and model_label(model) != "offline")
-        store = open_store(args.store)
-        hub = SessionHub(team, model, store, idle_seconds=idle, limits=limits)
+        backend = None
     else:
         from handoffs_runtime.distributed.options import Address
 
         Address.parse(args.host)
+        model = None
         label = f"front end of the host at {args.host}"
-        store = open_store(args.store)
-        backend = RemoteTeam(team, args.host, store, credentials=args.credentials)
-        hub = SessionHub(team, None, store, idle_seconds=idle, backend=backend, limits=limits)
+    store = open_store(args.store)
+    try:
+        if args.host is not None:
+            backend = RemoteTeam(team, args.host, store, credentials=args.credentials)
+        hub = SessionHub(
+            team,
+            model,
+            store,
+            idle_seconds=idle,
+            backend=backend,
+            limits=limits,
+            approve_code=args.approve_code,
+        )
+    except BaseException:  # a team refused (code nobody approves): the store is left as it was
+        store.close_now()
+        raise
 
     async def serve() -> None:
         # Kept with the sessions, so customers resume after a restart or on another server of the store.
@@ -193,10 +212,9 @@ def run(args: argparse.Namespace) -> int:
             _stop_on_signals(stopped)
             print(f"handoffs serve · {team.title or team.name} · {label}", flush=True)
             print(f"customer chat:    {url}/", flush=True)
-            if args.operator_token_file is None:
-                print(f"operator console: {url}/operator#token={token}", flush=True)
-            else:
-                print(f"operator console: {url}/operator (token from {args.operator_token_file})", flush=True)
+            # The token is never part of a URL: browsers keep every address they visit in their history.
+            given = f"the token {token}" if args.operator_token_file is None else args.operator_token_file
+            print(f"operator console: {url}/operator (sign in with {given})", flush=True)
             if not _is_loopback(args.bind):
                 print("warning: listening beyond this machine over plain HTTP; put TLS in front", flush=True)
             await stopped.wait()

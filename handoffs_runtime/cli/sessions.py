@@ -14,12 +14,22 @@ from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
-from handoffs_runtime.cli.options import Subcommands, add_store_option, open_store, store_path
+from handoffs_runtime.cli.options import (
+    BUILT_IN_TEAMS,
+    Subcommands,
+    add_store_option,
+    add_team_option,
+    open_store,
+    store_path,
+    team_from_option,
+)
 from handoffs_runtime.cli.output_file import database_files, write_output
 from handoffs_runtime.errors import StoreError, UnknownSessionError
+from handoffs_runtime.messages import NO_LABELS
 from handoffs_runtime.sessions.open import is_url
-from handoffs_runtime.sessions.store import MEMORY, SessionStore
+from handoffs_runtime.sessions.store import MEMORY, SessionState, SessionStore
 from handoffs_runtime.sessions.transcript import EXPORT_FORMATS, describe_entry, export, stored_usage
+from handoffs_runtime.team.spec import TeamSpec
 from handoffs_runtime.text import printable
 
 T = TypeVar("T")
@@ -40,6 +50,12 @@ def add_parser(sub: Subcommands) -> None:
         named[name] = actions.add_parser(name, help=text)
         named[name].add_argument("session", help="the session id")
         add_store_option(named[name])
+    for name in ("show", "export"):
+        add_team_option(
+            named[name],
+            purpose="the team whose display names and title the transcript uses",
+            left_out="the session's own team when it is a built-in one",
+        )
     exporting = named["export"]
     exporting.add_argument("--format", choices=EXPORT_FORMATS, default="md", help="md (default) or json")
     exporting.add_argument("-o", "--output", help="write to this file instead of standard output")
@@ -101,13 +117,23 @@ async def _tokens(store: SessionStore, sessions: list[str]) -> dict[str, str]:
     return counts
 
 
+def _team(args: argparse.Namespace, state: SessionState) -> TeamSpec | None:
+    """The team whose words a transcript is shown in: ``--team``, else the session's built-in team."""
+    if args.team is not None:
+        return team_from_option(args.team)
+    build = BUILT_IN_TEAMS.get(state.team)
+    return build() if build is not None else None
+
+
 def _show(store: SessionStore, args: argparse.Namespace) -> int:
     state = _run(lambda: store.get_session(args.session))
     entries = _run(lambda: store.entries(args.session))
+    team = _team(args, state)
+    labels = team.labels if team is not None else NO_LABELS
     header = f"session {state.session_id} · {state.status} · active agent {state.active_agent}"
     print(printable(f"{header} · team {state.team or '-'}", multiline=False))
     for entry in entries:
-        print(f"{entry.seq:>4} {_stamp(entry.created_at)}  {printable(describe_entry(entry))}")
+        print(f"{entry.seq:>4} {_stamp(entry.created_at)}  {printable(describe_entry(entry, labels))}")
     print(f"usage: {stored_usage(entries).describe()}")
     return 0
 
@@ -115,7 +141,11 @@ def _show(store: SessionStore, args: argparse.Namespace) -> int:
 def _export(store: SessionStore, args: argparse.Namespace) -> int:
     state = _run(lambda: store.get_session(args.session))
     entries = _run(lambda: store.entries(args.session))
-    text = export(state, entries, args.format)
+    team = _team(args, state)
+    if team is None:
+        text = export(state, entries, args.format)
+    else:
+        text = export(state, entries, args.format, team.labels, title=team.title)
     if args.output:
         write_output(args.output, text + "\n", overwrite=args.force, protected=_store_files(args.store))
     else:

@@ -52,7 +52,8 @@ class FrontEnd:
     ``redeliver_for`` seconds before the person reads that the agent is not available (see ``redelivery``).
     ``credentials``: the directory with ``ca.pem`` and ``frontend.token`` (``worker.token`` when not
     pinned), for a host started with credentials. ``on_session_end`` is called with each session that
-    ends; an ended session can be opened again (it resumes from the ``store``).
+    ends; an ended session can be opened again (it resumes from the ``store``). ``greet`` opens each new
+    session with the team's greeting (see ``register_team``).
     """
 
     def __init__(
@@ -70,8 +71,10 @@ class FrontEnd:
         store: SessionStore | None = None,
         credentials: str | os.PathLike[str] | None = None,
         on_session_end: SessionEndHook | None = None,
+        greet: bool = False,
     ) -> None:
         self.team = team
+        self._greet = greet
         self._on_session_end = on_session_end
         self.store = store
         # A front end pinned to its sessions is a ``frontend``; one that serves every session sees what a
@@ -162,6 +165,7 @@ class FrontEnd:
             on_session_end=self._session_ended,
             store=self.store,
             agent_type=None if session_id is None else (lambda name: session_agent_type(name, session_id)),
+            greet=self._greet,
         )
 
     def _session_ended(self, session_id: str) -> None:
@@ -259,6 +263,7 @@ async def chat_remote(
         backoff=Backoff(give_up_after=connect_timeout),
         store=store,
         credentials=credentials,
+        greet=True,
     )
     async with front:
         if banner:

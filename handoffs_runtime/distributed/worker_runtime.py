@@ -45,6 +45,7 @@ from autogen_ext.runtimes.grpc.protos import agent_worker_pb2, agent_worker_pb2_
 from handoffs_runtime.agents.routing import SessionAgent
 from handoffs_runtime.distributed.auth import misconfiguration
 from handoffs_runtime.distributed.credentials import ClientCredentials
+from handoffs_runtime.distributed.host_connection import RAISE_LIMIT, LimitedConnection, mib
 from handoffs_runtime.distributed.options import (
     DEFAULT_KEEPALIVE,
     DEFAULT_MAX_MESSAGE_MB,
@@ -53,7 +54,7 @@ from handoffs_runtime.distributed.options import (
     logger,
     max_message_bytes,
 )
-from handoffs_runtime.distributed.outbox import Outbox, SeenEvents
+from handoffs_runtime.distributed.outbox import SeenEvents
 from handoffs_runtime.distributed.serializers import type_name
 from handoffs_runtime.distributed.session_subscriptions import IndexedSubscriptions, SessionSubscription
 from handoffs_runtime.errors import AlreadyRunningError, DistributedError
@@ -63,11 +64,6 @@ from handoffs_runtime.topics import USER
 _USER_TASK = type_name(UserTask)
 RESEND_WINDOW = 5.0
 """Seconds: events written this long before a connection was lost are sent again on the next one."""
-_RAISE_LIMIT = "raise --max-message-mb on the host and every worker and front end"
-
-
-def _mib(size: int) -> str:
-    return f"{size / 2**20:.1f} MiB"
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,75 +88,6 @@ class Backoff:
 
 
 ConnectionHook = Callable[[int], Awaitable[None] | None]
-
-
-class _LimitedConnection(HostConnection):
-    """A host connection that turns a reply over the size limit into an error reply (gRPC would otherwise
-    break the stream, and the caller would never hear back), and whose tasks all end when it closes
-    (autogen's leaves gRPC's sending task waiting forever once the host has ended the stream, to be
-    reported as "destroyed but pending" when it is collected)."""
-
-    def __init__(
-        self, channel: grpc.aio.Channel, stub: Any, limit: int, seen: SeenEvents, resend_window: float
-    ) -> None:
-        super().__init__(channel, stub)
-        self._limit = limit
-        self._seen = seen
-        self._send_queue = self.outbox = Outbox(resend_window)
-        self._stream: Any = None
-        self._writer: asyncio.Task[None] | None = None
-
-    async def recv(self) -> agent_worker_pb2.Message:
-        """The next message from the host; an event that arrived before (sent again) is dropped."""
-        while True:
-            message = await super().recv()
-            self.outbox.heard(message)
-            if self._seen.first_time(message):
-                return message
-            logger.info("dropped event %s: it arrived before the host restarted", message.cloudEvent.id)
-
-    async def open(self, timeout: float) -> None:
-        """Open the stream to the host; a task of ours writes the send queue to it, one reads it."""
-        self._stream = stream = self.stub.OpenChannel(metadata=self.metadata)
-        await asyncio.wait_for(stream.wait_for_connection(), timeout)
-        self._writer = asyncio.create_task(self._write(stream), name="handoffs-send")
-        self._connection_task = asyncio.create_task(self._read(stream), name="handoffs-receive")
-
-    async def _write(self, stream: Any) -> None:
-        while True:
-            await stream.write(await self._send_queue.get())
-
-    async def _read(self, stream: Any) -> None:
-        while (message := await stream.read()) != grpc.aio.EOF:
-            await self._recv_queue.put(message)
-
-    async def close(self) -> None:
-        """End the stream (closing the channel does not: it finds calls by gRPC's own tasks), close the
-        channel and wait for both tasks; never raises."""
-        if self._stream is not None:
-            self._stream.cancel()
-        with contextlib.suppress(BaseException):
-            await self._channel.close()
-        if self._writer is not None:
-            self._writer.cancel()
-        for task in (self._writer, self._connection_task):
-            if task is not None:
-                with contextlib.suppress(BaseException):
-                    await task
-
-    def unsent(self) -> list[agent_worker_pb2.Message]:
-        """Once closed: the published messages it may never have delivered (see ``outbox``)."""
-        return self.outbox.close()
-
-    async def send(self, message: agent_worker_pb2.Message) -> None:
-        size = message.ByteSize()
-        if message.WhichOneof("message") == "response" and size > self._limit:
-            reason = f"the reply is {_mib(size)}, over the {_mib(self._limit)} limit ({_RAISE_LIMIT})"
-            logger.error("not sending a reply: %s", reason)
-            message = agent_worker_pb2.Message(
-                response=agent_worker_pb2.RpcResponse(request_id=message.response.request_id, error=reason)
-            )
-        await super().send(message)
 
 
 class WorkerRuntime(GrpcWorkerAgentRuntime):
@@ -262,7 +189,7 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
             secure = self._credentials.channel_credentials()
             channel = grpc.aio.secure_channel(self._host_address, secure, options=options)
         stub = agent_worker_pb2_grpc.AgentRpcStub(channel)  # type: ignore[no-untyped-call]
-        connection = _LimitedConnection(channel, stub, self._limit, self._seen, self._resend_window)
+        connection = LimitedConnection(channel, stub, self._limit, self._seen, self._resend_window)
         try:
             await connection.open(self._backoff.connect_timeout)
             if self._credentials is not None:  # the stream may look open before the host refused it
@@ -321,7 +248,7 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
             self._connected.clear()
             logger.warning("lost the host at %s; reconnecting", self._host_address)
             await connection.close()
-            if isinstance(connection, _LimitedConnection):
+            if isinstance(connection, LimitedConnection):
                 self._unsent.extend(connection.unsent())
             self._fail_pending(f"lost the host at {self._host_address} before the reply came")
             if not self._running or _cancelled():
@@ -414,15 +341,15 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
         self, runtime_message: agent_worker_pb2.Message, size: int, recipient: AgentId | TopicId
     ) -> None:
         """Drop a message over the limit (gRPC would break the stream); tell the person if it was theirs."""
-        reason = f"the conversation is {_mib(size)}, over the {_mib(self._limit)} limit ({_RAISE_LIMIT})"
+        reason = f"the conversation is {mib(size)}, over the {mib(self._limit)} limit ({RAISE_LIMIT})"
         logger.error("not sending a message to %s: %s", recipient, reason)
         if runtime_message.WhichOneof("message") == "request":
             future = self._pending_requests.pop(runtime_message.request.request_id, None)
             if future is not None and not future.done():
                 future.set_exception(
                     DistributedError(
-                        f"not sent: the request is {_mib(size)}, over the "
-                        f"{_mib(self._limit)} limit ({_RAISE_LIMIT})"
+                        f"not sent: the request is {mib(size)}, over the "
+                        f"{mib(self._limit)} limit ({RAISE_LIMIT})"
                     )
                 )
             return

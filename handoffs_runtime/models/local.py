@@ -43,6 +43,11 @@ class ModelCall:
     examples: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Example requests (``AgentSpec.examples``): the calling agent's own under its name, and those of
     each handoff's target under the handoff's tool name."""
+    label: str = ""
+    """What people read for the calling agent (its display name); empty: its name."""
+    targets: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    """Each handoff's target as people know it, by the handoff's tool name: its display name (or name)
+    and its description."""
 
 
 _current_call: ContextVar[ModelCall | None] = ContextVar("handoffs_model_call", default=None)

@@ -28,7 +28,7 @@ ones`` is two requests; the first one that matches decides), and:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from autogen_core import FunctionCall
@@ -159,6 +159,13 @@ class _Agent:
     description: str
     irreversible: frozenset[str]
     examples: Examples = field(default_factory=dict)
+    label: str = ""
+    targets: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+
+    @property
+    def shown(self) -> str:
+        """What people read for this agent."""
+        return self.label or self.name
 
     @property
     def own_area(self) -> set[str]:
@@ -195,6 +202,8 @@ class OfflineModel(LocalModel):
             description=call.description if call else "",
             irreversible=call.irreversible_tools if call else frozenset(),
             examples=call.examples if call else {},
+            label=call.label if call else "",
+            targets=call.targets if call else {},
         )
         talk = _read(messages, {t["name"] for t in regular})
 
@@ -231,7 +240,7 @@ class OfflineModel(LocalModel):
             return [_hand_over(back, talk.latest, talk.latest)]
         if not talk.handed_over:
             return _introduce(me, unsure=True)
-        return _offline_reply(me.name, talk.latest)
+        return _offline_reply(me, talk.latest)
 
     # --- steps ---------------------------------------------------------------------------------------
 
@@ -249,7 +258,7 @@ class OfflineModel(LocalModel):
         if tool is not None and not refused:
             irreversible = tool["name"] in me.irreversible
             if irreversible and not _asks_for(tool, found, request):
-                return _offline_reply(me.name, said)  # a report or a question about it: never an action
+                return _offline_reply(me, said)  # a report or a question about it: never an action
             about = request.answer or args.subject(clause, tool)
             lacking = args.missing(tool, about, me.regular, irreversible=irreversible)
             if lacking is not None:
@@ -258,7 +267,7 @@ class OfflineModel(LocalModel):
         handoff = best(found, fresh, me.examples)
         own = score(found, me.own_area)
         if own > 0 and (handoff is None or own >= fit(found, handoff, me.examples)):
-            return _offline_reply(me.name, said)  # its own area, unless a handoff fits it better
+            return _offline_reply(me, said)  # its own area, unless a handoff fits it better
         if handoff is not None:
             return [_hand_over(handoff, clause, request.whole)]
         return _DECLINED if tool is not None else None
@@ -328,25 +337,51 @@ def _quote(said: str) -> str:
     return said if len(said) <= _QUOTE_LIMIT else said[: _QUOTE_LIMIT - 1].rstrip() + "…"
 
 
-def _offline_reply(agent: str, said: str) -> str:
+def _offline_reply(me: _Agent, said: str) -> str:
     return (
-        f"Hello, this is {agent}. You asked: “{_quote(said)}”. I am the offline demo model: I can route "
-        "requests and run tools, but a real answer needs a language model (see --model)."
+        f"Hello, this is {me.shown}. You asked: “{_quote(said)}”. I am the offline demo model: I can route "
+        "requests and run tools, but a real answer needs a language model."
     )
 
 
 def _introduce(me: _Agent, *, unsure: bool = False) -> str:
     """Hello, or "I'm not sure I follow", with what the team can do in its own words: an example request
-    of each agent reached from here, else what the tools do."""
-    opening = "I'm not sure I follow." if unsure else f"Hello, this is {me.name}."
+    of each agent reached from here, else what this agent does and who it can put the person through to
+    (display names and descriptions), never tool names."""
+    opening = "I'm not sure I follow." if unsure else f"Hello, this is {me.shown}."
     listed = [me.examples.get(h["name"], ()) for h in me.handoffs] + [me.examples.get(me.name, ())]
     examples = [e[0] for e in listed if e]
     if examples:
         return f"{opening} You can say, for example: " + "; ".join(f"“{e}”" for e in examples) + "."
-    skills = [args.humanize(t["name"]) for t in me.regular] + [_topic(h) for h in me.handoffs]
-    if not skills:
-        return f"{opening} How can I help?"
-    return f"{opening} I can help with: " + "; ".join(skills) + ". What do you need?"
+    said = [opening]
+    skills = [words for t in me.regular if (words := _in_words(t.get("description", "")))]
+    if not skills and me.description != me.name:  # an agent without one is described by its name
+        skills = [words for words in [_in_words(me.description)] if words]
+    if skills:
+        said.append("I can help with: " + "; ".join(skills) + ".")
+    people = [_person(me, h) for h in me.handoffs]
+    if people:
+        said.append("I can put you through to " + "; ".join(people) + ".")
+    return " ".join(said) + (" What do you need?" if len(said) > 1 else " How can I help?")
+
+
+def _in_words(description: str) -> str:
+    """The first sentence of a description, to be said within a sentence (``Finds books.`` → ``finds
+    books``)."""
+    first = re.split(r"(?<=[.!?])\s|\n", description.strip(), maxsplit=1)[0].rstrip(".!? ")
+    if len(first) > 1 and not first[1].isupper():
+        first = first[0].lower() + first[1:]
+    return first
+
+
+def _person(me: _Agent, handoff: ToolSchema) -> str:
+    """Whom ``handoff`` reaches, as people know them: ``Billing (invoices and payments)``."""
+    target = me.targets.get(handoff["name"])
+    if target is None:  # a model call without the team's words (a test calling the model directly)
+        return _topic(handoff)
+    label, description = target
+    words = _in_words(description)
+    return f"{label} ({words})" if words and words.lower() != label.lower() else label
 
 
 def _topic(handoff: ToolSchema) -> str:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from autogen_core.models import LLMMessage
 
 from handoffs_runtime.errors import StoreConflictError
-from handoffs_runtime.messages import AgentResponse, HandoffEvent, Notice
+from handoffs_runtime.messages import NO_LABELS, AgentResponse, HandoffEvent, Labels, Notice
 from handoffs_runtime.sessions.store import (
     NewEntry,
     SessionStore,
@@ -46,9 +46,12 @@ class Resumed:
     context: list[LLMMessage]
     agent: str
     notices: list[Notice] = field(default_factory=list)
-    """What the person is told first: that the session resumes, its last exchanges, what went missing."""
+    """What the person is told first: that the session resumes, its last exchanges (``recap``), what went
+    missing."""
     usage: Usage = Usage.EMPTY
     """The tokens the session used before."""
+    new: bool = False
+    """Nothing was said in the session yet: the person is greeted."""
 
 
 async def resume(
@@ -59,6 +62,7 @@ async def resume(
     team: str = "",
     show: int = 3,
     agents: frozenset[str] = frozenset(),
+    labels: Labels = NO_LABELS,
 ) -> Resumed:
     """Open ``session``, new or stored; a stored one continues with its active agent and context.
 
@@ -68,11 +72,13 @@ async def resume(
     A person's message that was stored but never answered (the process stopped mid-turn) is not replayed,
     since its tools may have run already; the person is told and the transcript notes it. A session whose
     active agent is not in ``agents`` (it was stored by another team) continues with ``entry_agent``.
+    ``labels`` name the agents as people read them.
     """
     state, created = await store.open_session(session, agent=entry_agent, team=team)
     agent = state.active_agent
     if created or state.last_seq == 0:  # nothing was said yet: nothing to tell
-        return Resumed(list(state.context), agent if not agents or agent in agents else entry_agent)
+        known = agent if not agents or agent in agents else entry_agent
+        return Resumed(list(state.context), known, new=True)
     entries = await store.entries(session)
     lines = []
     if agents and agent not in agents:
@@ -81,16 +87,20 @@ async def resume(
             f"(it was stored by team {state.team or '?'}); {entry_agent} continues it"
         )
         agent = entry_agent
-    lines.append(f"resuming session {session} with {agent} ({state.last_seq} messages stored)")
-    lines += [f"  {describe_entry(e)}" for e in last_exchanges(entries, show)]
+    notices = [Notice(text=line) for line in lines]
+    with_whom = labels.get(agent) or agent
+    recap = [f"resuming session {session} with {with_whom} ({state.last_seq} messages stored)"]
+    recap += [f"  {describe_entry(e, labels)}" for e in last_exchanges(entries, show)]
+    notices += [Notice(text=line, recap=True) for line in recap]
     unanswered = [e for e in entries if e.seq > state.context_seq and e.kind == "user"]
     if unanswered:
-        lines.append(
-            f"your last message was not answered before the session stopped: {unanswered[-1].text!r}; "
-            "send it again if you still need an answer"
+        notices.append(
+            Notice(
+                text=f"your last message was not answered before the session stopped: "
+                f"{unanswered[-1].text!r}; send it again if you still need an answer"
+            )
         )
         await store.append(session, [notice_entry(UNANSWERED)], context=state.context)
-    notices = [Notice(text=line) for line in lines]
     return Resumed(list(state.context), agent, notices, stored_usage(entries))
 
 

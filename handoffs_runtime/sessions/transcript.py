@@ -13,7 +13,17 @@ from typing import Any, Literal
 from autogen_core.models import LLMMessage, UserMessage
 
 from handoffs_runtime.channels.base import describe
-from handoffs_runtime.messages import Event, Notice, Reply, Said, ToolFinished, ToolStarted
+from handoffs_runtime.messages import (
+    NO_LABELS,
+    Event,
+    Labels,
+    Notice,
+    Reply,
+    Said,
+    ToolFinished,
+    ToolStarted,
+    shown_name,
+)
 from handoffs_runtime.sessions.store import SessionState, StoredEntry
 from handoffs_runtime.text import inert_json, printable
 from handoffs_runtime.usage import Usage
@@ -57,14 +67,15 @@ def _iso(at: float) -> str:
     return datetime.fromtimestamp(at, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def entry_events(entry: StoredEntry) -> list[Event]:
+def entry_events(entry: StoredEntry, labels: Labels = NO_LABELS) -> list[Event]:
     """What a stored entry shows a person: the same events a live session shows (a tool-call entry holds
-    one event per call). An entry of an unknown kind shows nothing."""
+    one event per call), agents named by ``labels``. An entry of an unknown kind shows nothing."""
     body = entry.body
+    label = labels.get(entry.agent, "")
     if entry.kind == "user":
         return [Said(text=entry.text)]
     if entry.kind in ("reply", "system"):
-        return [Reply(agent=entry.agent, text=entry.text)]
+        return [Reply(agent=entry.agent, text=entry.text, label=label)]
     if entry.kind == "notice":
         return [Notice(text=entry.text)]
     if entry.kind == "tool_calls":
@@ -74,6 +85,7 @@ def entry_events(entry: StoredEntry) -> list[Event]:
                 tool=str(c.get("name")),
                 call_id=str(c.get("id", "")),
                 arguments=str(c.get("arguments") or ""),
+                label=label,
             )
             for c in body["content"]
         ]
@@ -85,17 +97,18 @@ def entry_events(entry: StoredEntry) -> list[Event]:
                 call_id=str(r.get("call_id", "")),
                 result=str(r.get("content")),
                 is_error=bool(r.get("is_error")),
+                label=label,
             )
             for r in body["content"]
         ]
     event = entry.event()
-    return [event.line()] if event is not None else []
+    return [event.line(labels)] if event is not None else []
 
 
-def describe_entry(entry: StoredEntry) -> str:
+def describe_entry(entry: StoredEntry, labels: Labels = NO_LABELS) -> str:
     """One line for an entry, as the console and ``handoffs sessions show`` print it (raw: the printer
     makes it :func:`printable`)."""
-    lines = [describe(event) for event in entry_events(entry)]
+    lines = [describe(event) for event in entry_events(entry, labels)]
     return "; ".join(lines) if lines else f"({entry.text})"
 
 
@@ -110,17 +123,21 @@ def last_exchanges(entries: Sequence[StoredEntry], count: int) -> list[StoredEnt
     return spoken[starts[-count] :]
 
 
-def to_markdown(state: SessionState, entries: Sequence[StoredEntry]) -> str:
+def to_markdown(
+    state: SessionState, entries: Sequence[StoredEntry], labels: Labels = NO_LABELS, *, title: str = ""
+) -> str:
     """A readable transcript: the person's and agents' words in full, tool traffic and handoffs in italics.
 
+    Agents are named as people read them (``labels``: display names by agent); ``title`` is the team's.
     Made for people and terminals, so control characters are shown, not kept (:func:`printable`); the JSON
     export keeps the exact text.
     """
+    team = f"{title} ({state.team})" if title and state.team else title or state.team or "-"
     lines = [
         f"# Session {printable(state.session_id, multiline=False)}",
         "",
-        f"- team: {state.team or '-'}",
-        f"- active agent: {state.active_agent}",
+        f"- team: {team}",
+        f"- active agent: {shown_name(labels.get(state.active_agent, ''), state.active_agent)}",
         f"- status: {state.status}",
         f"- started: {_iso(state.created_at)}",
         f"- last update: {_iso(state.updated_at)}",
@@ -131,9 +148,10 @@ def to_markdown(state: SessionState, entries: Sequence[StoredEntry]) -> str:
         if entry.kind == "user":
             lines.append(f"**you** ({stamp}): {entry.text}")
         elif entry.kind in ("reply", "system"):
-            lines.append(f"**{entry.agent}** ({stamp}): {entry.text}")
+            who = _escape(shown_name(labels.get(entry.agent, ""), entry.agent))
+            lines.append(f"**{who}** ({stamp}): {entry.text}")
         else:
-            lines.append(f"*{_escape(describe_entry(entry))}* ({stamp})")
+            lines.append(f"*{_escape(describe_entry(entry, labels))}* ({stamp})")
         lines.append("")
     return printable("\n".join(lines))
 
@@ -170,9 +188,18 @@ def to_json(state: SessionState, entries: Sequence[StoredEntry]) -> str:
     return inert_json(json.dumps(document, ensure_ascii=False, indent=2))
 
 
-def export(state: SessionState, entries: Sequence[StoredEntry], fmt: ExportFormat) -> str:
+def export(
+    state: SessionState,
+    entries: Sequence[StoredEntry],
+    fmt: ExportFormat,
+    labels: Labels = NO_LABELS,
+    *,
+    title: str = "",
+) -> str:
+    """The session in ``fmt``; Markdown names agents by ``labels`` under the team's ``title``, JSON keeps
+    the stored names."""
     if fmt == "md":
-        return to_markdown(state, entries)
+        return to_markdown(state, entries, labels, title=title)
     if fmt == "json":
         return to_json(state, entries)
     raise ValueError(f"unknown export format {fmt!r}; use one of {', '.join(EXPORT_FORMATS)}")

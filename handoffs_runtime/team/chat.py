@@ -26,10 +26,10 @@ async def run_chat(
 ) -> str:
     """Talk to ``team`` through ``channel`` until the person leaves; returns the session id.
 
-    With a ``store``, a stored ``session_id`` is resumed with its active agent and context. The session
-    is claimed first, so a session that another live process holds is refused with
-    :class:`SessionBusyError` before anything is shown, unless ``take_over`` (that process then stops
-    writing to it).
+    A new session opens with the team's greeting. With a ``store``, a stored ``session_id`` is resumed
+    with its active agent and context. The session is claimed first, so a session that another live
+    process holds is refused with :class:`SessionBusyError` before anything is shown, unless
+    ``take_over`` (that process then stops writing to it).
     """
     session = session_id or uuid.uuid4().hex[:12]
     if store is not None:
@@ -41,7 +41,7 @@ async def run_chat(
         if taken is not None:
             await channel.show(session, Notice(text=f"took session {session} over from {taken}"))
     runtime = HandoffsRuntime()
-    await register_team(runtime, team, model=model, channel=channel, store=store)
+    await register_team(runtime, team, model=model, channel=channel, store=store, greet=True)
     if banner:
         await channel.show(session, Notice(text=banner))
     await channel.show(session, Notice(text=f"session {session} · type 'exit' to leave"))

@@ -42,8 +42,11 @@ class ToolEntry(_Strict):
     description: str | None = None
     irreversible: bool = False
     """The model must not call it on a guess; the offline model proposes it only on a present request."""
+    runs_code: bool = False
+    """It runs code it is given (a model's): ``handoffs serve`` has the operator approve each call."""
     requires_approval: bool | Literal["customer", "operator"] = False
-    """Ask before each call: ``true`` or ``customer`` asks the customer, ``operator`` the operator."""
+    """Ask before each call: ``true`` or ``customer`` asks the customer, ``operator`` the operator.
+    On the web every approval is the operator's."""
 
 
 class HandoffEntry(_Strict):

@@ -45,7 +45,7 @@ from handoffs_runtime.team.file_schema import (
 )
 from handoffs_runtime.team.spec import AgentSpec, TeamSpec
 from handoffs_runtime.tools.approval import requires_approval
-from handoffs_runtime.tools.effects import irreversible
+from handoffs_runtime.tools.effects import irreversible, runs_code
 from handoffs_runtime.tools.functions import function_tool
 
 FILE_SUFFIXES = (".yaml", ".yml", ".json")
@@ -304,6 +304,8 @@ class _Resolver:
     def _marked(tool: Tool, entry: ToolEntry) -> Tool:
         if entry.irreversible:
             tool = irreversible(tool)
+        if entry.runs_code:
+            tool = runs_code(tool)
         if entry.requires_approval:
             person: Person = "operator" if entry.requires_approval == "operator" else "customer"
             tool = requires_approval(tool, person=person)

@@ -47,6 +47,7 @@ async def register_team(
     release_ended: bool = True,
     agent_type: Callable[[str], str] | None = None,
     telemetry: Telemetry | None = None,
+    greet: bool = False,
 ) -> dict[str, BuiltAgent]:
     """Register the team's agents (and the ``UserAgent``) on ``runtime`` with their subscriptions.
 
@@ -59,6 +60,8 @@ async def register_team(
     see ``topics.shard_agent_type``); it still subscribes to the topic type of the name.
     ``telemetry`` (default: the one ``telemetry.install`` set, else none) traces and measures the team's
     turns, agents, models, tools and handoffs; without it nothing is wrapped.
+    ``greet`` opens each new session with the team's greeting, as the entry agent's first words (what a
+    console or a web page shows; off by default, so code that reads the replies gets only replies).
     """
     install_redaction()  # the API key and tokens never reach the log, whatever echoes them
     type_of = agent_type or (lambda name: name)
@@ -108,6 +111,8 @@ async def register_team(
                 user_topic=team.user_topic,
                 description=spec.description or name,
                 examples=_examples(agent, team),
+                label=spec.display_name,
+                targets=_targets(agent, team),
             )
             await register(AIAgent, type_of(name), ai_config)
         await runtime.add_subscription(TypeSubscription(topic_type=name, agent_type=type_of(name)))
@@ -128,6 +133,8 @@ async def register_team(
             team=team.name,
             agents=frozenset(a.name for a in team.agents if a.kind != "worker"),
             senders=frozenset(team.names),
+            labels=team.labels,
+            greeting=team.greeting if greet else "",
         )
         if isinstance(store, ReportsDelays):  # a person whose turn waits for the store is told so
             store.report_delays(notices_to(channel))
@@ -144,6 +151,12 @@ def _examples(agent: BuiltAgent, team: TeamSpec) -> dict[str, tuple[str, ...]]:
     found = {tool: team.agent(h.target).examples for tool, h in agent.handoffs.items()}
     found[agent.spec.name] = agent.spec.examples
     return {key: tuple(examples) for key, examples in found.items() if examples}
+
+
+def _targets(agent: BuiltAgent, team: TeamSpec) -> dict[str, tuple[str, str]]:
+    """Each handoff's target as people know it, by tool name: its display name and description."""
+    targets = {tool: team.agent(h.target) for tool, h in agent.handoffs.items()}
+    return {tool: (target.label, target.description) for tool, target in targets.items()}
 
 
 def _worker_config(

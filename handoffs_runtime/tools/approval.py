@@ -143,6 +143,17 @@ class ApprovalTool:
         return self._tool
 
     @property
+    def person(self) -> Person:
+        """Who approves each call: the session's ``customer`` or its ``operator``."""
+        return self._person
+
+    def asking(self, person: Person) -> ApprovalTool:
+        """The same tool and question, approved by ``person`` instead."""
+        if person == self._person:
+            return self
+        return ApprovalTool(self._tool, prompt=self._prompt, person=person)
+
+    @property
     def name(self) -> str:
         return self._tool.name
 
@@ -194,13 +205,14 @@ class ApprovalTool:
 
 
 def requires_approval(
-    tool: Tool | Callable[..., Any], *, prompt: PromptBuilder | None = None, person: Person = "customer"
+    tool: Tool | Callable[..., Any], *, prompt: PromptBuilder | None = None, person: Person | None = None
 ) -> ApprovalTool:
-    """``tool`` (a ``Tool`` or a plain function), run only after ``person`` approves each call."""
+    """``tool`` (a ``Tool`` or a plain function), run only after ``person`` (default: the customer)
+    approves each call. A tool that asks already keeps its question and is asked of ``person`` if given."""
     if isinstance(tool, ApprovalTool):
-        return tool
+        return tool if person is None else tool.asking(person)
     if not isinstance(tool, Tool):
         if not callable(tool):
             raise TeamConfigError(f"requires_approval needs a Tool or a function, got {tool!r}")
         tool = function_tool(tool, owner="requires_approval")
-    return ApprovalTool(tool, prompt=prompt, person=person)
+    return ApprovalTool(tool, prompt=prompt, person=person or "customer")

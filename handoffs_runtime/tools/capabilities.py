@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Protocol, runtime_checkable
 
 from autogen_core.tools import Tool
@@ -31,3 +32,12 @@ class WrapsTool(Protocol):
 def delegate_of(tool: object) -> str | None:
     """The worker type ``tool`` sends tasks to, if any."""
     return tool.delegates_to if isinstance(tool, DelegatesTasks) else None
+
+
+def layers(tool: object) -> Iterator[object]:
+    """``tool``, then the tool it wraps, and so on: a mark or a wrapper anywhere in it still counts."""
+    while True:
+        yield tool
+        if not isinstance(tool, WrapsTool):
+            return
+        tool = tool.inner

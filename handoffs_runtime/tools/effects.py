@@ -1,12 +1,14 @@
-"""Marking tools whose effect cannot be undone: an order placed, money refunded, a message sent.
+"""Marks on tools: an effect that cannot be undone (an order placed, money refunded), running code.
 
-The mark is data on the tool, read by whoever must be careful with it: the built-in offline model
-never proposes such a tool on a guess (the person's words must ask for that action and name a clear
-object), and an approval policy or a real model's prompt can use the same mark.
+The marks are data on the tool, read by whoever must be careful with it: the built-in offline model
+never proposes an irreversible tool on a guess (the person's words must ask for that action and name a
+clear object); ``handoffs serve`` has the operator approve every call of either kind (see
+:mod:`handoffs_runtime.team.oversight`), and a real model's prompt can use the same marks.
 
 Example::
 
     AgentSpec("Sales", tools=[irreversible(execute_order)])
+    AgentSpec("Lab", tools=[runs_code(my_shell_tool)])
 """
 
 from __future__ import annotations
@@ -17,30 +19,45 @@ from typing import Any
 from autogen_core.tools import Tool
 
 from handoffs_runtime.errors import TeamConfigError
-from handoffs_runtime.tools.capabilities import WrapsTool
+from handoffs_runtime.tools.capabilities import layers
 from handoffs_runtime.tools.functions import function_tool
 
 _MARK = "irreversible"
+_CODE_MARK = "runs_code"
+_CODE_MODULES = ("autogen_ext.tools.code_execution",)
+"""autogen-ext's code execution tools, which run code without carrying our mark."""
 
 
 def irreversible(tool: Tool | Callable[..., Any]) -> Tool:
     """``tool`` (a ``Tool`` or a plain function) marked as having an effect that cannot be undone."""
+    return _marked(tool, _MARK)
+
+
+def runs_code(tool: Tool | Callable[..., Any]) -> Tool:
+    """``tool`` (a ``Tool`` or a plain function) marked as running code it is given (a model's code)."""
+    return _marked(tool, _CODE_MARK)
+
+
+def _marked(tool: Tool | Callable[..., Any], mark: str) -> Tool:
     if not isinstance(tool, Tool):
         if not callable(tool):
-            raise TeamConfigError(f"irreversible needs a Tool or a function, got {tool!r}")
-        tool = function_tool(tool, owner="irreversible")
-    setattr(tool, _MARK, True)
+            raise TeamConfigError(f"{mark} needs a Tool or a function, got {tool!r}")
+        tool = function_tool(tool, owner=mark)
+    setattr(tool, mark, True)
     return tool
 
 
 def is_irreversible(tool: object) -> bool:
     """Whether ``tool``, or the tool it wraps (``requires_approval``), is marked :func:`irreversible`."""
-    while True:
-        if getattr(tool, _MARK, False) is True:  # set by irreversible() on a tool of any class
-            return True
-        if not isinstance(tool, WrapsTool):
-            return False
-        tool = tool.inner
+    return any(getattr(t, _MARK, False) is True for t in layers(tool))
+
+
+def is_code_runner(tool: object) -> bool:
+    """Whether ``tool``, or the tool it wraps, runs code: marked :func:`runs_code`, or autogen-ext's."""
+    return any(
+        getattr(t, _CODE_MARK, False) is True or type(t).__module__.startswith(_CODE_MODULES)
+        for t in layers(tool)
+    )
 
 
 def irreversible_names(tools: Iterable[Tool]) -> frozenset[str]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import html
 import json
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -60,6 +61,8 @@ KEY_SECRET = "web-session-key"
 with the sessions, so a restart, a crash or a second server on the same store resumes every customer."""
 
 POLICY_VIOLATION = 1008
+TOKEN_REQUIRED = "the operator token is required"
+WRONG_TOKEN = "wrong operator token"
 UNSUPPORTED_DATA = 1003
 TRY_AGAIN_LATER = 1013
 MALFORMED = "malformed message: expected one JSON object"
@@ -83,6 +86,11 @@ HEADERS = {
 
 def _static(name: str) -> bytes:
     return (resources.files("handoffs_runtime.web") / "static" / name).read_bytes()
+
+
+def _page(name: str, title: str) -> bytes:
+    """A page with the team's title in it (escaped: a team file is not HTML)."""
+    return _static(name).replace(b"{{title}}", html.escape(title).encode())
 
 
 class _SocketPeer:
@@ -153,7 +161,7 @@ def create_app(
     key_secret = secret
     clients = ClientLimits(hub.limits)
     hello_within = hub.limits.request_seconds
-    pages = {path: _static(name) for path, name in PAGES.items()}
+    pages = {path: _page(name, hub.team.title or hub.team.name) for path, name in PAGES.items()}
     assets = {name: _static(name) for name in ASSETS}
 
     def page(path: str) -> Callable[[Request], Any]:
@@ -168,13 +176,16 @@ def create_app(
             return Response("not found", status_code=404, headers=HEADERS)
         return Response(assets[name], media_type=ASSETS[name], headers=HEADERS)
 
-    def authorised(request: Request) -> bool:
+    def refused(request: Request) -> Response | None:
+        """``None`` for a request with the operator token, else the 401 that says what is wrong."""
         given = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
-        return bool(given) and token_matches(operator_token, given)
+        if given and token_matches(operator_token, given):
+            return None
+        return _json({"error": WRONG_TOKEN if given else TOKEN_REQUIRED}, 401)
 
     async def list_sessions(request: Request) -> Response:
-        if not authorised(request):
-            return _json({"error": "the operator token is required"}, 401)
+        if (refusal := refused(request)) is not None:
+            return refusal
         sessions = await hub.store.list_sessions()
         rows = [
             {
@@ -182,7 +193,9 @@ def create_app(
                 "agent": s.active_agent,
                 "status": s.status,
                 "messages": s.messages,
+                "label": hub.team.label(s.active_agent) if s.team == hub.team.name else s.active_agent,
                 "team": s.team,
+                "created": s.created_at,
                 "updated": s.updated_at,
             }
             for s in sessions[:1000]
@@ -190,8 +203,8 @@ def create_app(
         return _json({"sessions": rows})
 
     async def show_session(request: Request) -> Response:
-        if not authorised(request):
-            return _json({"error": "the operator token is required"}, 401)
+        if (refusal := refused(request)) is not None:
+            return refusal
         session_id = request.path_params["session"]
         if len(session_id) > 200:
             return _json({"error": "unknown session"}, 404)
@@ -200,8 +213,15 @@ def create_app(
         except UnknownSessionError:
             return _json({"error": "unknown session"}, 404)
         items = await hub.history(session_id)
+        label = hub.team.label(state.active_agent) if state.team == hub.team.name else state.active_agent
         return _json(
-            {"session": session_id, "agent": state.active_agent, "status": state.status, "items": items}
+            {
+                "session": session_id,
+                "agent": state.active_agent,
+                "label": label,
+                "status": state.status,
+                "items": items,
+            }
         )
 
     async def opened(socket: WebSocket) -> str | None:
@@ -274,10 +294,10 @@ def create_app(
             while (raw := await _receive_text(socket, None if signed_in else hello_within)) is not None:
                 message = _parsed(raw, parse_operator)
                 if not signed_in:  # an operator connection does nothing else before the token
-                    if not (
-                        isinstance(message, OperatorHello) and token_matches(operator_token, message.token)
-                    ):
-                        raise _Closing("the operator token is required")
+                    if not isinstance(message, OperatorHello):
+                        raise _Closing(TOKEN_REQUIRED)
+                    if not token_matches(operator_token, message.token):
+                        raise _Closing(WRONG_TOKEN)
                     signed_in = True
                     await hub.add_operator(peer)
                     continue

@@ -54,6 +54,7 @@ class LocalTeam:
             channel=channel,
             store=self._store,
             on_session_end=channel.ended,
+            greet=True,
         )
         self.runtime.start()
 
@@ -105,6 +106,7 @@ class RemoteTeam:
             turn_timeout=self._turn_timeout,
             backoff=Backoff(give_up_after=self._connect_timeout),
             on_session_end=channel.ended,
+            greet=True,
         )
         await self.front.start()
 

@@ -6,11 +6,11 @@ Each live session has a pump that reads its event stream
 (:class:`~handoffs_runtime.channels.events.EventChannel`)
 and sends each event to the pages attached to it: the customer's, and the console of the operator who
 took it. A question for the operator in a session nobody has taken puts the session on the waiting list
-every operator sees (``web/queue``, kept honest by ``web/waiting``); :meth:`SessionHub.take` gives it to
-exactly one of them. Which session waits and who took it is also kept in the store
-(``wait_for_operator``, ``take_for_operator``), so every server on it sees the same and a take is decided
-there. Nothing here knows HTTP: a peer is anything with an async ``send(dict)``, so the rules are tested
-without a browser.
+every operator sees (kept honest by ``web/waiting``); :meth:`SessionHub.take` gives it to exactly one of
+them. Which session waits and
+who took it is also kept in the store (``wait_for_operator``, ``take_for_operator``), so every server on
+it sees the same and a take is decided there. Nothing here knows HTTP: a peer is anything with an async
+``send(dict)``, so the rules are tested without a browser.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -27,19 +27,27 @@ from autogen_core.models import ChatCompletionClient
 from handoffs_runtime.agents.human import HANDOFF_COMMAND
 from handoffs_runtime.channels.events import EventChannel
 from handoffs_runtime.errors import HandoffsError, SessionBusyError, StoreError, UnknownSessionError
-from handoffs_runtime.messages import PROGRESS, HandoffLine, Person, Question, Reply, Said, event_json
+from handoffs_runtime.messages import PROGRESS, Event, Notice, Person, Question, Reply, Said, event_json
 from handoffs_runtime.sessions.store import SessionStore, StoredEntry
 from handoffs_runtime.sessions.transcript import entry_events
+from handoffs_runtime.team.oversight import check_remote_oversight, operator_oversight
 from handoffs_runtime.team.spec import TeamSpec
+from handoffs_runtime.web.audience import customer_json, operator_json
 from handoffs_runtime.web.backends import LocalTeam, TeamBackend
 from handoffs_runtime.web.history import Transcripts
 from handoffs_runtime.web.limits import Limits
-from handoffs_runtime.web.queue import MemoryQueue, WaitKind, left_in_store
-from handoffs_runtime.web.waiting import WAITING_FOR_OPERATOR, Frames, Reception
+from handoffs_runtime.web.queue import MemoryQueue
+from handoffs_runtime.web.waiting import WAITING_FOR_OPERATOR as WAITING_FOR_OPERATOR
+from handoffs_runtime.web.waiting import Frames, Reception
 
 logger = logging.getLogger("handoffs_runtime.web")
 
-__all__ = ["HELD_ELSEWHERE", "WAITING_FOR_OPERATOR", "HubError", "Peer", "SessionHub", "TryLater"]
+View = Callable[[Event], dict[str, Any] | None]
+"""An event as one kind of page receives it (see ``audience``); ``None``: that page does not see it."""
+
+WAITING_FOR_APPROVAL = (
+    "Your request is waiting for a member of our staff to approve it. Please wait a moment."
+)
 
 
 class Peer(Protocol):
@@ -74,10 +82,6 @@ class _Live:
     idle: asyncio.TimerHandle | None = None
     used: bool = False
     """Whether the customer has written in it (now, or before it was resumed)."""
-    origin: str | None = None
-    """The agent that handed the conversation to a person: where the customer's way back leads."""
-    last_said: str = ""
-    """What the customer said last, for the waiting list."""
     delivered: dict[Person, Question] = field(default_factory=dict)
     """The last question the pump passed on to each person: a page attached later gets it again."""
 
@@ -94,6 +98,12 @@ class SessionHub:
     (``limits.unused_session_seconds``). ``max_sessions`` bounds the sessions live at once.
     ``backend``: where the team runs (default: in this process, calling ``model``; ``RemoteTeam`` for a
     front end of a gRPC host, which needs no model).
+
+    Customers are strangers: every approval the team asks is the operator's, in the operator console,
+    and code and irreversible tools are approved before each call
+    (:func:`~handoffs_runtime.team.oversight.operator_oversight`); a team whose code would run with
+    nobody's approval is refused unless ``approve_code``. A team run by a gRPC host's workers cannot be
+    changed here: it must ask the operator already.
     """
 
     def __init__(
@@ -106,11 +116,15 @@ class SessionHub:
         max_sessions: int = 1000,
         backend: TeamBackend | None = None,
         limits: Limits | None = None,
+        approve_code: bool = False,
     ) -> None:
         if backend is None:
             if model is None:
                 raise HandoffsError("SessionHub needs a model to run the team in this process, or a backend")
+            team = operator_oversight(team, approve_code=approve_code)
             backend = LocalTeam(team, model, store)
+        else:
+            check_remote_oversight(team, approve_code=approve_code)
         self.team = team
         self.store = store
         self.channel = EventChannel()
@@ -118,16 +132,11 @@ class SessionHub:
         self.idle_seconds = idle_seconds
         self.max_sessions = max_sessions
         self.limits = limits or Limits()
-        self.transcripts = Transcripts(store, page_items, page=self.limits.history_page)
+        self.transcripts = Transcripts(store, self.customer_items, page=self.limits.history_page)
+        """What customers' pages are shown of each session (``history``: what the operator is shown)."""
         self.agents = [a.name for a in team.agents if a.kind == "ai"]
         """The agents an operator may hand a conversation back to."""
-        self.people = frozenset(a.name for a in team.agents if a.kind == "human")
-        self.reception = Reception(
-            MemoryQueue(),
-            operator_wait=team.policy.operator_wait,
-            tell=self._tell,
-            announce=self._announce_waiting,
-        )
+        self.reception = Reception(MemoryQueue(), team, tell=self._tell, announce=self._announce_waiting)
         self._live: dict[str, _Live] = {}
         self._operators: dict[Peer, str] = {}
         """Each signed-in operator and the name the store knows them by."""
@@ -141,8 +150,7 @@ class SessionHub:
         except HandoffsError as exc:
             self.failure = exc
             raise
-        if self.people:  # sessions that waited for a person when the server stopped still wait
-            self.reception.restore(await left_in_store(self.store, self.people))
+        await self.reception.restore(self.store)  # who waited for a person when the server stopped
 
     async def stop(self) -> None:
         for live in list(self._live.values()):  # questions still open get no answer; the sessions end
@@ -164,39 +172,69 @@ class SessionHub:
     async def attach_customer(self, session_id: str, peer: Peer) -> None:
         """Connect a customer's page to ``session_id``: live already, or started (resumed from the store).
 
-        The page first gets the last page of the stored transcript, then the question waiting for the
-        customer, if any.
+        The page first gets the last page of the stored transcript, then, in a session where nothing is
+        stored yet, the team's greeting and suggested first questions, then the question waiting for the
+        customer, if any. A session that starts now is started after that, so the page gets all its events.
         """
         live = self._live.get(session_id)
+        starting = live is None
         if live is None:
             if len(self._live) >= self.max_sessions:
                 raise HubError("the server is busy; please try again in a few minutes")
             live = self._live[session_id] = _Live(session_id)
-            live.pump = asyncio.get_running_loop().create_task(self._pump(live))
             try:
                 # One server at a time: one that stopped on another machine holds it until its lease lapses.
                 await self.store.claim(session_id)
-                await self.backend.open(session_id)
-            except SessionBusyError as exc:
-                self.channel.ended(session_id)
-                logger.info("session %s is held elsewhere: %s", session_id, exc)
-                raise TryLater(HELD_ELSEWHERE) from exc
             except HandoffsError as exc:
-                self.channel.ended(session_id)  # its pump ends and forgets it
-                logger.warning("session %s could not start: %s", session_id, exc)  # the details stay here
-                raise HubError("the session could not start right now; please try again in a moment") from exc
+                raise self._not_started(live, exc) from exc
         if live.idle is not None:
             live.idle.cancel()
             live.idle = None
         history, shown = await self.transcripts.latest(session_id)
         live.used = live.used or shown > 0
         await peer.send_json(history)
+        if shown == 0 and self.team.suggestions:
+            await peer.send({"type": "suggestions", "suggestions": list(self.team.suggestions)})
         live.customers.add(peer)
+        if starting:  # only now: the page gets every event of the session after its history (the greeting)
+            try:
+                await self.backend.open(session_id)
+            except HandoffsError as exc:
+                live.customers.discard(peer)
+                raise self._not_started(live, exc) from exc
+            self._start_pump(live)
+            return
+        if shown == 0 and self.team.greeting:  # shown when the session started; this page missed it
+            await peer.send(event_json(self._greeting()))
         waiting = live.already_sent(self.channel.waiting(session_id, "customer"))
         if waiting is not None:
-            await peer.send(event_json(waiting))
+            await peer.send(operator_json(waiting))  # the customer's own question: nothing to hide
         for frame in self.reception.customer_frames(session_id):
             await peer.send(frame)
+        # The session's events wait in its stream until the first page has its history: one that ends
+        # as it opens (another process holds it) is still told so.
+        self._start_pump(live)
+
+    def _start_pump(self, live: _Live) -> None:
+        if live.pump is None:
+            live.pump = asyncio.get_running_loop().create_task(self._pump(live))
+
+    def _not_started(self, live: _Live, exc: HandoffsError) -> Exception:
+        """End a session that could not start (its pump ends at once and forgets it); what to tell the
+        page."""
+        session_id = live.session_id
+        self.channel.ended(session_id)
+        self._start_pump(live)
+        if isinstance(exc, SessionBusyError):
+            logger.info("session %s is held elsewhere: %s", session_id, exc)
+            return TryLater(HELD_ELSEWHERE)
+        logger.warning("session %s could not start: %s", session_id, exc)  # the details stay here
+        return HubError("the session could not start right now; please try again in a moment")
+
+    def _greeting(self) -> Reply:
+        """The team's greeting as the session's first words showed it (see ``register_team(greet=...)``)."""
+        team = self.team
+        return Reply(agent=team.entry, text=team.greeting, label=team.labels.get(team.entry, ""))
 
     async def earlier(self, session_id: str, peer: Peer, before: int) -> None:
         """Send the page the transcript items before number ``before``, when it asks for them."""
@@ -227,16 +265,13 @@ class SessionHub:
         await self.channel.answer(session_id, text)
 
     async def back_to_assistant(self, session_id: str) -> None:
-        """The customer waiting for a person goes back to the agent that handed them over."""
+        """The customer waiting for a person goes back to the agent that passed them on."""
         live = self._live.get(session_id)
         question = self.channel.waiting(session_id, "operator")
         if live is None or question is None or question.choices or live.operator is not None:
             raise HubError("the conversation is not waiting for a person")
-        agent = live.origin if live.origin in self.agents else self.team.entry
-        if agent not in self.agents:
-            if not self.agents:
-                raise HubError("there is no assistant to go back to")
-            agent = self.agents[0]
+        if (agent := self.reception.way_back(session_id, self.agents, self.team.entry)) is None:
+            raise HubError("there is no assistant to go back to")
         await self._keep(self.store.release_operator(session_id))
         await self.reception.done(session_id)
         await self.channel.answer(session_id, f"{HANDOFF_COMMAND} {agent}", person="operator")
@@ -246,7 +281,7 @@ class SessionHub:
     async def add_operator(self, peer: Peer) -> None:
         self._operators[peer] = f"operator-{uuid.uuid4().hex[:8]}"
         await self.reception.operator_in()
-        await peer.send({"type": "ready", "agents": self.agents})
+        await peer.send({"type": "ready", "agents": self.agents, "labels": dict(self.team.labels)})
         await peer.send(self._waiting_list())
 
     async def remove_operator(self, peer: Peer) -> None:
@@ -258,7 +293,7 @@ class SessionHub:
                 live.operator = None
                 await self._keep(self.store.release_operator(live.session_id, name))
                 if (question := self._asked_operator(live.session_id)) is not None:
-                    await self._queue(live, question)
+                    await self.reception.waits(live.session_id, question, since=live.waiting_since)
         await self._announce_waiting()
 
     async def dismiss(self, session_id: str) -> None:
@@ -287,12 +322,12 @@ class SessionHub:
                 "type": "taken",
                 "session": session_id,
                 "history": await self.history(session_id),
-                "question": event_json(q)
+                "question": operator_json(q)
                 if (q := live.already_sent(self._asked_operator(session_id)))
                 else None,
             }
         )
-        await self.reception.taken(session_id)
+        await self.reception.taken(session_id)  # the customer hears that a person is there
 
     async def operator_says(self, peer: Peer, session_id: str, text: str) -> None:
         """Answer the session's question; an approval answered lets go of the session (agents carry on)."""
@@ -304,9 +339,7 @@ class SessionHub:
         if question.choices:
             live.operator = None
             await self._keep(self.store.release_operator(session_id))
-            await peer.send(
-                {"type": "released", "session": session_id, "text": "Answered: the agents carry on."}
-            )
+            await peer.send(_released(session_id, "Answered: the agents carry on."))
 
     async def hand_back(self, peer: Peer, session_id: str, agent: str) -> None:
         """Hand the conversation to one of the team's agents, and let go of the session."""
@@ -320,8 +353,8 @@ class SessionHub:
         await self._keep(self.store.release_operator(session_id))
         await self.reception.done(session_id)
         await self.channel.answer(session_id, f"{HANDOFF_COMMAND} {agent}", person="operator")
-        text = f"You handed the conversation back to {agent}."
-        await peer.send({"type": "released", "session": session_id, "text": text})
+        name = self.team.labels.get(agent) or agent  # as people read it
+        await peer.send(_released(session_id, f"You handed the conversation back to {name}."))
 
     def _asked_operator(self, session_id: str) -> Question | None:
         return self.channel.waiting(session_id, "operator")
@@ -336,20 +369,6 @@ class SessionHub:
         """Oldest first, each with its wait in seconds and the customer's last words."""
         return {"type": "waiting", "sessions": self.reception.listing()}
 
-    async def _queue(self, live: _Live, question: Question) -> None:
-        """``question`` for an operator waits in ``live``, which nobody holds."""
-        kind: WaitKind = "approval" if question.choices else "escalation"
-        prompt = question.prompt if question.choices else ""  # an escalation's is the console's wording
-        await self.reception.waits(
-            live.session_id, kind, prompt=prompt, last=live.last_said, since=live.waiting_since
-        )
-
-    async def _tell(self, session_id: str, frames: Frames) -> None:
-        live = self._live.get(session_id)
-        if live is not None:
-            for frame in frames:
-                await self._to_customers(live, frame)
-
     async def _announce_waiting(self) -> None:
         waiting = self._waiting_list()
         for peer in list(self._operators):
@@ -361,32 +380,22 @@ class SessionHub:
         """Send each event of the session to its pages, until the session ends."""
         try:
             async for event in self.channel.events(live.session_id):
-                data = {"session": live.session_id, **event_json(event)}
+                if isinstance(event, Notice) and event.recap:  # the pages show the stored transcript
+                    continue
                 if isinstance(event, Question):
                     live.delivered[event.person] = event
-                if isinstance(event, Question) and event.person == "operator":
-                    await self._waits(live, event.prompt)
-                    if live.operator is not None:
-                        await _send_quietly(live.operator, data)
-                    else:
-                        await self._queue(live, event)
-                    continue
-                if isinstance(event, Said) and event.person == "customer":
-                    live.last_said = event.text
-                    if self.reception.heard(live.session_id, event.text):
-                        await self._announce_waiting()
-                if (
-                    isinstance(event, HandoffLine)
-                    and event.outcome == "handoff"
-                    and event.target in self.people
-                ):
-                    live.origin = event.source
-                if not (isinstance(event, Said) and event.person == "operator"):  # "/handoff X" is internal
-                    await self._to_customers(live, data)
-                if live.operator is not None and not (
-                    isinstance(event, Reply) and event.agent in self.people
-                ):
-                    await _send_quietly(live.operator, data)  # (the console shows its own words as sent)
+                    if event.person == "operator":
+                        await self._ask_operator(live, event)
+                        continue
+                if isinstance(event, Notice) and event.detail:  # for whoever runs the server, not customers
+                    logger.warning("session %s: %s: %s", live.session_id, event.text, event.detail)
+                if self.reception.observe(live.session_id, event):  # the customer's last words
+                    await self._announce_waiting()
+                shown = customer_json(event)
+                if shown is not None and not (isinstance(event, Said) and event.person == "operator"):
+                    await self._to_customers(live, {"session": live.session_id, **shown})  # not "/handoff X"
+                if live.operator is not None:
+                    await _send_quietly(live.operator, {"session": live.session_id, **operator_json(event)})
                 # The stream ends by itself after SessionEnded, and only then forgets the session: leaving
                 # the loop early would keep the ended session, and a page coming back would find it ended.
         finally:
@@ -397,14 +406,29 @@ class SessionHub:
             if live.idle is not None:
                 live.idle.cancel()
             if live.operator is not None:
-                ended = {
-                    "type": "released",
-                    "session": live.session_id,
-                    "text": "The conversation has ended.",
-                }
-                await _send_quietly(live.operator, ended)
+                await _send_quietly(live.operator, _released(live.session_id, "The conversation has ended."))
             await self.reception.ended(live.session_id)
             await self._announce_waiting()
+
+    async def _ask_operator(self, live: _Live, question: Question) -> None:
+        """The operator's question goes to the operator who holds the session, else on the waiting list;
+        the customer reads why nothing happens yet."""
+        await self._waits(live, question.prompt)
+        if question.choices:  # an approval
+            await self._to_customers(live, self._notice(live, WAITING_FOR_APPROVAL))
+        if live.operator is not None:
+            await _send_quietly(live.operator, {"session": live.session_id, **operator_json(question)})
+            return
+        await self.reception.waits(live.session_id, question, since=live.waiting_since)  # and announces
+
+    async def _tell(self, session_id: str, frames: Frames) -> None:
+        if (live := self._live.get(session_id)) is not None:
+            for frame in frames:
+                await self._to_customers(live, frame)
+
+    @staticmethod
+    def _notice(live: _Live, text: str) -> dict[str, Any]:
+        return {"session": live.session_id, **(customer_json(Notice(text=text)) or {})}
 
     async def _to_customers(self, live: _Live, data: dict[str, Any]) -> None:
         for peer in list(live.customers):
@@ -427,7 +451,8 @@ class SessionHub:
             logger.warning("could not store the operator state: %s", exc)
 
     async def history(self, session_id: str) -> list[dict[str, Any]]:
-        """The stored transcript as the pages show it: what was said, and the handoffs."""
+        """The stored transcript as the operator's pages show it: what was said, and the handoffs, each
+        with the time it was stored (``at``, seconds since the epoch) and agents named as people read them."""
         try:
             entries = await self.store.entries(session_id)
         except UnknownSessionError:  # a new session: nothing stored yet
@@ -435,12 +460,24 @@ class SessionHub:
         except StoreError as exc:  # the page still works; the session itself reports a broken store
             logger.warning("no history for session %s: %s", session_id, exc)
             return []
-        return [item for entry in entries for item in page_items(entry)]
+        return [item for entry in entries for item in self.page_items(entry)]
+
+    def page_items(self, entry: StoredEntry, view: View = operator_json) -> list[dict[str, Any]]:
+        """A stored entry as a page shows it, seen through ``view``: the events a live session showed,
+        without the tool traffic, agents named as people read them, and the time it was stored (``at``,
+        seconds since the epoch)."""
+        events = (e for e in entry_events(entry, self.team.labels) if not isinstance(e, PROGRESS))
+        shown = (view(event) for event in events)
+        return [{**item, "at": entry.created_at} for item in shown if item is not None]
+
+    def customer_items(self, entry: StoredEntry) -> list[dict[str, Any]]:
+        """A stored entry as a customer's page shows it (see ``audience``)."""
+        return self.page_items(entry, customer_json)
 
 
-def page_items(entry: StoredEntry) -> list[dict[str, Any]]:
-    """A stored entry as pages show it: the events a live session showed, without the tool traffic."""
-    return [event_json(event) for event in entry_events(entry) if not isinstance(event, PROGRESS)]
+def _released(session_id: str, text: str) -> dict[str, Any]:
+    """The operator no longer holds the session, and their console says why."""
+    return {"type": "released", "session": session_id, "text": text}
 
 
 async def _send_quietly(peer: Peer, data: dict[str, Any]) -> None:

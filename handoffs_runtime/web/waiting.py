@@ -15,8 +15,11 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from handoffs_runtime.messages import Notice, event_json
-from handoffs_runtime.web.queue import OperatorQueue, Waiting, WaitKind
+from handoffs_runtime.messages import Event, HandoffLine, Notice, Question, Said
+from handoffs_runtime.sessions.store import SessionStore
+from handoffs_runtime.team.spec import TeamSpec
+from handoffs_runtime.web.audience import customer_json
+from handoffs_runtime.web.queue import OperatorQueue, Waiting, WaitKind, left_in_store
 
 WAITING_FOR_OPERATOR = "Please wait a moment: a person will answer you shortly."
 NOBODY_AVAILABLE = (
@@ -44,38 +47,46 @@ def _state(session: str, state: str) -> dict[str, Any]:
 
 
 def _notice(session: str, text: str) -> dict[str, Any]:
-    return {"session": session, **event_json(Notice(text=text))}
+    return {"session": session, **(customer_json(Notice(text=text)) or {})}
 
 
 class Reception:
-    """Keeps ``queue`` and the customers who wait in it informed. ``operator_wait``: seconds before the
-    customer hears that nobody has taken the session (``None``: only when nobody is signed in)."""
+    """Keeps ``queue`` and the customers of ``team`` who wait in it informed: they hear that nobody has
+    taken their session after ``team.policy.operator_wait`` seconds (``None``: only when nobody is
+    signed in)."""
 
     def __init__(
         self,
         queue: OperatorQueue,
+        team: TeamSpec,
         *,
-        operator_wait: float | None,
         tell: Tell,
         announce: Announce,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.queue = queue
-        self.operator_wait = operator_wait
+        self.people = frozenset(a.name for a in team.agents if a.kind == "human")
+        """The team's human agents."""
+        self.operator_wait = team.policy.operator_wait
         self._tell = tell
         self._announce = announce
         self._clock = clock
         self._operators = 0
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._telling: set[asyncio.Task[None]] = set()
+        self._last: dict[str, str] = {}
+        """What each live session's customer said last."""
+        self._origin: dict[str, str] = {}
+        """The agent that passed each live session to a person: where the customer's way back leads."""
 
     # --- sessions ------------------------------------------------------------------------------------
 
-    async def waits(
-        self, session: str, kind: WaitKind, *, prompt: str = "", last: str = "", since: float | None = None
-    ) -> None:
-        """A question for an operator is open in ``session`` and nobody holds it; ``since``: when it
-        first asked, as the store keeps it (default: now)."""
+    async def waits(self, session: str, question: Question, *, since: float | None = None) -> None:
+        """``question`` for an operator is open in ``session`` and nobody holds it; ``since``: when the
+        session first asked, as the store keeps it (default: now)."""
+        kind: WaitKind = "approval" if question.choices else "escalation"
+        prompt = question.prompt if question.choices else ""  # an escalation's is the console's wording
+        last = self._last.get(session, "")
         before = self.queue.get(session)
         entry = self.queue.join(Waiting(session, kind, since or self._clock(), prompt, last))
         if kind == "escalation" and (before is None or before.away):
@@ -84,14 +95,28 @@ class Reception:
             self._schedule(entry, self.operator_wait if self._operators else NOBODY_SIGNED_IN_SECONDS)
         await self._announce()
 
-    def heard(self, session: str, text: str) -> bool:
-        """The customer wrote ``text``; whether the waiting list changed (it shows their last words)."""
+    def observe(self, session: str, event: Event) -> bool:
+        """Follow what the customer says and who passes them to a person; whether the waiting list
+        changed (it shows the customer's last words)."""
+        if isinstance(event, HandoffLine) and event.outcome == "handoff" and event.target in self.people:
+            self._origin[session] = event.source
+        if not (isinstance(event, Said) and event.person == "customer"):
+            return False
+        self._last[session] = event.text
         entry = self.queue.get(session)
         if entry is None or entry.away:
             return False
-        entry.last_message = text
+        entry.last_message = event.text
         entry.wrote += 1
         return True
+
+    def way_back(self, session: str, agents: list[str], entry: str) -> str | None:
+        """The agent a customer waiting for a person goes back to: the one that passed them on, else
+        ``entry``, else the first of ``agents`` (``None``: the team has no AI agent)."""
+        for agent in (self._origin.get(session), entry, *agents[:1]):
+            if agent in agents:
+                return agent
+        return None
 
     async def taken(self, session: str) -> None:
         """An operator took the session: the customer hears that a person is there."""
@@ -109,6 +134,8 @@ class Reception:
 
     async def ended(self, session: str) -> None:
         """The session ended: if its customer wrote while waiting, their message stays (away)."""
+        self._last.pop(session, None)
+        self._origin.pop(session, None)
         entry = self.queue.get(session)
         if entry is None:
             return
@@ -128,9 +155,9 @@ class Reception:
         await self._announce()
         return True
 
-    def restore(self, entries: list[Waiting]) -> None:
-        """Sessions found waiting when the server started (see ``queue.left_in_store``)."""
-        for entry in entries:
+    async def restore(self, store: SessionStore) -> None:
+        """Sessions the store shows waiting when the server starts (see ``queue.left_in_store``)."""
+        for entry in await left_in_store(store, self.people) if self.people else []:
             if self.queue.get(entry.session) is None:
                 self.queue.join(entry)
 

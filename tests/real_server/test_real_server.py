@@ -50,7 +50,7 @@ FIRST_MESSAGES = (
     "Please transfer me to issues and repairs.",
 )
 """Tried in order until the model answers one with a handoff call."""
-HANDED = "handed the conversation to"
+HANDED = "has joined"
 LEARNT_EMPTY_CONTENT = 'sending "" from now on'
 MODEL_SECONDS = 600.0
 """One CPU thread: a long reply of the small model takes minutes; the suite checks protocol, not speed."""
@@ -187,8 +187,9 @@ async def test_a_context_overflow_is_said_as_what_it_is(real_server: RealServer)
     await runtime.stop_when_idle()
     [reply] = channel.replies("s1")
     assert reply.text == (
-        "Sorry, I can't answer: this conversation has grown longer than the model can read (it reads at "
-        f"most {CONTEXT_TOKENS} tokens); please start a new conversation."
+        "Sorry, I can't answer: your last message is longer than the model can read (it reads at most "
+        f"{CONTEXT_TOKENS} tokens), even with the earlier conversation left out; "
+        "please say it in fewer words."
     )
     assert reply.text != EMPTY_REPLY
     assert real_server.refused(mark) == [("/v1/chat/completions", 400)]  # provoked, and sent once

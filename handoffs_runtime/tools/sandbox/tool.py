@@ -50,6 +50,7 @@ from autogen_core import CancellationToken
 from autogen_core.tools import FunctionTool
 
 from handoffs_runtime.errors import TeamConfigError
+from handoffs_runtime.tools.effects import runs_code
 from handoffs_runtime.tools.sandbox.resources import Usage, check_descriptor_reserve, measure
 from handoffs_runtime.tools.sandbox.supervisor import PROC_AVAILABLE, children, descendants, kill_all
 from handoffs_runtime.tools.sandbox.tree import Unmeasurable, remove_tree
@@ -478,7 +479,7 @@ def python_code_tool(
             cancellation_token.link_future(task)
         return (await task).render()
 
-    return FunctionTool(
+    tool = FunctionTool(
         execute_python_code,
         name=name,
         description=(
@@ -489,6 +490,8 @@ def python_code_tool(
             "directory."
         ),
     )
+    runs_code(tool)  # handoffs serve has an operator approve each run
+    return tool
 
 
 execute_python_code = python_code_tool()

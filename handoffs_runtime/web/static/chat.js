@@ -6,10 +6,14 @@ const form = document.getElementById("form");
 const input = document.getElementById("text");
 const send = document.getElementById("send");
 const questionBox = document.getElementById("question");
+const suggestionBox = document.getElementById("suggestions");
+const typing = document.getElementById("typing");
 const statusLine = document.getElementById("status");
 const saved = window.localStorage;
+const ANSWERS = { yes: "Yes", no: "No" };
 let socket = null;
 let retry = 500;
+let speaker = "";  // who is answering the customer, as they read it
 let resuming = null;  // the stored session this connection asked for: the server kept it, or forgot it
 let earliest = 0;  // the number of the first transcript item shown: the server sends the last ones first
 const earlier = el("button", "choice earlier", "Show earlier messages");
@@ -35,26 +39,47 @@ function setTurn(question) {
   const open = question !== null;
   input.disabled = !open;
   send.disabled = !open;
+  for (const chip of suggestionBox.children) chip.disabled = !open;
   questionBox.replaceChildren();
   questionBox.hidden = true;
-  if (open && !question.turn) {
+  if (open && (!question.turn || question.choices.length > 0)) {
     questionBox.hidden = false;
-    questionBox.append(el("div", "prompt", question.prompt));
+    if (!question.turn) questionBox.append(el("div", "prompt", withoutYesNo(question.prompt)));
     for (const choice of question.choices) {
-      const button = el("button", "choice", choice);
+      const button = el("button", "choice", ANSWERS[choice] || choice);
       button.type = "button";
       button.addEventListener("click", () => say(choice));
       questionBox.append(button);
     }
   }
-  if (open) input.focus();
+  if (open) { working(false); input.focus(); }
+}
+
+// "ACME sales is typing…" while an agent works on the customer's message.
+function working(on) {
+  typing.textContent = speaker ? speaker + " is typing" : "Typing";
+  typing.hidden = !on;
+}
+
+function offerSuggestions(suggestions) {
+  suggestionBox.replaceChildren();
+  for (const text of suggestions) {
+    const chip = el("button", "chip", text);
+    chip.type = "button";
+    chip.disabled = input.disabled;
+    chip.addEventListener("click", () => say(text));
+    suggestionBox.append(chip);
+  }
+  suggestionBox.hidden = suggestions.length === 0;
 }
 
 function say(text) {
   if (!text.trim() || !socket || socket.readyState !== WebSocket.OPEN) return;
   socket.send(JSON.stringify({ type: "say", text: text }));
   transcript.show({ type: "said", text: text }, "You");
+  offerSuggestions([]);
   setTurn(null);
+  working(true);
 }
 
 function handle(ev) {
@@ -71,6 +96,10 @@ function handle(ev) {
       earlier.disabled = false;
       if (earliest > 0) transcript.node.append(earlier);
       for (const item of ev.items) transcript.show(item, "You");
+      offerSuggestions([]);  // offered again, in a session where nothing was said yet
+      break;
+    case "suggestions":
+      offerSuggestions(ev.suggestions);
       break;
     case "earlier":
       showEarlier(ev);
@@ -86,16 +115,24 @@ function handle(ev) {
     case "error":
       if (ev.message.startsWith("unknown session")) forget();
       transcript.line("error", ev.message);
+      working(false);
       break;
     case "ended":
       transcript.show(ev, "You");
       forget();
       setTurn(null);
+      working(false);
       showWait({ state: "over" });
       offerNewConversation();
       break;
     default:
+      if (ev.type === "reply" || ev.type === "delta") speaker = named(ev.label, ev.agent);
+      if (ev.type === "handoff" && ev.outcome === "handoff") speaker = named(ev.target_label, ev.target);
       transcript.show(ev, "You");
+      // The indicator stands for work the customer cannot see yet: a streamed reply shows itself, and a
+      // notice (waiting for a person, say) tells what is going on.
+      if (["reply", "delta", "notice"].includes(ev.type)) working(false);
+      else if (ev.type === "handoff" || ev.type.startsWith("tool")) working(true);
   }
 }
 
@@ -124,6 +161,7 @@ function connect() {
   socket.addEventListener("message", (message) => handle(JSON.parse(message.data)));
   socket.addEventListener("close", () => {
     setTurn(null);
+    working(false);
     statusLine.textContent = "reconnecting…";
     setTimeout(connect, retry);
     retry = Math.min(retry * 2, 10000);

@@ -18,11 +18,7 @@ let current = null;
 let socket = null;
 
 function token() {
-  const match = location.hash.match(/token=([^&]+)/);
-  if (match) {
-    sessionStorage.setItem("handoffs.operator", decodeURIComponent(match[1]));
-    history.replaceState(null, "", location.pathname);
-  }
+  forgetAddressedToken();
   return sessionStorage.getItem("handoffs.operator");
 }
 
@@ -53,7 +49,7 @@ function showQuestion(entry) {
   questionBox.replaceChildren();
   questionBox.hidden = !approval;
   if (approval) {
-    questionBox.append(el("div", "prompt", question.prompt));
+    questionBox.append(el("div", "prompt", withoutYesNo(question.prompt)));
     for (const choice of question.choices) {
       const button = el("button", "choice", choice === "yes" ? "Approve" : choice === "no" ? "Refuse" : choice);
       button.type = "button";
@@ -68,7 +64,11 @@ function answer(text) {
   const entry = held.get(current);
   if (!entry || !entry.question || !text.trim()) return false;
   socket.send(JSON.stringify({ type: "say", session: current, text: text }));
-  entry.transcript.show({ type: "reply", agent: "You (operator)", text: text });
+  // An answer to the customer comes back as the reply they read (under the operator's display name); the
+  // answer to an approval does not, so it is shown here.
+  if (entry.question.choices.length) {
+    entry.transcript.show({ type: "reply", agent: "You (operator)", text: text });
+  }
   entry.question = null;
   showQuestion(entry);
   return true;
@@ -110,14 +110,18 @@ function handle(ev) {
     case "ready":
       statusLine.textContent = "signed in";
       signin.hidden = true;
-      agents.replaceChildren(...ev.agents.map((name) => el("option", "", name)));
+      agents.replaceChildren(...ev.agents.map((name) => {
+        const option = el("option", "", named((ev.labels || {})[name], name));  // the team's words
+        option.value = name;
+        return option;
+      }));
       break;
     case "waiting": renderWaiting(ev.sessions); break;
     case "taken": taken(ev); break;
     case "released": released(ev.session, ev.text); break;
     case "error":
       statusLine.textContent = ev.message;
-      if (ev.message.startsWith("the operator token")) { sessionStorage.removeItem("handoffs.operator"); signin.hidden = false; }
+      if (isTokenError(ev.message)) { sessionStorage.removeItem("handoffs.operator"); signin.hidden = false; }
       break;
     default: {
       const entry = held.get(ev.session);
