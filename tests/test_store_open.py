@@ -61,7 +61,7 @@ def test_a_chat_on_postgres_resumes_from_another_front_end_and_the_sessions_comm
     monkeypatch.setenv(ENV, database_url)  # the second front end is told by the variable
     _chat(monkeypatch, "--session", "refund", lines=["yes"])
     out = capsys.readouterr().out
-    assert "resuming session refund with IssuesAndRepairsAgent" in out
+    assert "resuming session refund with ACME repairs" in out
 
     assert cli.main(["sessions", "list"]) == 0
     _, *rows = capsys.readouterr().out.splitlines()

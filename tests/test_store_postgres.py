@@ -21,6 +21,7 @@ from autogen_core.tools import ToolSchema
 
 from handoffs_runtime import Notice, register_team
 from handoffs_runtime import start_session as start
+from handoffs_runtime.channels.base import describe
 from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.errors import SessionBusyError, StoreError
 from handoffs_runtime.models.local import Reply
@@ -211,7 +212,8 @@ async def _one_turn(store: PostgresSessionStore, model: FunctionModel) -> Script
 
 
 def _notices(channel: ScriptedChannel) -> list[str]:
-    return [o.text for o in channel.shown["s1"] if isinstance(o, Notice)]
+    """Each notice as the console shows it: its text, then its detail (the store's own words)."""
+    return [describe(o) for o in channel.shown["s1"] if isinstance(o, Notice)]
 
 
 async def test_a_5_second_outage_during_a_turn_delays_it_and_loses_nothing(

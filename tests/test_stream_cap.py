@@ -162,8 +162,9 @@ def test_the_console_prints_the_cut_reply_and_chat_stays_small(tmp_path: Path) -
         peak = memory_kb(chat.pid)["VmHWM"]
         chat.stdin.close()
         assert hung_up(server), server.sent_chars
-    label = "TriageAgent › "
-    start, end = printed.index(label) + len(label), printed.index(stream_cut_note(CAP).strip())
+    label = "ACME assistant › "
+    end = printed.index(stream_cut_note(CAP).strip())
+    start = printed.rindex(label, 0, end) + len(label)  # the reply's label, after the greeting's
     assert printed[start:end] + stream_cut_note(CAP).strip() == capped_text().strip()
     assert peak < 2 * idle, f"chat grew from {idle} kB idle to a peak of {peak} kB"
 

@@ -16,6 +16,7 @@ import pytest
 
 from handoffs_runtime import OfflineModel
 from handoffs_runtime.teams.acme import acme_team
+from handoffs_runtime.web.hub import WAITING_FOR_APPROVAL
 
 from .browser_support import WAIT_MS, artifacts, needs_chromium, send
 from .test_browser import sign_in
@@ -90,13 +91,10 @@ async def test_yes_no_questions_are_buttons(browser: object, tmp_path: Path) -> 
         assert await page.locator("#question button.choice").all_text_contents() == ["Yes", "No"]
         assert await page.locator("#text").is_enabled()
         await yes.click()
-        prompt = page.locator("#question .prompt", has_text="Confirm order?")
-        await prompt.wait_for(timeout=WAIT_MS)  # the tool's confirmation: buttons, without the "y/n"
-        assert (await prompt.inner_text()).endswith("Confirm order?")
-        await page.locator("#question button.choice", has_text="Yes").click()
-        await page.get_by_text("Done: execute order → Success.").wait_for(timeout=WAIT_MS)
+        # On the web the order itself (irreversible) is then the operator's to approve.
+        await page.get_by_text(WAITING_FOR_APPROVAL).wait_for(timeout=WAIT_MS)
         said = await page.locator(".msg.you .text").all_text_contents()
-        assert said == ["buy an anvil for 30 dollars", "yes", "yes"]
+        assert said == ["buy an anvil for 30 dollars", "yes"]
         await page.screenshot(path=str(artifacts(tmp_path) / "customer-yes-no.png"))
 
 
@@ -133,7 +131,9 @@ async def test_stored_sessions_have_dates_search_and_readable_ids(browser: objec
             await send(page, first)
             await page.locator(".msg.agent").nth(1).wait_for(timeout=WAIT_MS)
         view = await browser.new_page()  # type: ignore[attr-defined]
-        await view.goto(f"{server.url}/sessions#token={TOKEN}")
+        await view.goto(f"{server.url}/sessions")
+        await view.fill("#token", TOKEN)
+        await view.click("#signin button")
         assert await view.title() == f"Stored sessions · {TITLE}"
         rows = view.locator("#rows tr")
         await rows.nth(1).wait_for(timeout=WAIT_MS)
