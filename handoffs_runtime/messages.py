@@ -54,6 +54,11 @@ class AgentResponse(BaseModel):
     """W3C trace context of the turn, set only when telemetry is on."""
     usage: Usage = Usage.EMPTY
     """Tokens the session has used, by agent, including this turn's (see :mod:`.usage`)."""
+    live: bool = False
+    """From a person holding a live conversation (``HumanAgent`` on a channel whose operator is apart
+    from the customer): the customer may write again before the next reply, and the reply's last message,
+    the person's new line (the first reply of a live conversation has none), joins the conversation as
+    it stands by then, whatever the customer wrote meanwhile (see ``UserAgent``)."""
 
 
 HandoffOutcome = Literal["handoff", "refused", "loop_stopped"]
@@ -404,11 +409,11 @@ def user_task(context: list[LLMMessage], turn_path: list[str], usage: Usage = Us
 
 
 def agent_response(
-    context: list[LLMMessage], reply_to_topic_type: str, usage: Usage = Usage.EMPTY
+    context: list[LLMMessage], reply_to_topic_type: str, usage: Usage = Usage.EMPTY, *, live: bool = False
 ) -> AgentResponse:
     """``AgentResponse(...)``, without re-validating items that are LLMMessages already."""
     if _validated_already(context, reply_to_topic_type):
         return AgentResponse.model_construct(
-            context=context, reply_to_topic_type=reply_to_topic_type, trace=None, usage=usage
+            context=context, reply_to_topic_type=reply_to_topic_type, trace=None, usage=usage, live=live
         )
-    return AgentResponse(context=context, reply_to_topic_type=reply_to_topic_type, usage=usage)
+    return AgentResponse(context=context, reply_to_topic_type=reply_to_topic_type, usage=usage, live=live)

@@ -8,8 +8,18 @@ from autogen_core.models import ChatCompletionClient
 
 from handoffs_runtime import HandoffsRuntime, TeamSpec, register_team, start_session
 from handoffs_runtime.channels.events import EventChannel
-from handoffs_runtime.messages import Event, Question
+from handoffs_runtime.messages import Event, HandoffLine, Question
 from handoffs_runtime.sessions.store import SessionStore
+
+REFUND_HANDOFF = HandoffLine(
+    source="TriageAgent",
+    target="IssuesAndRepairsAgent",
+    tool="transfer_to_issues_and_repairs",
+    hop=1,
+    source_label="ACME assistant",
+    target_label="ACME repairs",
+)
+"""The handoff line of ACME's refund path, as a console or a gRPC front end is shown it."""
 
 
 async def started(

@@ -46,9 +46,10 @@ def test_the_shortcuts_know_every_required_field() -> None:
     required = {name for name, f in UserTask.model_fields.items() if f.is_required()}
     optional = {"trace", "usage"}  # set after construction; defaults in the shortcuts as in the constructors
     assert required == {"context"} and set(UserTask.model_fields) == {"context", "turn_path", *optional}
-    assert set(AgentResponse.model_fields) == {"context", "reply_to_topic_type", *optional}
+    assert set(AgentResponse.model_fields) == {"context", "reply_to_topic_type", "live", *optional}
     for built in (user_task(list(CONTEXT), ["Triage"]), agent_response(list(CONTEXT), "Triage")):
         assert (built.trace, built.usage) == (None, Usage.EMPTY)
+    assert agent_response(list(CONTEXT), "Triage", live=True).live
 
 
 def test_session_agents_share_one_routing_table_per_class() -> None:

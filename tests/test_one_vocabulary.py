@@ -23,6 +23,7 @@ from handoffs_runtime.runtime.single_threaded import HandoffsRuntime
 from handoffs_runtime.teams.acme import acme_team
 
 from .distributed_support import TIMEOUT, Process, deploy
+from .event_support import REFUND_HANDOFF
 from .web_support import customer, served
 
 REFUND = "I want a refund for my shoes"
@@ -83,13 +84,5 @@ async def test_a_handoff_line_reaches_the_console_a_web_page_and_a_grpc_front_en
     page = await on_a_web_page(tmp_path)
     front_end = await at_a_grpc_front_end(processes)
     assert type(console) is type(page) is type(front_end) is HandoffLine
-    expected = HandoffLine(
-        source="TriageAgent",
-        target="IssuesAndRepairsAgent",
-        tool="transfer_to_issues_and_repairs",
-        hop=1,
-        source_label="ACME assistant",
-        target_label="ACME repairs",
-    )
-    assert console == front_end == expected  # with the display names, from a gRPC front end too
-    assert page == replace(expected, tool="", hop=0)  # a customer's page is not told the tool
+    assert console == front_end == REFUND_HANDOFF  # with the display names, from a gRPC front end too
+    assert page == replace(REFUND_HANDOFF, tool="", hop=0)  # a customer's page is not told the tool

@@ -184,13 +184,6 @@ def _read_until(fd: int, end: str, most: int = 4 * CAP) -> str:
     return b"".join(pieces).decode()
 
 
-@pytest.fixture
-async def processes() -> Any:
-    started: list[Process] = []
-    yield started
-    await asyncio.gather(*(p.kill() for p in started))
-
-
 async def test_a_grpc_front_end_gets_the_cut_reply_and_the_worker_stays_small(
     processes: list[Process], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

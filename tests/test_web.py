@@ -24,9 +24,21 @@ from handoffs_runtime import (
 from handoffs_runtime.models.scripted import ScriptedModel
 from handoffs_runtime.teams.acme import acme_team
 from handoffs_runtime.web.hub import HELD_ELSEWHERE, WAITING_FOR_APPROVAL, WAITING_FOR_OPERATOR
+from handoffs_runtime.web.waiting import PERSON_JOINED
 
 from .fake_openai import fake_openai
-from .web_support import TOKEN, Client, Served, approve, client, customer, http_get, operator, served
+from .web_support import (
+    TOKEN,
+    Client,
+    Served,
+    approve,
+    client,
+    customer,
+    http_get,
+    operator,
+    served,
+    waiting_list,
+)
 
 TURN = {
     "type": "question",
@@ -36,6 +48,7 @@ TURN = {
     "turn": True,
     "choices": [],
 }
+
 
 ESCALATION_PROMPT = (
     "HumanAgent input (/handoff AGENT hands the conversation back "
@@ -189,7 +202,7 @@ async def escalated(server: Served) -> tuple[Client, str]:
     await page.until("question")
     await page.send({"type": "say", "text": "let me talk to a person"})
     got = await page.until("notice", text=WAITING_FOR_OPERATOR)
-    assert "question" not in kinds(got)  # the operator's question is not shown to the customer
+    assert not [m for m in got if m["type"] == "question" and m["person"] == "operator"]  # not for them
     return page, session["session"]
 
 
@@ -206,12 +219,11 @@ async def test_an_operator_takes_answers_and_hands_back(tmp_path: Path) -> None:
         }
         assert await ann.recv() == {"type": "waiting", "sessions": []}
         page, sid = await escalated(server)
-        waiting = await ann.until("waiting")
+        [entry] = await waiting_list(ann, (sid, "escalation"))
+        assert entry["last"] == "let me talk to a person" and entry["away"] is False
+        assert isinstance(entry["waited"], int) and 0 <= entry["waited"] < 10
         [stored] = await store.operator_waits()
         assert (stored.session_id, stored.prompt, stored.taken_by) == (sid, ESCALATION_PROMPT, None)
-        assert waiting[-1]["sessions"] == [
-            {"session": sid, "kind": "escalation", "prompt": ESCALATION_PROMPT}
-        ]
         await ann.send({"type": "take", "session": sid})
         taken = (await ann.until("taken"))[-1]
         [stored] = await store.operator_waits()
@@ -219,25 +231,33 @@ async def test_an_operator_takes_answers_and_hands_back(tmp_path: Path) -> None:
         assert kinds(taken["history"]) == ["said", "handoff"]
         assert taken["history"][0]["text"] == "let me talk to a person"
         assert taken["question"]["person"] == "operator"
-        assert (await ann.recv())["sessions"] == []  # nobody else sees it waiting now
-        await ann.send({"type": "say", "session": sid, "text": "Hello, I am Ann. <b>How</b> can I help?"})
-        reply = (await page.until("reply"))[-1]
-        assert reply["agent"] == "HumanAgent" and reply["text"] == "Hello, I am Ann. <b>How</b> can I help?"
-        await page.until("question")
+        await waiting_list(ann)  # nobody else sees it waiting now
+        assert (await page.until("notice"))[-1]["text"] == PERSON_JOINED
+        lines = ["Hello, I am Ann. <b>How</b> can I help?", "One moment, I am looking at your account."]
+        for line in lines:  # two in a row: the operator's question is open again at once
+            await ann.send({"type": "say", "session": sid, "text": line})
+            reply = (await page.until("reply"))[-1]
+            assert reply["agent"] == "HumanAgent" and reply["text"] == line
+            await ann.until("question", person="operator")
         await page.send({"type": "say", "text": "I want a refund for my shoes"})
-        seen = await ann.until("question", person="operator")
-        assert [(m["person"], m["text"]) for m in seen if m["type"] == "said"] == [
-            ("operator", "Hello, I am Ann. <b>How</b> can I help?"),
+        await ann.until("said", person="customer")
+        assert [(m["person"], m["text"]) for m in ann.seen if m["type"] == "said"] == [
+            *(("operator", line) for line in lines),
             ("customer", "I want a refund for my shoes"),
         ]
+        assert [m["text"] for m in ann.seen if m["type"] == "reply"] == lines  # as the customer read them
         await ann.send({"type": "hand_back", "session": sid, "agent": "Nobody"})
         assert (await ann.until("error"))[-1]["message"].startswith(
             "unknown agent; choose one of: TriageAgent"
         )
         await ann.send({"type": "hand_back", "session": sid, "agent": "TriageAgent"})
-        assert (await ann.until("released"))[-1] == {"type": "released", "session": sid}
+        assert (await ann.until("released"))[-1] == {
+            "type": "released",
+            "session": sid,
+            "text": "You handed the conversation back to ACME assistant.",
+        }
         assert await store.operator_waits() == []
-        back = await page.until("question")
+        back = await page.until("reply")
         handoffs = [(m["source"], m["target"]) for m in back if m["type"] == "handoff"]
         assert handoffs[0] == ("HumanAgent", "TriageAgent")
         await ann.send({"type": "say", "session": sid, "text": "too late"})
@@ -251,13 +271,12 @@ async def test_two_operators_never_take_the_same_session(tmp_path: Path) -> None
         ann, bob = await operator(server), await operator(server)
         page, sid = await escalated(server)
         for op in (ann, bob):
-            await op.until(
-                "waiting", sessions=[{"session": sid, "kind": "escalation", "prompt": ESCALATION_PROMPT}]
-            )
+            await waiting_list(op, (sid, "escalation"))
         await asyncio.gather(*(op.send({"type": "take", "session": sid}) for op in (ann, bob)))
         outcomes = []
         for op in (ann, bob):
-            got = await op.until("waiting", sessions=[])
+            await waiting_list(op)
+            got = op.seen
             outcomes.append([m["type"] for m in got if m["type"] in ("taken", "error")])
         assert sorted(outcomes) == [["error"], ["taken"]]
         loser = bob if outcomes[0] == ["taken"] else ann
@@ -273,17 +292,13 @@ async def test_an_operator_who_leaves_puts_the_session_back_on_the_waiting_list(
     async with served(tmp_path) as server:
         ann = await operator(server)
         page, sid = await escalated(server)
-        await ann.until(
-            "waiting", sessions=[{"session": sid, "kind": "escalation", "prompt": ESCALATION_PROMPT}]
-        )
+        await waiting_list(ann, (sid, "escalation"))
         await ann.send({"type": "take", "session": sid})
         await ann.until("taken")
         bob = await operator(server)
-        await bob.until("waiting", sessions=[])
+        await waiting_list(bob)
         await ann.socket.close()
-        await bob.until(
-            "waiting", sessions=[{"session": sid, "kind": "escalation", "prompt": ESCALATION_PROMPT}]
-        )
+        await waiting_list(bob, (sid, "escalation"))
         await bob.send({"type": "take", "session": sid})
         assert (await bob.until("taken"))[-1]["question"]["person"] == "operator"
         await page.socket.close()
@@ -393,7 +408,8 @@ async def test_an_operator_approves_and_refuses_tool_calls(tmp_path: Path) -> No
             await page.until("question")
             await page.send({"type": "say", "text": f"please refund {order}"})
             prompt = f'Allow refund(order="{order}")? y/n'
-            await ann.until("waiting", sessions=[{"session": sid, "kind": "approval", "prompt": prompt}])
+            [entry] = await waiting_list(ann, (sid, "approval"))
+            assert entry["prompt"] == prompt
             await ann.send({"type": "take", "session": sid})
             taken = (await ann.until("taken"))[-1]
             assert taken["question"]["choices"] == ["yes", "no"]

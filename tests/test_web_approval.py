@@ -31,7 +31,7 @@ from handoffs_runtime.tools.effects import is_code_runner
 from handoffs_runtime.web.backends import RemoteTeam
 from handoffs_runtime.web.hub import WAITING_FOR_APPROVAL, SessionHub
 
-from .web_support import approve, customer, operator, served
+from .web_support import approve, customer, operator, served, waiting_list
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -73,7 +73,8 @@ async def test_an_approval_in_a_session_the_operator_holds_still_tells_the_custo
         console = await operator(server)
         await page.until("question")
         await page.send({"type": "say", "text": "run this python: print(6*7)"})
-        await console.until("waiting", sessions=[{"session": sid, "kind": "approval", "prompt": _prompt()}])
+        [waiting] = await waiting_list(console, (sid, "approval"))
+        assert waiting["prompt"] == _prompt()
         await console.send({"type": "take", "session": sid})
         await console.until("taken", session=sid)
         await console.send({"type": "say", "session": sid, "text": "yes"})

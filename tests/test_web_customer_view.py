@@ -32,7 +32,7 @@ from handoffs_runtime.models.scripted import ScriptedModel
 from handoffs_runtime.web.audience import customer_json, operator_json
 from handoffs_runtime.web.hub import WAITING_FOR_APPROVAL
 
-from .web_support import Client, Served, customer, http_get, operator, served
+from .web_support import Client, Served, customer, http_get, operator, served, waiting_list
 
 ARGUMENT = "ORD-ARGUMENT-7Q2"
 """An argument the model passes to tools; the customer never typed it."""
@@ -98,7 +98,8 @@ async def test_no_customer_frame_or_page_shows_internals(tmp_path: Path) -> None
         sid = session["session"]
         await page.until("question")
         await said(page, "I want my money back", "notice", text=WAITING_FOR_APPROVAL)
-        await console.until("waiting", sessions=[{"session": sid, "kind": "approval", "prompt": _asked()}])
+        [waiting] = await waiting_list(console, (sid, "approval"))
+        assert waiting["prompt"] == _asked()
         await console.send({"type": "take", "session": sid})
         await console.until("taken", session=sid)
         await console.send({"type": "say", "session": sid, "text": "yes"})

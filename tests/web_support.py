@@ -130,6 +130,14 @@ async def operator(server: Served, token: str | None = None) -> Client:
     return page
 
 
+async def waiting_list(op: Client, *expected: tuple[str, str]) -> list[dict[str, Any]]:
+    """The operator's next waiting list that names exactly ``expected`` ((session, kind), oldest first)."""
+    while True:
+        sessions: list[dict[str, Any]] = (await op.until("waiting"))[-1]["sessions"]
+        if [(s["session"], s["kind"]) for s in sessions] == list(expected):
+            return sessions
+
+
 async def approve(server: Served, session: str, answer: str = "yes") -> dict[str, Any]:
     """An operator signs in, takes the approval ``session`` waits for, answers it and leaves.
 
@@ -147,7 +155,7 @@ async def approve(server: Served, session: str, answer: str = "yes") -> dict[str
         await console.until("taken", session=session)
         await console.send({"type": "say", "session": session, "text": answer})
         await console.until("released", session=session)
-        return dict(asked[0])
+        return {key: asked[0][key] for key in ("session", "kind", "prompt")}
     finally:
         await console.socket.close()
 

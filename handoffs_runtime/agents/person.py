@@ -20,7 +20,7 @@ import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from handoffs_runtime.channels.base import Channel
+from handoffs_runtime.channels.base import Channel, operator_apart
 from handoffs_runtime.errors import StoreError
 from handoffs_runtime.messages import Event, Notice, Person
 from handoffs_runtime.sessions.recording import record_question
@@ -49,6 +49,11 @@ class PersonChannel:
     @property
     def shows_progress(self) -> bool:
         return self.inner.shows_progress
+
+    @property
+    def operator_apart(self) -> bool:
+        """As the team's channel: whether a human agent holds a live conversation on it."""
+        return operator_apart(self.inner)
 
     @contextlib.contextmanager
     def showing_line(self, session_id: str) -> Iterator[None]:

@@ -4,6 +4,12 @@ The person's next message goes to whichever agent answered last (``reply_to_topi
 agent is state, carried by the messages themselves. With a ``store``, everything is written there before
 the person sees it, and a stored session resumes where it stopped (see
 :mod:`handoffs_runtime.sessions.recording`).
+
+A live conversation with a person (``AgentResponse.live``) keeps the customer's turn open: each customer
+message goes to the person at once, and each of the person's lines joins the conversation where it
+stands. The ``UserAgent`` orders both, so what is stored, shown and handed on is one conversation: when
+the person hands it back (their ``HandoffEvent``), the ``UserAgent`` sends it on to the agent they chose,
+and what the customer writes meanwhile waits for that agent's first reply.
 """
 
 from __future__ import annotations
@@ -14,8 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from autogen_core import MessageContext, message_handler
-from autogen_core.models import LLMMessage, UserMessage
+from autogen_core.models import AssistantMessage, LLMMessage, UserMessage
 
+from handoffs_runtime.agents.human import HANDOFF_COMMAND, hand_back_messages
 from handoffs_runtime.agents.person import PersonChannel
 from handoffs_runtime.agents.routing import SessionAgent
 from handoffs_runtime.channels.base import Channel, is_exit
@@ -35,10 +42,11 @@ from handoffs_runtime.messages import (
     Reply,
     Undeliverable,
     UserLogin,
+    UserTask,
     user_task,
 )
 from handoffs_runtime.sessions.leases import NOTHING_WRITTEN
-from handoffs_runtime.sessions.recording import record_event, record_reply, record_user, resume
+from handoffs_runtime.sessions.recording import record_event, record_joined, record_reply, record_user, resume
 from handoffs_runtime.sessions.store import SessionStore
 from handoffs_runtime.topics import base_agent_type, session_topic
 from handoffs_runtime.usage import Usage
@@ -86,6 +94,16 @@ def store_notice(what: str, exc: StoreError) -> Notice:
     return Notice(text=f"⚠ {what}", detail=str(exc))
 
 
+@dataclass
+class _Next:
+    """What the customer's next message continues: the conversation, the agent it goes to, and whether
+    that agent is a person in a live conversation (then the customer may write again at once)."""
+
+    context: list[LLMMessage]
+    agent: str
+    live: bool = False
+
+
 class UserAgent(SessionAgent):
     """One per session; subscribed to the ``User`` topic and to handoff events."""
 
@@ -96,10 +114,17 @@ class UserAgent(SessionAgent):
         # The channel shared with the agents of this process (``register_team`` builds one for all).
         shared = config.channel
         self._channel = shared if isinstance(shared, PersonChannel) else PersonChannel(shared, config.store)
+        self._next: _Next | None = None
+        self._asking = False
+        """Whether the customer's turn is open (a question to them is under way)."""
         self._in_order = asyncio.Lock()
-        """What the agents send is stored and shown in the order it came: the runtime handles messages
-        concurrently, and a handoff event whose write is slow must not land after the reply that followed
-        it (nor after the session ended on that reply, when it could not be stored at all)."""
+        """What the agents send and the customer writes is stored, shown and added to ``_next`` in the order
+        it came: the runtime handles messages concurrently, and a handoff event whose write is slow must not
+        land after the reply that followed it (nor after the session ended on that reply, when it could not
+        be stored at all)."""
+        self._settled = asyncio.Event()
+        """Clear while a live conversation is handed over: the customer's next message waits for it."""
+        self._settled.set()
 
     @message_handler
     async def handle_login(self, message: UserLogin, ctx: MessageContext) -> None:
@@ -161,20 +186,34 @@ class UserAgent(SessionAgent):
     async def handle_response(self, message: AgentResponse, ctx: MessageContext) -> None:
         if not self._vouched_for(message, ctx):
             return
+        config = self._config
+        agent = message.reply_to_topic_type
+        last = message.context[-1] if message.context else None
         async with self._in_order:
-            if self._config.store is not None:
+            joining = self._next if message.live and self._asking else None
+            if joining is not None:  # the customer's turn is open: the person's line joins the conversation
+                line = last if _said_by(last, agent) else None
+                context = [*joining.context, line] if line is not None else joining.context
+            else:
+                line = last if not message.live or _said_by(last, agent) else None
+                context = message.context
+            if config.store is not None:
                 try:
-                    await record_reply(
-                        self._config.store, self.id.key, message, usage=message.usage - self._usage
-                    )
+                    if joining is None:
+                        usage = message.usage - self._usage
+                        await record_reply(config.store, self.id.key, message, usage=usage)
+                    elif line is not None:
+                        await record_joined(config.store, self.id.key, line, context, agent=agent)
                 except StoreError as exc:
                     await self._store_failed(exc)
                     return
-            self._usage = message.usage
-            last = message.context[-1] if message.context else None
-            text = last.content if last is not None and isinstance(last.content, str) else ""
-            await self._channel.show(self.id.key, self._reply(message.reply_to_topic_type, text))
-        await self._next_turn(message.context, message.reply_to_topic_type)
+            if joining is None:
+                self._usage = message.usage
+            if line is not None:
+                text = line.content if isinstance(line.content, str) else ""
+                await self._channel.show(self.id.key, self._reply(agent, text))
+            self._continue(context, agent, live=message.live)  # before the lock goes: the next one joins it
+        await self._give_turn()
 
     @message_handler
     async def handle_event(self, message: HandoffEvent, ctx: MessageContext) -> None:
@@ -182,18 +221,32 @@ class UserAgent(SessionAgent):
             return
         # The line is marked before the first wait, so the next agent's questions wait for it.
         with self._channel.showing_line(self.id.key):
-            async with self._in_order:
-                if self._config.store is not None:
-                    try:
-                        await record_event(self._config.store, message)
-                    except StoreError as exc:  # the reply that follows fails too and ends the session
-                        await self._channel.show(
-                            self.id.key, store_notice("the session could not be saved", exc)
-                        )
-                        return
-                if message.said:  # what the agent wrote beside its handoff call, in its own words
-                    await self._channel.show(self.id.key, self._reply(message.source, message.said))
-                await self._channel.show(self.id.key, message.line(self._config.labels))
+            async with self._in_order:  # after the replies before it: a live conversation goes on complete
+                handed = self._hand_on(message)
+                await self._record_event(message)
+        if handed is not None:
+            await self.publish_message(handed, topic_id=session_topic(message.target, self.id.key))
+
+    def _hand_on(self, message: HandoffEvent) -> UserTask | None:
+        """The task that sends a live conversation on, when ``message`` is its person handing it back."""
+        turn = self._next
+        if turn is None or not turn.live or message.source != turn.agent or message.tool != HANDOFF_COMMAND:
+            return None
+        context = [*turn.context, *hand_back_messages(message.source, message.target)]
+        self._next = _Next(context, message.target)
+        self._settled.clear()  # what the customer writes now waits for the new agent's first reply
+        return user_task(list(context), [message.source, message.target], self._usage)
+
+    async def _record_event(self, message: HandoffEvent) -> None:
+        if self._config.store is not None:
+            try:
+                await record_event(self._config.store, message)
+            except StoreError as exc:  # the reply that follows fails too and ends the session
+                await self._channel.show(self.id.key, store_notice("the session could not be saved", exc))
+                return
+        if message.said:  # what the agent wrote beside its handoff call, in its own words
+            await self._channel.show(self.id.key, self._reply(message.source, message.said))
+        await self._channel.show(self.id.key, message.line(self._config.labels))
 
     async def _store_failed(
         self, exc: StoreError, what: str = "the session could not be saved, so it stops"
@@ -250,7 +303,31 @@ class UserAgent(SessionAgent):
             return
         await self._channel.show(self.id.key, event)
 
-    async def _next_turn(self, context: list[LLMMessage], agent: str) -> None:
+    async def _next_turn(self, context: list[LLMMessage], agent: str, *, live: bool = False) -> None:
+        """Give the customer the turn; their message continues ``context`` with ``agent``."""
+        async with self._in_order:
+            self._continue(context, agent, live=live)
+        await self._give_turn()
+
+    def _continue(self, context: list[LLMMessage], agent: str, *, live: bool) -> None:
+        """What the customer's next message continues (``_in_order`` held)."""
+        self._next = _Next(context, agent, live)
+        self._settled.set()
+
+    async def _give_turn(self) -> None:
+        """Ask the customer, unless their turn is open already (a live conversation): the open turn
+        continues whatever ``_next`` says when they answer."""
+        if self._asking:
+            return
+        self._asking = True
+        try:
+            while await self._one_message():
+                pass
+        finally:
+            self._asking = False
+
+    async def _one_message(self) -> bool:
+        """Ask the customer and send their message on; whether to ask again at once (a live turn)."""
         config = self._config
         session = self.id.key
         text = await self._channel.ask(session, USER_PROMPT)
@@ -266,13 +343,31 @@ class UserAgent(SessionAgent):
                     )
             await self._channel.show(session, Notice(text=f"session {session} ended"))
             self._ended()
-            return
+            return False
         said = UserMessage(content=text, source=config.name)
-        if config.store is not None:
-            try:
-                await record_user(config.store, session, said, agent=agent)
-            except StoreError as exc:
-                await self._store_failed(exc)
-                return
-        task = user_task([*context, said], [agent], self._usage)  # new lists: nothing shared
-        await self.publish_message(task, topic_id=session_topic(agent, session))
+        while True:  # a handover under way: the message waits for the agent that takes over
+            await self._settled.wait()
+            async with self._in_order:
+                turn = self._next
+                if turn is None:  # not reached: every turn is opened with what it continues
+                    return False
+                if not self._settled.is_set():  # a handover began while this waited for the lock
+                    continue
+                if config.store is not None:
+                    try:
+                        await record_user(config.store, session, said, agent=turn.agent)
+                    except StoreError as exc:
+                        await self._store_failed(exc)
+                        return False
+                context = turn.context = [*turn.context, said]  # a new list: nothing shared
+                break
+        task = user_task(list(context), [turn.agent], self._usage)
+        await self.publish_message(task, topic_id=session_topic(turn.agent, session))
+        return turn.live
+
+
+def _said_by(message: LLMMessage | None, agent: str) -> bool:
+    """Whether ``message`` is words ``agent`` said (not a tool call, not someone else's)."""
+    return (
+        isinstance(message, AssistantMessage) and isinstance(message.content, str) and message.source == agent
+    )

@@ -57,6 +57,22 @@ class OnRecord(Protocol):
         ...
 
 
+@runtime_checkable
+class OperatorApart(Protocol):
+    """A channel whose operator is a person apart from the customer, at a screen of their own (the web).
+
+    A human agent on such a channel holds a live conversation: the customer and the operator each write
+    whenever they like (see ``HumanAgent``). Without it (a console: one keyboard for both) the operator
+    answers once per customer message.
+    """
+
+    operator_apart: bool
+
+
+def operator_apart(channel: Channel) -> bool:
+    return isinstance(channel, OperatorApart) and channel.operator_apart
+
+
 def describe(event: Event) -> str:
     """``event`` as one line of a console or a text transcript (raw: the printer makes it printable).
 

@@ -52,13 +52,15 @@ class _Session:
 class EventChannel:
     """A channel whose sessions are read as events and answered with :meth:`answer`. See the module doc.
 
-    It shows everything, progress included (``shows_progress``).
+    It shows everything, progress included (``shows_progress``), and its operator is not the customer
+    (``operator_apart``: a human agent holds a live conversation, where both write at any time).
 
     Pass :meth:`ended` as ``register_team(..., on_session_end=...)`` so that each stream ends with
     ``SessionEnded``; the session's queues are freed when its stream has been read to the end.
     """
 
     shows_progress = True
+    operator_apart = True
 
     def __init__(self) -> None:
         self._sessions: dict[str, _Session] = {}

@@ -8,7 +8,7 @@ read before it died.
 
 So each connection's :class:`Outbox` keeps what may not have arrived: the events it wrote in its last
 ``keep_for`` seconds and heard nothing back about (no event of the same session came from the host
-since), the one gRPC holds, and those still queued. When the connection is lost they are sent first on
+since), the one being written, and those still queued. When the connection is lost they are sent first on
 the next one. An event the host did pass on before dying then arrives twice, and :class:`SeenEvents` in
 every process drops the second copy by its id: each event is handled once, however often it was sent.
 
@@ -35,8 +35,8 @@ REMEMBER_IDS = 16384
 """Received event ids a process remembers: far more than arrive within one ``keep_for``."""
 
 _END = Message()
-"""Put last by :meth:`Outbox.close`: gRPC's reading task ends instead of waiting on a queue nobody fills
-(and being destroyed while pending)."""
+"""Put last by :meth:`Outbox.close`: the task that writes the queue ends instead of waiting on a queue
+nobody fills (and being destroyed while pending)."""
 
 
 def _is_event(message: Message) -> bool:
@@ -44,10 +44,11 @@ def _is_event(message: Message) -> bool:
 
 
 class Outbox(asyncio.Queue[Message]):
-    """The send queue of one host connection, read by gRPC; it keeps what may need sending again.
+    """The send queue of one host connection, read by its writing task; it keeps what may need sending
+    again.
 
-    gRPC asks for the next message only after a write that went through, so the message it holds until
-    then may not have been written at all.
+    The writer asks for the next message only after a write that went through, so the message it holds
+    until then may not have been written at all.
     """
 
     def __init__(self, keep_for: float) -> None:
@@ -59,7 +60,7 @@ class Outbox(asyncio.Queue[Message]):
         self._closed = False
 
     async def get(self) -> Message:  # type: ignore[override]
-        """The next message for gRPC to write; asking for it means the last one was written."""
+        """The next message to write; asking for it means the last one was written."""
         if self._in_hand is not None:
             if _is_event(self._in_hand):
                 self._written.append((time.monotonic(), self._in_hand))
@@ -79,7 +80,7 @@ class Outbox(asyncio.Queue[Message]):
                 self._written = deque(kept, maxlen=KEEP_AT_MOST)
 
     def close(self) -> list[Message]:
-        """Stop gRPC's reading; return the events that may not have reached the host, oldest first."""
+        """Stop the writing; return the events that may not have reached the host, oldest first."""
         since = time.monotonic() - self._keep_for
         unsent = [message for at, message in self._written if at >= since]
         self._written.clear()

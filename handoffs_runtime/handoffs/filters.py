@@ -1,8 +1,9 @@
 """Input filters: what the next agent sees of the conversation when it is handed over.
 
-A filter maps :class:`HandoffInputData` to :class:`HandoffInputData`. The forwarded context never holds a
-system message: each agent adds its own in front, and OpenAI-compatible servers reject system messages
-that are not at the start.
+A filter maps :class:`HandoffInputData` to :class:`HandoffInputData`. The forwarded context holds no
+system message but, at its very start, the note of a conversation trimmed to fit the model's context:
+each agent adds its own in front, and OpenAI-compatible servers reject system messages that are not at
+the start.
 """
 
 from __future__ import annotations

@@ -58,6 +58,10 @@ class TeamPolicy:
     without its oldest messages (the system message, the person's latest message and what follows it
     always stay; a tool call never goes without its result), continue the session from there, and tell
     the person once. ``False``: the person is told the conversation is too long, on every turn after."""
+    operator_wait: float | None = 60.0
+    """Seconds a web customer who asked for a person waits for an operator to take the conversation
+    before being told that nobody can answer now (and offered to leave a message or go back to the
+    assistant); with no operator signed in they are told at once. ``None``: only then."""
 
     def __post_init__(self) -> None:
         if self.handoff_budget < 1:
@@ -72,6 +76,10 @@ class TeamPolicy:
             raise TeamConfigError("max_reply_chars must be at least 1")
         if self.token_budget is not None and self.token_budget < 1:
             raise TeamConfigError("token_budget must be at least 1 (or None for no limit)")
+        if self.operator_wait is not None and not 0 < self.operator_wait < math.inf:
+            raise TeamConfigError(
+                f"operator_wait must be a positive number of seconds or None, got {self.operator_wait!r}"
+            )
         if self.on_loop not in ("message", "escalate"):
             raise TeamConfigError("on_loop must be 'message' or 'escalate'")
         if self.input_filter is not None:

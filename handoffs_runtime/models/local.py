@@ -170,14 +170,19 @@ class LocalModel(ChatCompletionClient):
 
     @property
     def model_info(self) -> ModelInfo:
-        return ModelInfo(
-            vision=False,
-            function_calling=True,
-            json_output=False,
-            family=ModelFamily.UNKNOWN,
-            structured_output=False,
-            multiple_system_messages=True,
-        )
+        return tool_calling_info(json_output=False, multiple_system_messages=True)
+
+
+def tool_calling_info(*, json_output: bool, multiple_system_messages: bool) -> ModelInfo:
+    """What autogen is told of a model we know only as one that calls tools (no images, no schemas)."""
+    return ModelInfo(
+        vision=False,
+        function_calling=True,
+        json_output=json_output,
+        family=ModelFamily.UNKNOWN,
+        structured_output=False,
+        multiple_system_messages=multiple_system_messages,
+    )
 
 
 class model_call_scope:

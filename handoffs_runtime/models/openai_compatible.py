@@ -8,26 +8,15 @@ from typing import Any
 
 from autogen_core.models import (
     ChatCompletionClient,
-    ModelFamily,
     ModelInfo,
 )
 
 from handoffs_runtime.errors import ModelConfigError
 from handoffs_runtime.models.compat import ServerCompat, ToolCallContent, endpoint_transport
+from handoffs_runtime.models.local import tool_calling_info
 from handoffs_runtime.models.redaction import add_secret
 
 # --- OpenAI-compatible endpoints ---------------------------------------------------------------------
-
-
-def _generic_model_info() -> ModelInfo:
-    return ModelInfo(
-        vision=False,
-        function_calling=True,
-        json_output=True,
-        family=ModelFamily.UNKNOWN,
-        structured_output=False,
-        multiple_system_messages=False,
-    )
 
 
 def openai_model(
@@ -94,5 +83,5 @@ def openai_model(
     except ValueError:
         if model_info is not None:
             raise
-        kwargs["model_info"] = _generic_model_info()
+        kwargs["model_info"] = tool_calling_info(json_output=True, multiple_system_messages=False)
         return DeadlineOpenAIClient(deadline=timeout, **kwargs)

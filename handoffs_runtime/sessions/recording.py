@@ -155,5 +155,16 @@ async def record_question(
     await store.append(session, [question_entry(prompt, answer, person=person, asker=asker)])
 
 
+async def record_joined(
+    store: SessionStore, session: str, line: LLMMessage, context: list[LLMMessage], *, agent: str
+) -> None:
+    """Store a live reply's ``line`` (see ``AgentResponse.live``) and the conversation it joined.
+
+    ``context`` (the line included) is the conversation as the ``UserAgent`` has it, in the order the
+    customer and the person wrote: the one writer of a session's context, so no compare-and-set here.
+    """
+    await store.append(session, [entry_for_message(line)], active_agent=agent, context=context)
+
+
 async def record_event(store: SessionStore, event: HandoffEvent) -> None:
     await store.append(event.session_id, [entry_for_event(event)])

@@ -94,6 +94,7 @@ class PolicyEntry(_Strict):
     max_reply_chars: int | None = Field(default=None, ge=100)
     token_budget: int | None = Field(default=None, ge=1)
     trim_context: bool | None = None
+    operator_wait: float | None = Field(default=None, gt=0)
 
 
 class TeamFile(_Strict):

@@ -15,6 +15,7 @@ Example::
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -57,6 +58,24 @@ def remote_oversight(team: TeamSpec) -> str:
             "customer to start: mark the tool requires_approval: operator in the team file they load"
         )
     return _named(team, lambda tool: is_irreversible(tool) and not _asks(tool, person="operator"))
+
+
+def check_remote_oversight(team: TeamSpec, *, approve_code: bool = False) -> None:
+    """A gRPC host's workers run the tools as their team file says: refuse what cannot be made safe by
+    the web server in front of them (:func:`remote_oversight`), and warn of irreversible tools the
+    operator does not approve."""
+    if approve_code:
+        raise TeamConfigError(
+            "--approve-code cannot change the tools a gRPC host's workers run: mark the code tool "
+            "requires_approval: operator in the team file they load"
+        )
+    unapproved = remote_oversight(team)
+    if unapproved:
+        logging.getLogger("handoffs_runtime.web").warning(
+            "the gRPC host's workers run irreversible tools (%s) without an operator's approval: mark them "
+            "requires_approval: operator in the team file they load",
+            unapproved,
+        )
 
 
 def _named(team: TeamSpec, chosen: Callable[[Tool], bool]) -> str:

@@ -118,6 +118,8 @@ class TracedUserAgent(_Traced, UserAgent):
         cancellation_token: CancellationToken | None = None,
     ) -> None:
         if isinstance(message, UserTask):
+            if self._turn is not None:  # the customer wrote again in a live conversation: a turn each
+                self._end_turn(topic_id.type, None, None)
             last = message.context[-1].content if message.context else ""
             span = self.telemetry.start_turn(
                 self.id.key, self.trace_team, topic_id.type, last if isinstance(last, str) else ""

@@ -38,7 +38,9 @@ from handoffs_runtime.web.hub import HubError, SessionHub, TryLater
 from handoffs_runtime.web.limits import ClientLimits, client_key
 from handoffs_runtime.web.protocol import (
     Answer,
+    Back,
     BadMessage,
+    Dismiss,
     Earlier,
     HandBack,
     Hello,
@@ -71,6 +73,8 @@ ASSETS = {
     "operator.js": "text/javascript",
     "sessions.js": "text/javascript",
     "common.js": "text/javascript",
+    "waiting.js": "text/javascript",
+    "waitlist.js": "text/javascript",
 }
 HEADERS = {
     "Content-Security-Policy": "default-src 'self'; connect-src 'self'; frame-ancestors 'none'",
@@ -258,6 +262,8 @@ def create_app(
                         raise BadMessage("send hello first")
                     elif isinstance(message, Earlier):
                         await hub.earlier(session, peer, message.before)
+                    elif isinstance(message, Back):
+                        await hub.back_to_assistant(session)
                     else:
                         await hub.customer_says(session, message.text)
                 except TryLater as exc:  # the page comes back by itself, a little later
@@ -302,6 +308,8 @@ def create_app(
                         await hub.operator_says(peer, message.session, message.text)
                     elif isinstance(message, HandBack):
                         await hub.hand_back(peer, message.session, message.agent)
+                    elif isinstance(message, Dismiss):
+                        await hub.dismiss(message.session)
                     else:
                         raise BadMessage("signed in already")
                 except (BadMessage, HubError) as exc:

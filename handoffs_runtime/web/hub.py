@@ -6,7 +6,8 @@ Each live session has a pump that reads its event stream
 (:class:`~handoffs_runtime.channels.events.EventChannel`)
 and sends each event to the pages attached to it: the customer's, and the console of the operator who
 took it. A question for the operator in a session nobody has taken puts the session on the waiting list
-every operator sees; :meth:`SessionHub.take` gives it to exactly one of them. Which session waits and
+every operator sees (kept honest by ``web/waiting``); :meth:`SessionHub.take` gives it to exactly one of
+them. Which session waits and
 who took it is also kept in the store (``wait_for_operator``, ``take_for_operator``), so every server on
 it sees the same and a take is decided there. Nothing here knows HTTP: a peer is anything with an async
 ``send(dict)``, so the rules are tested without a browser.
@@ -23,30 +24,27 @@ from typing import Any, Protocol
 
 from autogen_core.models import ChatCompletionClient
 
+from handoffs_runtime.agents.human import HANDOFF_COMMAND
 from handoffs_runtime.channels.events import EventChannel
-from handoffs_runtime.errors import (
-    HandoffsError,
-    SessionBusyError,
-    StoreError,
-    TeamConfigError,
-    UnknownSessionError,
-)
+from handoffs_runtime.errors import HandoffsError, SessionBusyError, StoreError, UnknownSessionError
 from handoffs_runtime.messages import PROGRESS, Event, Notice, Person, Question, Reply, Said, event_json
 from handoffs_runtime.sessions.store import SessionStore, StoredEntry
 from handoffs_runtime.sessions.transcript import entry_events
-from handoffs_runtime.team.oversight import operator_oversight, remote_oversight
+from handoffs_runtime.team.oversight import check_remote_oversight, operator_oversight
 from handoffs_runtime.team.spec import TeamSpec
 from handoffs_runtime.web.audience import customer_json, operator_json
 from handoffs_runtime.web.backends import LocalTeam, TeamBackend
 from handoffs_runtime.web.history import Transcripts
 from handoffs_runtime.web.limits import Limits
+from handoffs_runtime.web.queue import MemoryQueue
+from handoffs_runtime.web.waiting import WAITING_FOR_OPERATOR as WAITING_FOR_OPERATOR
+from handoffs_runtime.web.waiting import Frames, Reception
 
 logger = logging.getLogger("handoffs_runtime.web")
 
 View = Callable[[Event], dict[str, Any] | None]
 """An event as one kind of page receives it (see ``audience``); ``None``: that page does not see it."""
 
-WAITING_FOR_OPERATOR = "Please wait a moment: a person will answer you shortly."
 WAITING_FOR_APPROVAL = (
     "Your request is waiting for a member of our staff to approve it. Please wait a moment."
 )
@@ -126,7 +124,7 @@ class SessionHub:
             team = operator_oversight(team, approve_code=approve_code)
             backend = LocalTeam(team, model, store)
         else:
-            _check_remote(team, approve_code)
+            check_remote_oversight(team, approve_code=approve_code)
         self.team = team
         self.store = store
         self.channel = EventChannel()
@@ -138,6 +136,7 @@ class SessionHub:
         """What customers' pages are shown of each session (``history``: what the operator is shown)."""
         self.agents = [a.name for a in team.agents if a.kind == "ai"]
         """The agents an operator may hand a conversation back to."""
+        self.reception = Reception(MemoryQueue(), team, tell=self._tell, announce=self._announce_waiting)
         self._live: dict[str, _Live] = {}
         self._operators: dict[Peer, str] = {}
         """Each signed-in operator and the name the store knows them by."""
@@ -151,6 +150,7 @@ class SessionHub:
         except HandoffsError as exc:
             self.failure = exc
             raise
+        await self.reception.restore(self.store)  # who waited for a person when the server stopped
 
     async def stop(self) -> None:
         for live in list(self._live.values()):  # questions still open get no answer; the sessions end
@@ -209,6 +209,8 @@ class SessionHub:
         waiting = live.already_sent(self.channel.waiting(session_id, "customer"))
         if waiting is not None:
             await peer.send(operator_json(waiting))  # the customer's own question: nothing to hide
+        for frame in self.reception.customer_frames(session_id):
+            await peer.send(frame)
         # The session's events wait in its stream until the first page has its history: one that ends
         # as it opens (another process holds it) is still told so.
         self._start_pump(live)
@@ -262,21 +264,42 @@ class SessionHub:
             live.used = True
         await self.channel.answer(session_id, text)
 
+    async def back_to_assistant(self, session_id: str) -> None:
+        """The customer waiting for a person goes back to the agent that passed them on."""
+        live = self._live.get(session_id)
+        question = self.channel.waiting(session_id, "operator")
+        if live is None or question is None or question.choices or live.operator is not None:
+            raise HubError("the conversation is not waiting for a person")
+        if (agent := self.reception.way_back(session_id, self.agents, self.team.entry)) is None:
+            raise HubError("there is no assistant to go back to")
+        await self._keep(self.store.release_operator(session_id))
+        await self.reception.done(session_id)
+        await self.channel.answer(session_id, f"{HANDOFF_COMMAND} {agent}", person="operator")
+
     # --- operators -----------------------------------------------------------------------------------
 
     async def add_operator(self, peer: Peer) -> None:
         self._operators[peer] = f"operator-{uuid.uuid4().hex[:8]}"
+        await self.reception.operator_in()
         await peer.send({"type": "ready", "agents": self.agents, "labels": dict(self.team.labels)})
         await peer.send(self._waiting_list())
 
     async def remove_operator(self, peer: Peer) -> None:
         """An operator left: the sessions they held wait for someone else."""
         name = self._operators.pop(peer, "")
-        for live in self._live.values():
+        self.reception.operator_out()
+        for live in list(self._live.values()):
             if live.operator is peer:
                 live.operator = None
                 await self._keep(self.store.release_operator(live.session_id, name))
+                if (question := self._asked_operator(live.session_id)) is not None:
+                    await self.reception.waits(live.session_id, question, since=live.waiting_since)
         await self._announce_waiting()
+
+    async def dismiss(self, session_id: str) -> None:
+        """Take a message an away customer left off the waiting list: an operator has dealt with it."""
+        if not await self.reception.dismiss(session_id):
+            raise HubError("that session has left no message to dismiss")
 
     async def take(self, peer: Peer, session_id: str) -> None:
         """Give the session to this operator; refused if another operator has it or nobody waits."""
@@ -304,7 +327,7 @@ class SessionHub:
                 else None,
             }
         )
-        await self._announce_waiting()
+        await self.reception.taken(session_id)  # the customer hears that a person is there
 
     async def operator_says(self, peer: Peer, session_id: str, text: str) -> None:
         """Answer the session's question; an approval answered lets go of the session (agents carry on)."""
@@ -316,7 +339,7 @@ class SessionHub:
         if question.choices:
             live.operator = None
             await self._keep(self.store.release_operator(session_id))
-            await peer.send({"type": "released", "session": session_id})
+            await peer.send(_released(session_id, "Answered: the agents carry on."))
 
     async def hand_back(self, peer: Peer, session_id: str, agent: str) -> None:
         """Hand the conversation to one of the team's agents, and let go of the session."""
@@ -328,8 +351,10 @@ class SessionHub:
             raise HubError("the conversation can be handed back only when it waits for your answer")
         live.operator = None
         await self._keep(self.store.release_operator(session_id))
-        await self.channel.answer(session_id, f"/handoff {agent}", person="operator")
-        await peer.send({"type": "released", "session": session_id})
+        await self.reception.done(session_id)
+        await self.channel.answer(session_id, f"{HANDOFF_COMMAND} {agent}", person="operator")
+        name = self.team.labels.get(agent) or agent  # as people read it
+        await peer.send(_released(session_id, f"You handed the conversation back to {name}."))
 
     def _asked_operator(self, session_id: str) -> Question | None:
         return self.channel.waiting(session_id, "operator")
@@ -341,13 +366,8 @@ class SessionHub:
         return live
 
     def _waiting_list(self) -> dict[str, Any]:
-        sessions = []
-        for live in self._live.values():
-            question = self.channel.waiting(live.session_id, "operator")
-            if question is not None and live.operator is None:
-                kind = "approval" if question.choices else "escalation"
-                sessions.append({"session": live.session_id, "kind": kind, "prompt": question.prompt})
-        return {"type": "waiting", "sessions": sessions}
+        """Oldest first, each with its wait in seconds and the customer's last words."""
+        return {"type": "waiting", "sessions": self.reception.listing()}
 
     async def _announce_waiting(self) -> None:
         waiting = self._waiting_list()
@@ -369,6 +389,8 @@ class SessionHub:
                         continue
                 if isinstance(event, Notice) and event.detail:  # for whoever runs the server, not customers
                     logger.warning("session %s: %s: %s", live.session_id, event.text, event.detail)
+                if self.reception.observe(live.session_id, event):  # the customer's last words
+                    await self._announce_waiting()
                 shown = customer_json(event)
                 if shown is not None and not (isinstance(event, Said) and event.person == "operator"):
                     await self._to_customers(live, {"session": live.session_id, **shown})  # not "/handoff X"
@@ -384,7 +406,8 @@ class SessionHub:
             if live.idle is not None:
                 live.idle.cancel()
             if live.operator is not None:
-                await _send_quietly(live.operator, {"type": "released", "session": live.session_id})
+                await _send_quietly(live.operator, _released(live.session_id, "The conversation has ended."))
+            await self.reception.ended(live.session_id)
             await self._announce_waiting()
 
     async def _ask_operator(self, live: _Live, question: Question) -> None:
@@ -396,9 +419,12 @@ class SessionHub:
         if live.operator is not None:
             await _send_quietly(live.operator, {"session": live.session_id, **operator_json(question)})
             return
-        if not question.choices:
-            await self._to_customers(live, self._notice(live, WAITING_FOR_OPERATOR))
-        await self._announce_waiting()
+        await self.reception.waits(live.session_id, question, since=live.waiting_since)  # and announces
+
+    async def _tell(self, session_id: str, frames: Frames) -> None:
+        if (live := self._live.get(session_id)) is not None:
+            for frame in frames:
+                await self._to_customers(live, frame)
 
     @staticmethod
     def _notice(live: _Live, text: str) -> dict[str, Any]:
@@ -452,20 +478,9 @@ class SessionHub:
         return self.page_items(entry, customer_json)
 
 
-def _check_remote(team: TeamSpec, approve_code: bool) -> None:
-    """A gRPC host's workers run the tools as their team file says: refuse what cannot be made safe here."""
-    if approve_code:
-        raise TeamConfigError(
-            "--approve-code cannot change the tools a gRPC host's workers run: mark the code tool "
-            "requires_approval: operator in the team file they load"
-        )
-    unapproved = remote_oversight(team)
-    if unapproved:
-        logger.warning(
-            "the gRPC host's workers run irreversible tools (%s) without an operator's approval: mark them "
-            "requires_approval: operator in the team file they load",
-            unapproved,
-        )
+def _released(session_id: str, text: str) -> dict[str, Any]:
+    """The operator no longer holds the session, and their console says why."""
+    return {"type": "released", "session": session_id, "text": text}
 
 
 async def _send_quietly(peer: Peer, data: dict[str, Any]) -> None:

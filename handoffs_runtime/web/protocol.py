@@ -52,6 +52,12 @@ class Earlier(_Message):
     before: Annotated[int, Field(ge=0)]
 
 
+class Back(_Message):
+    """The customer waiting for a person goes back to the assistant instead."""
+
+    type: Literal["back"]
+
+
 class OperatorHello(_Message):
     type: Literal["hello"]
     token: Token
@@ -76,10 +82,17 @@ class HandBack(_Message):
     agent: AgentName
 
 
-CustomerMessage = Annotated[Hello | Say | Earlier, Field(discriminator="type")]
-OperatorMessage = Annotated[OperatorHello | Take | Answer | HandBack, Field(discriminator="type")]
-_CUSTOMER: TypeAdapter[Hello | Say | Earlier] = TypeAdapter(CustomerMessage)
-_OPERATOR: TypeAdapter[OperatorHello | Take | Answer | HandBack] = TypeAdapter(OperatorMessage)
+class Dismiss(_Message):
+    """The message an away customer left has been dealt with: off the waiting list."""
+
+    type: Literal["dismiss"]
+    session: SessionId
+
+
+CustomerMessage = Annotated[Hello | Say | Earlier | Back, Field(discriminator="type")]
+OperatorMessage = Annotated[OperatorHello | Take | Answer | HandBack | Dismiss, Field(discriminator="type")]
+_CUSTOMER: TypeAdapter[Hello | Say | Earlier | Back] = TypeAdapter(CustomerMessage)
+_OPERATOR: TypeAdapter[OperatorHello | Take | Answer | HandBack | Dismiss] = TypeAdapter(OperatorMessage)
 
 
 class BadMessage(ValueError):
@@ -99,13 +112,13 @@ def _parse(raw: str, adapter: TypeAdapter[Any]) -> Any:
         raise BadMessage(f"invalid message: {_describe(exc)}") from None
 
 
-def parse_customer(raw: str) -> Hello | Say | Earlier:
-    result: Hello | Say | Earlier = _parse(raw, _CUSTOMER)
+def parse_customer(raw: str) -> Hello | Say | Earlier | Back:
+    result: Hello | Say | Earlier | Back = _parse(raw, _CUSTOMER)
     return result
 
 
-def parse_operator(raw: str) -> OperatorHello | Take | Answer | HandBack:
-    result: OperatorHello | Take | Answer | HandBack = _parse(raw, _OPERATOR)
+def parse_operator(raw: str) -> OperatorHello | Take | Answer | HandBack | Dismiss:
+    result: OperatorHello | Take | Answer | HandBack | Dismiss = _parse(raw, _OPERATOR)
     return result
 
 

@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from autogen_core import FunctionCall
+from autogen_core import CancellationToken, FunctionCall
 from autogen_core.models import (
     AssistantMessage,
     FunctionExecutionResult,
@@ -35,8 +35,12 @@ from handoffs_runtime import (
     start_session,
 )
 from handoffs_runtime.agents.ai import EMPTY_REPLY, MODEL_ERROR_REPLY
+from handoffs_runtime.agents.toolloop import ToolLoop
+from handoffs_runtime.agents.trim import is_trimmed
+from handoffs_runtime.agents.turn import Replied
 from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.models.failures import explain_model_error
+from handoffs_runtime.tools.context import ToolContext
 
 from ..cli_support import run_handoffs
 from .conftest import CONTEXT_TOKENS, RealServer
@@ -192,4 +196,27 @@ async def test_a_context_overflow_is_said_as_what_it_is(real_server: RealServer)
         "please say it in fewer words."
     )
     assert reply.text != EMPTY_REPLY
-    assert real_server.refused(mark) == [("/v1/chat/completions", 400)]  # provoked, and sent once
+    assert real_server.refused(mark) == [("/v1/chat/completions", 400)]  # provoked; nothing to leave out
+
+
+async def test_a_conversation_longer_than_the_context_is_trimmed_and_answered(
+    real_server: RealServer,
+) -> None:
+    """Two long exchanges and a short question: together past the server's context, which refuses them
+    once; the loop sends the question with what fits of the rest, and the model answers."""
+    model = openai_model("smollm2", base_url=real_server.url, timeout=MODEL_SECONDS)
+    long = "tell me about skates " * (CONTEXT_TOKENS // 7)  # each over half the context (4 tokens a time)
+    history: list[LLMMessage] = [
+        UserMessage(content=long, source="user"),
+        AssistantMessage(content="Skates have wheels.", source="Desk"),
+        UserMessage(content=long, source="user"),
+        AssistantMessage(content="Skates are fast.", source="Desk"),
+        UserMessage(content="Say hello.", source="user"),
+    ]
+    policy = TeamPolicy(model_timeout=None)  # the client's own deadline: one CPU thread reads slowly
+    loop = ToolLoop("Desk", SystemMessage(content="Answer in three words."), model, policy=policy)
+    mark = real_server.mark()
+    end = await loop.run(history, ToolContext("s1", "Desk", None), CancellationToken())
+    assert isinstance(end, Replied) and end.text, end
+    assert is_trimmed(end.history) and end.history[-1] == history[-1]
+    assert [status for _, status in real_server.statuses(mark)] == [400, 200]  # refused once, then read

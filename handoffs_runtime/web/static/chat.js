@@ -90,6 +90,7 @@ function handle(ev) {
       statusLine.textContent = ev.session === resuming ? "reconnected" : "connected";
       break;
     case "history":
+      showWait({ state: "over" });  // a wait still under way is told again after the history
       transcript.clear();
       earliest = ev.start;
       earlier.disabled = false;
@@ -108,6 +109,9 @@ function handle(ev) {
       break;
     case "said":  // shown when sent
       break;
+    case "queue":
+      showWait(ev);
+      break;
     case "error":
       if (ev.message.startsWith("unknown session")) forget();
       transcript.line("error", ev.message);
@@ -118,6 +122,7 @@ function handle(ev) {
       forget();
       setTurn(null);
       working(false);
+      showWait({ state: "over" });
       offerNewConversation();
       break;
     default:
