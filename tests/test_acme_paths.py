@@ -208,13 +208,3 @@ async def test_the_operator_is_told_how_to_hand_the_conversation_back() -> None:
         "HumanAgent input",
     ]
     assert texts(channel)[-1] == ("TriageAgent", "Triage again.")
-
-
-async def test_an_operators_empty_enter_asks_again_and_never_tells_the_customer_nobody_is_there() -> None:
-    channel = ScriptedChannel.for_sessions(
-        {"s1": ["let me talk to a person"]}, operator=["", "   ", "Hello, Sam here."]
-    )
-    await run_sessions(acme_team(), channel, model=OfflineModel())
-    assert texts(channel) == [("HumanAgent", "Hello, Sam here.")]
-    operator = [prompt for person, prompt in channel.asked["s1"] if person == "operator"]
-    assert len(operator) == 3 and len(set(operator)) == 1  # the same question, asked again
