@@ -241,4 +241,22 @@ async def test_an_order_the_operator_approves_is_confirmed_by_the_customer_and_k
         await again.socket.close()
 
 
+async def test_a_page_that_comes_back_during_an_approval_is_told_it_waits(tmp_path: Path) -> None:
+    async with served(tmp_path) as server:
+        page, session = await customer(server)
+        await page.until("question")
+        await page.send({"type": "say", "text": "buy an anvil for 30 dollars"})
+        await page.until("question")
+        await page.send({"type": "say", "text": "yes"})
+        await page.until("notice", text=WAITING_FOR_APPROVAL)
+        await page.socket.close()  # a reload
+        again, _ = await customer(
+            server, {"type": "hello", "session": session["session"], "key": session["key"]}
+        )
+        await again.until("notice", text=WAITING_FOR_APPROVAL)
+        await approve(server, session["session"], "yes")
+        assert (await again.until("question"))[-1]["prompt"] == CONFIRM
+        await again.socket.close()
+
+
 CONFIRM = "Order summary: anvil for 30 dollars for $30. Confirm order? y/n"

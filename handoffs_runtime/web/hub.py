@@ -209,6 +209,8 @@ class SessionHub:
         waiting = live.already_sent(self.channel.waiting(session_id, "customer"))
         if waiting is not None:
             await peer.send(operator_json(waiting))  # the customer's own question: nothing to hide
+        if (approval := live.already_sent(self._asked_operator(session_id))) and approval.choices:
+            await peer.send(self._notice(live, WAITING_FOR_APPROVAL))  # a page that came back hears why
         for frame in self.reception.customer_frames(session_id):
             await peer.send(frame)
         # The session's events wait in its stream until the first page has its history: one that ends
