@@ -108,8 +108,8 @@ def test_a_customers_page_shows_nothing_of_a_question_put_to_the_operator() -> N
     asked_operator = StoredEntry("s1", 1, "Clerk", "question", approval, 0.0)
     asked_customer = StoredEntry("s1", 2, "SalesAgent", "question", confirmation, 0.0)
     assert hub.customer_items(asked_operator) == []
-    assert [item["type"] for item in hub.page_items(asked_operator)] == ["notice", "said"]
-    assert [(i["type"], i["text"]) for i in hub.customer_items(asked_customer)] == [
-        ("notice", "Confirm order? y/n"),
+    assert [item["type"] for item in hub.page_items(asked_operator)] == ["question", "said"]
+    assert [(i["type"], i.get("prompt", i.get("text"))) for i in hub.customer_items(asked_customer)] == [
+        ("question", "Confirm order? y/n"),
         ("said", "y"),
     ]

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from autogen_core.models import LLMMessage
 
 from handoffs_runtime.errors import StoreConflictError
-from handoffs_runtime.messages import NO_LABELS, AgentResponse, HandoffEvent, Labels, Notice
+from handoffs_runtime.messages import NO_LABELS, AgentResponse, HandoffEvent, Labels, Notice, Person
 from handoffs_runtime.sessions.store import (
     NewEntry,
     SessionStore,
@@ -149,10 +149,10 @@ async def record_reply(
 
 
 async def record_question(
-    store: SessionStore, session: str, prompt: str, answer: str | None, *, person: str, asker: str
+    store: SessionStore, session: str, prompt: str, answer: str | None, *, person: Person, asker: str
 ) -> None:
     """Store a tool's question and the answer it got (see ``agents.person``)."""
-    await store.append(session, [question_entry(prompt, answer, person=person, asker=asker)])
+    await store.append(session, [question_entry(prompt, person, answer, asker=asker)])
 
 
 async def record_joined(

@@ -7,9 +7,10 @@ fails later somewhere else; both the SQLite and the PostgreSQL store read throug
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, get_args
 
 from handoffs_runtime.errors import StoreError
+from handoffs_runtime.messages import Person
 from handoffs_runtime.sessions.store import _MESSAGES, ENTRY_KINDS, SessionState, StoredEntry
 
 STATE_COLUMNS = "id, active_agent, context, context_seq, last_seq, status, team, created_at, updated_at"
@@ -54,16 +55,19 @@ def entry_from_row(session_id: str, row: tuple[Any, ...]) -> StoredEntry:
         if kind == "notice":
             if not isinstance(decoded.get("text"), str):
                 raise ValueError("a notice without text")
+        elif kind == "question":
+            _check_question(decoded)
         elif kind == "handoff":
             entry.event()
-        elif kind == "question":
-            answer = decoded.get("answer")
-            if not isinstance(decoded.get("prompt"), str) or not isinstance(answer, str | None):
-                raise ValueError("a question without its prompt, or with an answer that is not text")
-            if decoded.get("person") not in ("customer", "operator"):
-                raise ValueError(f"a question for {decoded.get('person')!r}, not the customer or operator")
         else:
             entry.message()
     except ValueError as exc:
         raise damaged(f"entry {seq} of session {session_id!r}", exc) from exc
     return entry
+
+
+def _check_question(body: dict[str, Any]) -> None:
+    """A prompt, the person asked and their answer (``None``: they had left)."""
+    answered = "answer" in body and isinstance(body["answer"], str | None)
+    if not isinstance(body.get("prompt"), str) or not answered or body.get("person") not in get_args(Person):
+        raise ValueError("a question without its prompt, answer or person")

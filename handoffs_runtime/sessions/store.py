@@ -12,7 +12,7 @@ from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 from autogen_core.models import AssistantMessage, FunctionExecutionResultMessage, LLMMessage, UserMessage
 from pydantic import TypeAdapter
 
-from handoffs_runtime.messages import HandoffEvent
+from handoffs_runtime.messages import HandoffEvent, Person
 from handoffs_runtime.sessions.leases import Holder
 
 T = TypeVar("T")
@@ -59,7 +59,7 @@ class StoredEntry:
     created_at: float
 
     def message(self) -> LLMMessage | None:
-        """The conversation message this entry holds, or ``None`` for handoff events and notices."""
+        """The conversation message this entry holds; ``None`` for handoff events, notices, questions."""
         if self.kind in ("handoff", "notice", "question"):
             return None
         return _MESSAGE.validate_python(self.body)
@@ -142,11 +142,12 @@ def notice_entry(text: str, *, agent: str = "runtime") -> NewEntry:
     return NewEntry(agent=agent, kind="notice", body={"text": text})
 
 
-def question_entry(prompt: str, answer: str | None, *, person: str, asker: str) -> NewEntry:
-    """A question a tool asked (``ask_person``) and its answer (``None``: the person had left)."""
-    return NewEntry(
-        agent=asker or "runtime", kind="question", body={"prompt": prompt, "answer": answer, "person": person}
-    )
+def question_entry(prompt: str, person: Person, answer: str | None, *, asker: str = "") -> NewEntry:
+    """A question put to ``person`` outside their turn (a tool's confirmation, an approval: ``ask_person``),
+    with the answer (``None``: the person had left): the conversation's words, though no model reads them
+    as a message. The entry's agent is the one that asked (``asker``), when known."""
+    body = {"prompt": prompt, "person": person, "answer": answer}
+    return NewEntry(agent=asker or person, kind="question", body=body)
 
 
 # --- the interface -------------------------------------------------------------------------------------

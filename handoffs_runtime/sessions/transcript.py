@@ -19,6 +19,7 @@ from handoffs_runtime.messages import (
     Labels,
     Notice,
     Person,
+    Question,
     Reply,
     Said,
     ToolFinished,
@@ -81,11 +82,11 @@ def entry_events(entry: StoredEntry, labels: Labels = NO_LABELS) -> list[Event]:
         return [Reply(agent=entry.agent, text=entry.text, label=label)]
     if entry.kind == "notice":
         return [Notice(text=entry.text)]
-    if entry.kind == "question":  # answered long ago: the question as a line, then what was said
-        person: Person = "operator" if body.get("person") == "operator" else "customer"
-        answer = body.get("answer")
+    if entry.kind == "question":  # a confirmation or an approval, and how the person answered it
+        person: Person = body["person"]
+        answer = body["answer"]
         said = Said(text=answer, person=person) if answer is not None else Notice(text=NO_ANSWER)
-        return [Notice(text=str(body.get("prompt"))), said]
+        return [Question.asking(body["prompt"], person), said]
     if entry.kind == "tool_calls":
         return [
             ToolStarted(

@@ -27,7 +27,7 @@ from autogen_core.models import ChatCompletionClient
 from handoffs_runtime.agents.human import HANDOFF_COMMAND
 from handoffs_runtime.channels.events import EventChannel
 from handoffs_runtime.errors import HandoffsError, SessionBusyError, StoreError, UnknownSessionError
-from handoffs_runtime.messages import PROGRESS, Event, Notice, Person, Question, Reply, Said, event_json
+from handoffs_runtime.messages import PROGRESS, Event, Notice, Person, Question, Reply, event_json
 from handoffs_runtime.sessions.store import SessionStore, StoredEntry
 from handoffs_runtime.sessions.transcript import entry_events
 from handoffs_runtime.team.oversight import check_remote_oversight, operator_oversight
@@ -209,6 +209,8 @@ class SessionHub:
         waiting = live.already_sent(self.channel.waiting(session_id, "customer"))
         if waiting is not None:
             await peer.send(operator_json(waiting))  # the customer's own question: nothing to hide
+        if (approval := live.already_sent(self._asked_operator(session_id))) and approval.choices:
+            await peer.send(self._notice(live, WAITING_FOR_APPROVAL))  # a page that came back hears why
         for frame in self.reception.customer_frames(session_id):
             await peer.send(frame)
         # The session's events wait in its stream until the first page has its history: one that ends
@@ -391,9 +393,8 @@ class SessionHub:
                     logger.warning("session %s: %s: %s", live.session_id, event.text, event.detail)
                 if self.reception.observe(live.session_id, event):  # the customer's last words
                     await self._announce_waiting()
-                shown = customer_json(event)
-                if shown is not None and not (isinstance(event, Said) and event.person == "operator"):
-                    await self._to_customers(live, {"session": live.session_id, **shown})  # not "/handoff X"
+                if (shown := customer_json(event)) is not None:
+                    await self._to_customers(live, {"session": live.session_id, **shown})
                 if live.operator is not None:
                     await _send_quietly(live.operator, {"session": live.session_id, **operator_json(event)})
                 # The stream ends by itself after SessionEnded, and only then forgets the session: leaving
@@ -471,10 +472,7 @@ class SessionHub:
         return [{**item, "at": entry.created_at} for item in shown if item is not None]
 
     def customer_items(self, entry: StoredEntry) -> list[dict[str, Any]]:
-        """A stored entry as a customer's page shows it (see ``audience``); nothing of a question put to
-        the operator (an approval shows what would run), as the live session shows the customer nothing."""
-        if entry.kind == "question" and entry.body.get("person") == "operator":
-            return []
+        """A stored entry as a customer's page shows it (see ``audience``)."""
         return self.page_items(entry, customer_json)
 
 
