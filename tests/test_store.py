@@ -14,7 +14,7 @@ import pytest
 from autogen_core.models import AssistantMessage, UserMessage
 
 from handoffs_runtime.errors import StoreError, UnknownSessionError
-from handoffs_runtime.messages import HandoffEvent, Question, Said
+from handoffs_runtime.messages import HandoffEvent, Notice, Question, Said
 from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
 from handoffs_runtime.sessions.sqlite_schema import MIGRATIONS, SCHEMA_VERSION
 from handoffs_runtime.sessions.store import (
@@ -24,7 +24,7 @@ from handoffs_runtime.sessions.store import (
     entry_for_message,
     question_entry,
 )
-from handoffs_runtime.sessions.transcript import entry_events
+from handoffs_runtime.sessions.transcript import NO_ANSWER, describe_entry, entry_events
 
 from .store_backends import Backend
 
@@ -323,4 +323,22 @@ async def test_a_question_and_its_answer_are_kept_and_read_back_checked(backend:
     store = backend.make(read_only=True)
     with pytest.raises(StoreError, match=r"entry 1 of session 's1' is damaged in the store \(a question"):
         await store.entries("s1")
+    await store.close()
+
+
+async def test_a_question_the_person_left_unanswered_is_kept_and_read_back(backend: Backend) -> None:
+    """The person had gone (no answer at all): the question is kept with the agent that asked it, and the
+    transcript says nobody answered."""
+    store = backend.make()
+    await store.open_session("s1", agent="T")
+    await store.append("s1", [question_entry("Confirm order? y/n", "customer", None, asker="SalesAgent")])
+    await store.close()
+    store = backend.make(read_only=True)
+    [entry] = await store.entries("s1")
+    assert entry.agent == "SalesAgent"
+    assert entry_events(entry) == [
+        Question(prompt="Confirm order? y/n", choices=("yes", "no")),
+        Notice(text=NO_ANSWER),
+    ]
+    assert describe_entry(entry) == f"Confirm order? y/n › {NO_ANSWER}"
     await store.close()
