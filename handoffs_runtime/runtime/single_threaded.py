@@ -10,8 +10,11 @@ This subclass skips that work **only while nobody can observe it**: no tracer pr
 nor set globally) and the ``autogen_core`` and ``autogen_core.events`` loggers not enabled for INFO.
 Then it takes a short path with the same semantics: the same queue (ordering, ``stop_when_idle``), the
 same intervention handlers (they run when a message is taken off the queue, as before), the same
-subscriptions, a ``MessageContext`` per delivery, exceptions logged and raised. As soon as an observer is
-there, every call goes to the stock implementation.
+subscriptions, a ``MessageContext`` per delivery, exceptions logged and raised. A message published to a
+running runtime whose queue is empty, with no intervention handler, skips the trip through the queue's
+loop: its delivery task starts as the loop would have started it, in publish order, and
+``stop_when_idle`` still waits for it. As soon as an observer is there, every call goes to the stock
+implementation.
 
 Example::
 
@@ -78,6 +81,22 @@ def _global_tracer_provider_set() -> bool:
     return provider is not None and not isinstance(provider, _SILENT_PROVIDERS)
 
 
+_QUEUE_INTERNALS = ("_queue", "_is_shutdown", "_unfinished_tasks", "_finished")
+"""What :func:`_admitted_past` reads of the runtime's queue: autogen-core's copy of ``asyncio.Queue`` before
+Python 3.13, ``asyncio.Queue`` itself after; a queue without them is always used."""
+
+
+def _admitted_past(queue: Any) -> bool:
+    """Whether a message may skip ``queue``: nothing waits in it (the message would be next) and it is
+    open. If so the message counts as one of its unfinished tasks, as if put and taken at once: ``join``
+    (``stop_when_idle``) waits for its delivery, which marks it done."""
+    if queue._queue or queue._is_shutdown:
+        return False
+    queue._unfinished_tasks += 1
+    queue._finished.clear()
+    return True
+
+
 class HandoffsRuntime(SingleThreadedAgentRuntime):
     """A ``SingleThreadedAgentRuntime`` that is fast when unobserved. See the module docstring."""
 
@@ -104,6 +123,7 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
         # a tenth of the cost of uuid4() per message.
         self._id_prefix = _uuid_prefix()
         self._message_ids = itertools.count(1)
+        self._queue_known = all(hasattr(self._message_queue, name) for name in _QUEUE_INTERNALS)
 
     def observed(self) -> bool:
         """Whether anyone could see the spans or log records that the short path leaves out."""
@@ -128,21 +148,37 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
                 message, topic_id, sender=sender, cancellation_token=cancellation_token, message_id=message_id
             )
             return
-        self._message_queue.put_nowait(
-            PublishMessageEnvelope(
-                message=message,
-                cancellation_token=cancellation_token or CancellationToken(),
-                sender=sender,
-                topic_id=topic_id,
-                metadata=None,
-                message_id=message_id or f"{self._id_prefix}{next(self._message_ids) & _NODE_MASK:012x}",
-            )
+        envelope = PublishMessageEnvelope(
+            message=message,
+            cancellation_token=cancellation_token or CancellationToken(),
+            sender=sender,
+            topic_id=topic_id,
+            metadata=None,
+            message_id=message_id or f"{self._id_prefix}{next(self._message_ids) & _NODE_MASK:012x}",
         )
+        if (
+            self._intervention_handlers  # they run as the message is taken off the queue
+            or self._run_context is None  # not started (or stepped by hand with process_next)
+            or self._background_exception is not None  # the queue's loop raises it on its next message
+            or not self._queue_known
+            or not _admitted_past(self._message_queue)
+        ):
+            self._message_queue.put_nowait(envelope)
+            return
+        # What the queue's loop would do at once with it, without the round trip through the loop: its
+        # delivery gets a background task of its own, in publish order.
+        task = asyncio.create_task(self._deliver_publish(envelope))
+        self._background_tasks.add(task)
+        task.add_done_callback(self._background_tasks.discard)
 
     async def _process_publish(self, message_envelope: PublishMessageEnvelope) -> None:
         if self.observed():
             await super()._process_publish(message_envelope)
             return
+        await self._deliver_publish(message_envelope)
+
+    async def _deliver_publish(self, message_envelope: PublishMessageEnvelope) -> None:
+        """Deliver a published message to its recipients, unobserved (see the module docstring)."""
         try:
             sender = message_envelope.sender
             sender_checked = sender is None
