@@ -60,6 +60,8 @@ logger = logging.getLogger("autogen_core")
 event_logger = logging.getLogger("autogen_core.events")
 
 _SILENT_PROVIDERS = (NoOpTracerProvider, ProxyTracerProvider)
+_HANDLING = MessageHandlerContext._MESSAGE_HANDLER_CONTEXT
+_INSTANTIATING = AgentInstantiationContext._AGENT_INSTANTIATION_CONTEXT_VAR
 
 
 _NODE_MASK = (1 << 48) - 1
@@ -182,6 +184,7 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
         try:
             sender = message_envelope.sender
             sender_checked = sender is None
+            agents = self._instantiated_agents
             deliveries: list[Awaitable[Any]] = []
             for agent_id in await self._subscription_manager.get_subscribed_recipients(
                 message_envelope.topic_id
@@ -189,7 +192,7 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
                 if sender is not None and agent_id == sender:  # never back to the sender
                     continue
                 if not sender_checked:  # as the stock runtime: an unknown sender type fails the publish,
-                    if sender not in self._instantiated_agents:  # a known one is built
+                    if sender not in agents:  # a known one is built
                         await self._get_agent(sender)  # type: ignore[arg-type]
                     sender_checked = True
                 context = MessageContext(
@@ -199,9 +202,10 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
                     cancellation_token=message_envelope.cancellation_token,
                     message_id=message_envelope.message_id,
                 )
-                deliveries.append(
-                    self._deliver(await self._get_agent(agent_id), message_envelope.message, context)
-                )
+                agent = agents.get(agent_id)
+                if agent is None:
+                    agent = await self._get_agent(agent_id)
+                deliveries.append(self._deliver(agent, message_envelope.message, context))
             if len(deliveries) == 1:  # this task is already the delivery's own task
                 await deliveries[0]
             elif deliveries:
@@ -229,19 +233,22 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
             self._message_queue = fresh
 
     async def _deliver(self, agent: Agent, message: Any, context: MessageContext) -> Any:
-        with MessageHandlerContext.populate_context(agent.id):
-            try:
-                return await agent.on_message(message, ctx=context)
-            except asyncio.CancelledError:  # stopped: not a failure of the handler
-                raise
-            except BaseException as e:
-                logger.error(f"Error processing publish message for {agent.id}", exc_info=True)
-                event_logger.info(
-                    MessageHandlerExceptionEvent(
-                        payload=self._try_serialize(message), handling_agent=agent.id, exception=e
-                    )
+        # What MessageHandlerContext.populate_context does, without a generator-based context manager.
+        handling = _HANDLING.set(agent.id)
+        try:
+            return await agent.on_message(message, ctx=context)
+        except asyncio.CancelledError:  # stopped: not a failure of the handler
+            raise
+        except BaseException as e:
+            logger.error(f"Error processing publish message for {agent.id}", exc_info=True)
+            event_logger.info(
+                MessageHandlerExceptionEvent(
+                    payload=self._try_serialize(message), handling_agent=agent.id, exception=e
                 )
-                raise
+            )
+            raise
+        finally:
+            _HANDLING.reset(handling)
 
     async def _invoke_agent_factory(
         self,
@@ -254,13 +261,16 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
             arity = self._factory_arity[agent_factory] = len(inspect.signature(agent_factory).parameters)
         if arity != 0:  # the deprecated two-argument form, or an invalid one: as the stock runtime does
             return await super()._invoke_agent_factory(agent_factory, agent_id)
-        with AgentInstantiationContext.populate_context((self, agent_id)):
-            try:
-                agent = agent_factory()  # type: ignore[call-arg]
-                if inspect.isawaitable(agent):
-                    agent = await agent
-                return agent  # type: ignore[return-value]
-            except BaseException as e:
-                event_logger.info(AgentConstructionExceptionEvent(agent_id=agent_id, exception=e))
-                logger.error(f"Error constructing agent {agent_id}", exc_info=True)
-                raise
+        # What AgentInstantiationContext.populate_context does, without a generator-based context manager.
+        instantiating = _INSTANTIATING.set((self, agent_id))
+        try:
+            agent = agent_factory()  # type: ignore[call-arg]
+            if inspect.isawaitable(agent):
+                agent = await agent
+            return agent  # type: ignore[return-value]
+        except BaseException as e:
+            event_logger.info(AgentConstructionExceptionEvent(agent_id=agent_id, exception=e))
+            logger.error(f"Error constructing agent {agent_id}", exc_info=True)
+            raise
+        finally:
+            _INSTANTIATING.reset(instantiating)
