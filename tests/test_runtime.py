@@ -258,6 +258,15 @@ async def test_recipients_match_the_stock_subscription_manager_in_order() -> Non
     assert await ours.get_subscribed_recipients(TopicId("Sales", "a")) == [AgentId("Audit", "a")]
 
 
+async def test_a_subscription_to_an_invalid_agent_type_fails_when_matched_as_on_the_stock_manager() -> None:
+    for manager in (SubscriptionManager(), TypeIndexedSubscriptions()):
+        await manager.add_subscription(TypeSubscription("User", "User"))
+        await manager.add_subscription(TypePrefixSubscription("Sales", "not a type"))
+        assert await manager.get_subscribed_recipients(TopicId("User", "a")) == [AgentId("User", "a")]
+        with pytest.raises(ValueError, match="Invalid agent type"):
+            await manager.get_subscribed_recipients(TopicId("Sales", "a"))
+
+
 async def test_subscription_lookups_keep_nothing_per_session() -> None:
     ours = TypeIndexedSubscriptions()
     await ours.add_subscription(TypeSubscription("Sales", "Sales"))
