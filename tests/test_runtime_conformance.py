@@ -197,6 +197,28 @@ async def test_deliveries_start_in_publish_order_and_stop_when_idle_waits_for_th
 
 
 @pytest.mark.parametrize("runtime_class", RUNTIMES)
+async def test_a_factory_is_called_and_checked_as_registered(runtime_class: type) -> None:
+    """A coroutine factory is awaited; one that builds another class than registered fails the delivery."""
+    runtime = runtime_class(ignore_unhandled_exceptions=False)
+
+    async def build() -> Recorder:
+        return Recorder()
+
+    await runtime.register_factory("recorder", build, expected_class=Recorder)
+    await runtime.register_factory("wrong", Relay, expected_class=Recorder)
+    await runtime.add_subscription(TypeSubscription("news", "recorder"))
+    await runtime.add_subscription(TypeSubscription("gossip", "wrong"))
+    runtime.start()
+    await runtime.publish_message(Ping("hi"), TopicId("news", "s1"))
+    await runtime.stop_when_idle()
+    assert [m.text for m, _ in await _received(runtime, AgentId("recorder", "s1"))] == ["hi"]
+    runtime.start()
+    await runtime.publish_message(Ping("hi"), TopicId("gossip", "s1"))
+    with pytest.raises(ValueError, match="wrong type: expected Recorder, got Relay"):
+        await runtime.stop_when_idle()
+
+
+@pytest.mark.parametrize("runtime_class", RUNTIMES)
 async def test_the_purchase_conversation_is_the_same(runtime_class: type) -> None:
     runtime = runtime_class()
     channel = ScriptedChannel.for_sessions({"s1": ["I want to buy something", "yes", "y"]})

@@ -38,6 +38,7 @@ from autogen_core import (
     Agent,
     AgentId,
     AgentInstantiationContext,
+    AgentType,
     CancellationToken,
     InterventionHandler,
     MessageContext,
@@ -121,6 +122,8 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
         ) or OTEL_PYTHON_TRACER_PROVIDER in os.environ
         self._subscription_manager = TypeIndexedSubscriptions()
         self._factory_arity: dict[Callable[..., Any], int] = {}
+        self._unwrapped: dict[Callable[..., Any], tuple[Callable[[], Any], type[Any] | None]] = {}
+        """Each factory ``register_factory`` registered, and its expected class, by the wrapper it stored."""
         # Message ids are UUID strings, as the stock runtime's, built from a random prefix and a counter:
         # a tenth of the cost of uuid4() per message.
         self._id_prefix = _uuid_prefix()
@@ -250,23 +253,46 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
         finally:
             _HANDLING.reset(handling)
 
+    async def register_factory(
+        self,
+        type: str | AgentType,
+        agent_factory: Callable[[], T | Awaitable[T]],
+        *,
+        expected_class: type[T] | None = None,
+    ) -> AgentType:
+        agent_type = await super().register_factory(type, agent_factory, expected_class=expected_class)
+        self._unwrapped[self._agent_factories[agent_type.type]] = (agent_factory, expected_class)
+        return agent_type
+
     async def _invoke_agent_factory(
         self,
         agent_factory: Callable[[], T | Awaitable[T]] | Callable[[Any, AgentId], T | Awaitable[T]],
         agent_id: AgentId,
     ) -> T:
-        """The stock version, minus two ``inspect.signature`` calls per agent built: arity is cached."""
-        arity = self._factory_arity.get(agent_factory)
-        if arity is None:
-            arity = self._factory_arity[agent_factory] = len(inspect.signature(agent_factory).parameters)
-        if arity != 0:  # the deprecated two-argument form, or an invalid one: as the stock runtime does
-            return await super()._invoke_agent_factory(agent_factory, agent_id)
+        """The stock version, minus two ``inspect.signature`` calls per agent built (arity is cached) and
+        the coroutine ``register_factory`` wraps each factory in: that factory is called here, checked
+        as the wrapper checks it."""
+        expected: type[Any] | None = None
+        unwrapped = self._unwrapped.get(agent_factory)
+        if unwrapped is not None:
+            agent_factory, expected = unwrapped
+        else:
+            arity = self._factory_arity.get(agent_factory)
+            if arity is None:
+                arity = self._factory_arity[agent_factory] = len(inspect.signature(agent_factory).parameters)
+            if arity != 0:  # the deprecated two-argument form, or an invalid one: as the stock runtime does
+                return await super()._invoke_agent_factory(agent_factory, agent_id)
         # What AgentInstantiationContext.populate_context does, without a generator-based context manager.
         instantiating = _INSTANTIATING.set((self, agent_id))
         try:
             agent = agent_factory()  # type: ignore[call-arg]
-            if inspect.isawaitable(agent):
+            if type(agent) is not expected and inspect.isawaitable(agent):
                 agent = await agent
+            if expected is not None and not issubclass(type(agent), expected):
+                raise ValueError(
+                    f"Factory registered using the wrong type: expected {expected.__name__}, "
+                    f"got {type(agent).__name__}"
+                )
             return agent  # type: ignore[return-value]
         except BaseException as e:
             event_logger.info(AgentConstructionExceptionEvent(agent_id=agent_id, exception=e))
