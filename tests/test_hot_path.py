@@ -92,3 +92,30 @@ def test_session_topics_and_known_agent_ids_equal_the_checked_ones() -> None:
         "s1",
         repr(AgentId("SalesAgent", "s1")),
     )
+
+
+def test_the_shortcuts_build_what_model_construct_builds() -> None:
+    """``user_task`` and ``agent_response`` set a model's state directly: exactly what ``model_construct``
+    sets for models without aliases, extra fields, private attributes or a post-init hook."""
+    for model in (UserTask, AgentResponse):
+        assert model.model_config.get("extra") != "allow" and not model.__private_attributes__
+        assert not model.__pydantic_post_init__ and not model.__pydantic_root_model__
+        assert all(f.alias is None and f.validation_alias is None for f in model.model_fields.values())
+    usage = Usage.EMPTY
+    pairs = [
+        (
+            user_task(list(CONTEXT), ["Triage"], usage),
+            UserTask.model_construct(context=list(CONTEXT), turn_path=["Triage"], trace=None, usage=usage),
+        ),
+        (
+            agent_response(list(CONTEXT), "Sales", usage, live=True),
+            AgentResponse.model_construct(
+                reply_to_topic_type="Sales", context=list(CONTEXT), trace=None, usage=usage, live=True
+            ),
+        ),
+    ]
+    for fast, constructed in pairs:
+        assert fast == constructed and repr(fast) == repr(constructed)
+        assert fast.model_fields_set == constructed.model_fields_set
+        assert (fast.__pydantic_extra__, fast.__pydantic_private__) == (None, None)
+        assert fast.model_dump_json() == constructed.model_dump_json()
