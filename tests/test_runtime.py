@@ -69,7 +69,9 @@ async def _purchase(
 
 
 async def test_a_conversation_is_the_same_as_on_the_stock_runtime() -> None:
-    ours = await _purchase(HandoffsRuntime())
+    runtime = HandoffsRuntime()
+    ours = await _purchase(runtime)
+    assert runtime._background_tasks == set()  # each delivery's task left as it ended
     stock = await _purchase(SingleThreadedAgentRuntime())
     assert ours.shown["s1"] == stock.shown["s1"]
     assert ours.asked["s1"] == stock.asked["s1"]

@@ -171,10 +171,9 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
             self._message_queue.put_nowait(envelope)
             return
         # What the queue's loop would do at once with it, without the round trip through the loop: its
-        # delivery gets a background task of its own, in publish order.
-        task = asyncio.create_task(self._deliver_publish(envelope))
-        self._background_tasks.add(task)
-        task.add_done_callback(self._background_tasks.discard)
+        # delivery gets a background task of its own, in publish order, which leaves the background tasks
+        # as it ends (a done callback would cost a trip through the event loop).
+        self._background_tasks.add(asyncio.create_task(self._deliver_publish(envelope, own_task=True)))
 
     async def _process_publish(self, message_envelope: PublishMessageEnvelope) -> None:
         if self.observed():
@@ -182,8 +181,11 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
             return
         await self._deliver_publish(message_envelope)
 
-    async def _deliver_publish(self, message_envelope: PublishMessageEnvelope) -> None:
-        """Deliver a published message to its recipients, unobserved (see the module docstring)."""
+    async def _deliver_publish(
+        self, message_envelope: PublishMessageEnvelope, *, own_task: bool = False
+    ) -> None:
+        """Deliver a published message to its recipients, unobserved (see the module docstring);
+        ``own_task``: in the background task ``publish_message`` made for it."""
         try:
             sender = message_envelope.sender
             sender_checked = sender is None
@@ -218,6 +220,9 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
                 self._background_exception = e
         finally:
             self._message_queue.task_done()
+            task = asyncio.current_task() if own_task else None
+            if task is not None:
+                self._background_tasks.discard(task)
 
     async def stop(self) -> None:
         """Stop processing messages and cancel the handlers still running. The stock runtime leaves them
@@ -234,6 +239,7 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
             await asyncio.gather(*running, return_exceptions=True)
         finally:
             self._message_queue = fresh
+            self._background_tasks.difference_update(running)  # those cancelled before they began
 
     async def _deliver(self, agent: Agent, message: Any, context: MessageContext) -> Any:
         # What MessageHandlerContext.populate_context does, without a generator-based context manager.
