@@ -206,11 +206,13 @@ class Delta(_Shown):
 
 @dataclass(slots=True, kw_only=True)
 class _ToolProgress(_Shown):
-    """What both ends of a regular tool call name: whose call, of which tool, under which id."""
+    """What both ends of a regular tool call name: whose call (and ``label``, what people read for
+    ``agent``), of which tool, under which id."""
 
     agent: str
     tool: str
     call_id: str
+    label: str = ""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -219,7 +221,6 @@ class ToolStarted(_ToolProgress):
 
     type: Literal["tool_started"] = "tool_started"
     arguments: str
-    label: str = ""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -229,7 +230,6 @@ class ToolFinished(_ToolProgress):
     type: Literal["tool_finished"] = "tool_finished"
     result: str
     is_error: bool = False
-    label: str = ""
 
 
 @dataclass(slots=True, kw_only=True)
