@@ -24,8 +24,9 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from handoffs_runtime.errors import SessionBusyError, SessionTakenOverError
 
@@ -87,11 +88,7 @@ def claim(
     """
     other = live_holder(conn, session_id, me)
     if other is not None and not take_over:
-        raise SessionBusyError(
-            f"session {session_id!r} is open in another process ({other}); end the chat there, or "
-            "take the session over with --take-over (take_over=True in code), which stops that "
-            "process from writing to it"
-        )
+        raise busy(session_id, other)
     renew(conn, me, seconds)
     conn.execute(
         "INSERT INTO leases (session_id, token) VALUES (?, ?) "
@@ -132,35 +129,42 @@ def check(conn: sqlite3.Connection, session_id: str, me: Holder, *, opened: bool
         "WHERE l.session_id = ?",
         (session_id,),
     ).fetchone()
-    refused = refusal(session_id, row, me, opened=opened)
-    if refused is not None:
-        raise refused
+    refuse_unless_held(row, session_id, me, opened=opened)
 
 
-def refusal(
-    session_id: str, lease: tuple[str, int | None, str | None] | None, me: Holder, *, opened: bool
-) -> SessionTakenOverError | None:
-    """Why ``me`` may not write, from the session's ``lease`` (its token, and the holder's pid and host
-    when the holder is known), or ``None`` when ``me`` holds it. Every store words it so."""
-    if lease is not None and lease[0] == me.token:
-        return None
-    if lease is None and not opened:
-        return SessionTakenOverError(
+def busy(session_id: str, other: Holder) -> SessionBusyError:
+    """What a claim of a session that ``other`` holds, alive, raises without ``take_over``."""
+    return SessionBusyError(
+        f"session {session_id!r} is open in another process ({other}); end the chat there, or "
+        "take the session over with --take-over (take_over=True in code), which stops that "
+        "process from writing to it"
+    )
+
+
+def refuse_unless_held(row: Sequence[Any] | None, session_id: str, me: Holder, *, opened: bool) -> None:
+    """Refuse a write unless the session's lease names ``me``: ``row`` is the lease's token and its
+    holder's pid and host (``None`` for a holder gone since), or ``None`` when the session has no lease.
+    ``opened``: this store did open the session, so a lease gone or someone else's means it was taken
+    over. Every store words the refusal so."""
+    if row is not None and row[0] == me.token:
+        return
+    if row is None and not opened:
+        raise SessionTakenOverError(
             f"session {session_id!r} was not opened by this store; open it before writing to it"
         )
-    if lease is None:
-        return SessionTakenOverError(
+    if row is None:
+        raise SessionTakenOverError(
             f"session {session_id!r} was taken over by another process, which has let go of it since"
             + NOTHING_WRITTEN
         )
-    token, pid, host = lease
+    token, pid, host = row
     who = str(Holder(token, pid, host or "")) if pid is not None else "another process that has stopped since"
     if not opened:
-        return SessionTakenOverError(
+        raise SessionTakenOverError(
             f"session {session_id!r} is held by {who}, not by this store (it was never opened here)"
             + NOTHING_WRITTEN
         )
-    return SessionTakenOverError(f"session {session_id!r} was taken over by {who}{NOTHING_WRITTEN}")
+    raise SessionTakenOverError(f"session {session_id!r} was taken over by {who}{NOTHING_WRITTEN}")
 
 
 def release(conn: sqlite3.Connection, me: Holder, session_id: str) -> None:

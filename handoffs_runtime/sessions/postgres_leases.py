@@ -18,8 +18,7 @@ from __future__ import annotations
 from psycopg import AsyncConnection
 from psycopg.rows import TupleRow
 
-from handoffs_runtime.errors import SessionBusyError
-from handoffs_runtime.sessions.leases import Holder, refusal
+from handoffs_runtime.sessions.leases import Holder, busy, refuse_unless_held
 
 Conn = AsyncConnection[TupleRow]
 
@@ -38,11 +37,7 @@ async def claim(conn: Conn, session_id: str, me: Holder, *, take_over: bool, sec
         return None
     other = await live_holder(conn, session_id, me, lock=True)
     if other is not None and not take_over:
-        raise SessionBusyError(
-            f"session {session_id!r} is open in another process ({other}); end the chat there, or "
-            "take the session over with --take-over (take_over=True in code), which stops that "
-            "process from writing to it"
-        )
+        raise busy(session_id, other)
     await conn.execute("UPDATE leases SET token = %s WHERE session_id = %s", (me.token, session_id))
     return other
 
@@ -71,15 +66,13 @@ async def live_holder(conn: Conn, session_id: str, me: Holder, *, lock: bool = F
 
 async def check(conn: Conn, session_id: str, me: Holder, *, opened: bool = False) -> None:
     """Refuse a write by anyone but the session's holder; the lease stays as it is until the write ends.
-    ``opened``: this store did open the session (see ``leases.refusal``)."""
+    ``opened``: this store did open the session (see ``leases.refuse_unless_held``)."""
     cursor = await conn.execute(
         "SELECT l.token, h.pid, h.host FROM leases AS l LEFT JOIN holders AS h ON h.token = l.token "
         "WHERE l.session_id = %s FOR SHARE OF l",
         (session_id,),
     )
-    refused = refusal(session_id, await cursor.fetchone(), me, opened=opened)
-    if refused is not None:
-        raise refused
+    refuse_unless_held(await cursor.fetchone(), session_id, me, opened=opened)
 
 
 async def holds(conn: Conn, session_id: str, me: Holder) -> bool:
