@@ -50,6 +50,7 @@ def row(said: str | tuple[str, ...], route: tuple[str, ...], agent: str, reply: 
 
 
 def _acme_status() -> list[Row]:
+    """What is answered in words or declined: nothing may then run."""
     status = [
         "hi, where is my order? I ordered it 2 weeks ago",
         "I ordered a jetpack last week and it hasn't shown up",
@@ -98,17 +99,13 @@ def _acme_status() -> list[Row]:
         "stop my order",
         "I want to cancel the anvil I ordered",
     ]
-    return (
-        [row(s, (ISSUES,), ISSUES, ANSWER, "status") for s in status]
-        + [row(s, (ISSUES,), ISSUES, ANSWER, "billing") for s in billing]
-        + [row(s, (ISSUES,), ISSUES, ANSWER, "complaint") for s in complaints]
-        + [row(s, (ISSUES,), ISSUES, ANSWER, "cancel") for s in cancel]
-        + [
-            row("I don't want to buy anything", (SALES,), SALES, DECLINED, "negated"),
-            row("please don't refund my anvil", (ISSUES,), ISSUES, DECLINED, "negated"),
-            row("don't order anything yet", (SALES,), SALES, DECLINED, "negated"),
-        ]
-    )
+    kinds = {"status": status, "billing": billing, "complaint": complaints, "cancel": cancel}
+    negated = [
+        row("I don't want to buy anything", (SALES,), SALES, DECLINED, "negated"),
+        row("please don't refund my anvil", (ISSUES,), ISSUES, DECLINED, "negated"),
+        row("don't order anything yet", (SALES,), SALES, DECLINED, "negated"),
+    ]
+    return [row(s, (ISSUES,), ISSUES, ANSWER, kind) for kind, said in kinds.items() for s in said] + negated
 
 
 def _acme_requests() -> list[Row]:
@@ -210,83 +207,62 @@ def _acme_people_and_others() -> list[Row]:
 
 ACME = _acme_status() + _acme_requests() + _acme_people_and_others()
 
-PARCELS: list[Row] = [
-    row(
-        ("where is my parcel?", "TRK-42"), (TRACKING,), TRACKING, propose("track parcel", "TRK-42"), "status"
-    ),
-    row(("where is my parcel", "TRK-42"), (TRACKING,), TRACKING, propose("track parcel", "TRK-42"), "status"),
-    row("track TRK-7", (TRACKING,), TRACKING, propose("track parcel", "TRK-7"), "status"),
-    row(
-        "when will my package arrive?",
-        (TRACKING,),
-        TRACKING,
-        ask("track parcel", "tracking number"),
-        "status",
-    ),
-    row(
-        "has my package been delivered?",
-        (TRACKING,),
-        TRACKING,
-        ask("track parcel", "tracking number"),
-        "status",
-    ),
-    row("my parcel hasn't arrived", (TRACKING,), TRACKING, ask("track parcel", "tracking number"), "status"),
-    row(
-        "is my box still in transit", (TRACKING,), TRACKING, ask("track parcel", "tracking number"), "status"
-    ),
-    row("the courier hasn't come", (TRACKING,), TRACKING, ask("track parcel", "tracking number"), "status"),
-    row("I want to send a parcel to Lyon", (SHIPPING,), SHIPPING, propose("book shipment", "Lyon"), "buy"),
-    row(
-        "I need to ship a box to my mother",
-        (SHIPPING,),
-        SHIPPING,
-        propose("book shipment", "box to my mother"),
-        "buy",
-    ),
-    row("book a courier for tomorrow", (SHIPPING,), SHIPPING, ask("book shipment", "destination"), "buy"),
-    row("how much does it cost to post a letter abroad?", (SHIPPING,), SHIPPING, ANSWER, "price"),
-    row("do you deliver to Iceland?", (SHIPPING,), SHIPPING, ANSWER, "price"),
-    row("don't send anything yet", (SHIPPING,), SHIPPING, DECLINED, "negated"),
-    row("my parcel arrived damaged", (CLAIMS,), CLAIMS, ANSWER, "complaint"),
-    row("the box was crushed", (CLAIMS,), CLAIMS, ANSWER, "complaint"),
-    row("you lost my package", (CLAIMS,), CLAIMS, ANSWER, "complaint"),
-    row("I want compensation", (CLAIMS,), CLAIMS, ANSWER, "complaint"),
-    row("I was charged twice for postage", (CLAIMS,), CLAIMS, ANSWER, "billing"),
-    row(
-        ("can I get my money back?", "skates"),
-        (CLAIMS,),
-        CLAIMS,
-        propose("refund postage", "skates"),
-        "refund",
-    ),
-    row(
-        ("I want a refund please.", "skates"),
-        (CLAIMS,),
-        CLAIMS,
-        propose("refund postage", "skates"),
-        "refund",
-    ),
-    row(
-        ("ok can I just get my money back then", "skates"),
-        (CLAIMS,),
-        CLAIMS,
-        propose("refund postage", "skates"),
-        "refund",
-    ),
-    row("refund the postage for TRK-9", (CLAIMS,), CLAIMS, propose("refund postage", "TRK-9"), "refund"),
-    row("I need to talk to an agent", (PERSON,), PERSON, CLERK_REPLY, "person"),
-    row("get me a manager", (PERSON,), PERSON, CLERK_REPLY, "person"),
-    row(
-        ("where is my parcel?", "this isn't helping, I want to talk to a real person please"),
-        (TRACKING, COUNTER, PERSON),
-        PERSON,
-        CLERK_REPLY,
-        "person",
-    ),
-    row("je veux envoyer un colis", (), COUNTER, FOREIGN_REPLY, "foreign"),
-    row("hello", (), COUNTER, HELLO, "other"),
-    row("what time do you open", (), COUNTER, UNSURE, "other"),
-]
+
+def _parcels() -> list[Row]:
+    track, ship, postage = "track parcel", "book shipment", "refund postage"
+    tracking = [
+        (("where is my parcel?", "TRK-42"), propose(track, "TRK-42")),
+        (("where is my parcel", "TRK-42"), propose(track, "TRK-42")),
+        ("track TRK-7", propose(track, "TRK-7")),
+        ("when will my package arrive?", ask(track, "tracking number")),
+        ("has my package been delivered?", ask(track, "tracking number")),
+        ("my parcel hasn't arrived", ask(track, "tracking number")),
+        ("is my box still in transit", ask(track, "tracking number")),
+        ("the courier hasn't come", ask(track, "tracking number")),
+    ]
+    shipping = [
+        ("I want to send a parcel to Lyon", propose(ship, "Lyon"), "buy"),
+        ("I need to ship a box to my mother", propose(ship, "box to my mother"), "buy"),
+        ("book a courier for tomorrow", ask(ship, "destination"), "buy"),
+        ("how much does it cost to post a letter abroad?", ANSWER, "price"),
+        ("do you deliver to Iceland?", ANSWER, "price"),
+        ("don't send anything yet", DECLINED, "negated"),
+    ]
+    claims = [
+        ("my parcel arrived damaged", ANSWER, "complaint"),
+        ("the box was crushed", ANSWER, "complaint"),
+        ("you lost my package", ANSWER, "complaint"),
+        ("I want compensation", ANSWER, "complaint"),
+        ("I was charged twice for postage", ANSWER, "billing"),
+        (("can I get my money back?", "skates"), propose(postage, "skates"), "refund"),
+        (("I want a refund please.", "skates"), propose(postage, "skates"), "refund"),
+        (("ok can I just get my money back then", "skates"), propose(postage, "skates"), "refund"),
+        ("refund the postage for TRK-9", propose(postage, "TRK-9"), "refund"),
+    ]
+    return (
+        [row(s, (TRACKING,), TRACKING, r, "status") for s, r in tracking]
+        + [row(s, (SHIPPING,), SHIPPING, r, k) for s, r, k in shipping]
+        + [row(s, (CLAIMS,), CLAIMS, r, k) for s, r, k in claims]
+        + [
+            row(s, (PERSON,), PERSON, CLERK_REPLY, "person")
+            for s in ("I need to talk to an agent", "get me a manager")
+        ]
+        + [
+            row(
+                ("where is my parcel?", "this isn't helping, I want to talk to a real person please"),
+                (TRACKING, COUNTER, PERSON),
+                PERSON,
+                CLERK_REPLY,
+                "person",
+            ),
+            row("je veux envoyer un colis", (), COUNTER, FOREIGN_REPLY, "foreign"),
+            row("hello", (), COUNTER, HELLO, "other"),
+            row("what time do you open", (), COUNTER, UNSURE, "other"),
+        ]
+    )
+
+
+PARCELS = _parcels()
 
 
 def _quote(said: str) -> str:
