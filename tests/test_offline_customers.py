@@ -109,51 +109,52 @@ def _acme_status() -> list[Row]:
 
 
 def _acme_requests() -> list[Row]:
-    refund, order = "execute refund", "execute order"
-    refunds = [
-        ("I want to return my shoes and buy new ones", propose(refund, "shoes")),
-        ("I want a refund for my shoes", propose(refund, "shoes")),
-        ("I'd like to return my anvil", propose(refund, "anvil")),
-        ("refund my broken anvil", propose(refund, "broken anvil")),
-        ("I want my money back for the skates", propose(refund, "the skates")),
-        ("I want refunds for my rocket skates", propose(refund, "rocket skates")),
-        ("I want a refund", ask(refund, "item")),
-        ("I want a refund for my order", ask(refund, "item")),
-        ("refund it", ask(refund, "item")),
-        (("can I get my money back?", "skates"), propose(refund, "skates")),
-        (("I want a refund please.", "skates"), propose(refund, "skates")),
-        (("ok can I just get my money back then", "skates"), propose(refund, "skates")),
-        (("I want to return something", "the left roller skate"), propose(refund, "the left roller skate")),
-        ("refund my naïve café shoes 👟", propose(refund, "naïve café shoes 👟")),
-        ("please take it back and refund me", ask(refund, "item")),
-        ("I'd like a refund for the 抹茶 whisk", propose(refund, "the 抹茶 whisk")),
+    """What may run after a yes: a refund or an order, of the item named (or asked for when there is none)."""
+    requests = [
+        ("I want to return my shoes and buy new ones", "refund", "shoes"),
+        ("I want a refund for my shoes", "refund", "shoes"),
+        ("I'd like to return my anvil", "refund", "anvil"),
+        ("refund my broken anvil", "refund", "broken anvil"),
+        ("I want my money back for the skates", "refund", "the skates"),
+        ("I want refunds for my rocket skates", "refund", "rocket skates"),
+        ("I want a refund", "refund", None),
+        ("I want a refund for my order", "refund", None),
+        ("refund it", "refund", None),
+        (("can I get my money back?", "skates"), "refund", "skates"),
+        (("I want a refund please.", "skates"), "refund", "skates"),
+        (("ok can I just get my money back then", "skates"), "refund", "skates"),
+        (("I want to return something", "the left roller skate"), "refund", "the left roller skate"),
+        ("refund my naïve café shoes 👟", "refund", "naïve café shoes 👟"),
+        ("please take it back and refund me", "refund", None),
+        ("I'd like a refund for the 抹茶 whisk", "refund", "the 抹茶 whisk"),
+        ("I'd like to buy rocket skates", "buy", "rocket skates"),
+        ("I'd like to buy rocket skates.", "buy", "rocket skates"),
+        ("I want to purchase an anvil", "buy", "anvil"),
+        ("I want to order giant magnets", "buy", "giant magnets"),
+        ("I'd like to shop for roadrunner traps", "buy", "roadrunner traps"),
+        ("buying a jet-propelled unicycle", "buy", "jet-propelled unicycle"),
+        ("I want to buy skates and return my anvil", "buy", "skates"),
+        ("ok I'll take one anvil please", "buy", "anvil"),
+        ("I'll have a box of bird seed", "buy", "box of bird seed"),
+        ("get me a portable hole", "buy", "portable hole"),
+        ("I want to buy Ωmega glue", "buy", "Ωmega glue"),
+        ("can I order the giant slingshot?", "buy", "the giant slingshot"),
+        ("I want to buy something", "buy", None),
+        ("buy new ones", "buy", None),
+        ("I want to order", "buy", None),
+        ("can you help me buy it", "buy", None),
     ]
-    purchases = [
-        ("I'd like to buy rocket skates", propose(order, "rocket skates")),
-        ("I'd like to buy rocket skates.", propose(order, "rocket skates")),
-        ("I want to purchase an anvil", propose(order, "anvil")),
-        ("I want to order giant magnets", propose(order, "giant magnets")),
-        ("I'd like to shop for roadrunner traps", propose(order, "roadrunner traps")),
-        ("buying a jet-propelled unicycle", propose(order, "jet-propelled unicycle")),
-        ("I want to buy skates and return my anvil", propose(order, "skates")),
-        ("ok I'll take one anvil please", propose(order, "anvil")),
-        ("I'll have a box of bird seed", propose(order, "box of bird seed")),
-        ("get me a portable hole", propose(order, "portable hole")),
-        ("I want to buy Ωmega glue", propose(order, "Ωmega glue")),
-        ("can I order the giant slingshot?", propose(order, "the giant slingshot")),
-        ("I want to buy something", ask(order, "product")),
-        ("buy new ones", ask(order, "product")),
-        ("I want to order", ask(order, "product")),
-        ("can you help me buy it", ask(order, "product")),
+    tools = {"refund": (ISSUES, "execute refund", "item"), "buy": (SALES, "execute order", "product")}
+
+    def request(said: str | tuple[str, ...], kind: str, item: str | None) -> Row:
+        agent, tool, what = tools[kind]
+        return row(said, (agent,), agent, propose(tool, item) if item else ask(tool, what), kind)
+
+    prices = [
+        row("how much is an anvil?", (SALES,), SALES, ANSWER, "price"),
+        row("what do you sell?", (SALES,), SALES, ANSWER, "price"),
     ]
-    return (
-        [row(s, (ISSUES,), ISSUES, r, "refund") for s, r in refunds]
-        + [row(s, (SALES,), SALES, r, "buy") for s, r in purchases]
-        + [
-            row("how much is an anvil?", (SALES,), SALES, ANSWER, "price"),
-            row("what do you sell?", (SALES,), SALES, ANSWER, "price"),
-        ]
-    )
+    return [request(*r) for r in requests] + prices
 
 
 def _acme_people_and_others() -> list[Row]:
