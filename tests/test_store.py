@@ -14,7 +14,7 @@ import pytest
 from autogen_core.models import AssistantMessage, UserMessage
 
 from handoffs_runtime.errors import StoreError, UnknownSessionError
-from handoffs_runtime.messages import HandoffEvent
+from handoffs_runtime.messages import HandoffEvent, Question, Said
 from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
 from handoffs_runtime.sessions.sqlite_schema import MIGRATIONS, SCHEMA_VERSION
 from handoffs_runtime.sessions.store import (
@@ -22,7 +22,9 @@ from handoffs_runtime.sessions.store import (
     default_store_path,
     entry_for_event,
     entry_for_message,
+    question_entry,
 )
+from handoffs_runtime.sessions.transcript import entry_events
 
 from .store_backends import Backend
 
@@ -301,4 +303,23 @@ async def test_a_scribbled_row_is_a_store_error_naming_it(
     with pytest.raises(StoreError, match=message):
         await (store.get_session("s1") if column == "context" else store.entries("s1"))
     assert store.failure is not None
+    await store.close()
+
+
+async def test_a_question_and_its_answer_are_kept_and_read_back_checked(backend: Backend) -> None:
+    """A tool's confirmation or an operator's approval is stored with its answer; no model reads it."""
+    store = backend.make()
+    await store.open_session("s1", agent="T")
+    await store.append("s1", [question_entry("Confirm order? y/n", "customer", "yes")])
+    [entry] = await store.entries("s1")
+    assert entry.message() is None
+    assert entry_events(entry) == [
+        Question(prompt="Confirm order? y/n", choices=("yes", "no")),
+        Said(text="yes"),
+    ]
+    await store.close()
+    backend.execute("UPDATE messages SET body = ?", ('{"prompt": "Confirm?", "person": "someone"}',))
+    store = backend.make(read_only=True)
+    with pytest.raises(StoreError, match=r"entry 1 of session 's1' is damaged in the store \(a question"):
+        await store.entries("s1")
     await store.close()

@@ -22,6 +22,7 @@ from handoffs_runtime import (
     requires_approval,
     runs_code,
 )
+from handoffs_runtime.distributed import launch_worker
 from handoffs_runtime.team.files import load_team_file
 from handoffs_runtime.team.oversight import UnapprovedCodeError, operator_oversight, remote_oversight
 from handoffs_runtime.teams.acme import acme_team
@@ -31,6 +32,7 @@ from handoffs_runtime.tools.effects import is_code_runner
 from handoffs_runtime.web.backends import RemoteTeam
 from handoffs_runtime.web.hub import WAITING_FOR_APPROVAL, SessionHub
 
+from .distributed_support import Process, start_host
 from .web_support import approve, customer, operator, served, waiting_list
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -191,3 +193,70 @@ def test_a_team_file_marks_its_own_code_tool(tmp_path: Path) -> None:
     path.write_text("name: lab\nagents:\n- name: A\n  tools:\n  - {ref: lab_tools:shell, runs_code: true}\n")
     with pytest.raises(UnapprovedCodeError, match=r"\(A: shell\)"):
         operator_oversight(load_team_file(path))
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in process", "via a host"])
+async def test_an_order_the_operator_approves_is_confirmed_by_the_customer_and_kept(
+    remote: bool, tmp_path: Path, processes: list[Process]
+) -> None:
+    """The operator approves the irreversible order; the tool's own question is then the customer's; both
+    questions are stored with their answers, and a page resuming the session reads only the customer's.
+    Behind a gRPC host the same, with workers started with ``--operator-approves``."""
+    address = None
+    if remote:
+        host, address = await start_host()
+        processes.append(host)
+        processes.append(await launch_worker(address, options=["--operator-approves"]))
+    async with served(tmp_path, host=address) as server:
+        page, session = await customer(server)
+        sid, key = session["session"], session["key"]
+        await page.until("question")
+        await page.send({"type": "say", "text": "buy an anvil for 30 dollars"})
+        await page.until("question")
+        await page.send({"type": "say", "text": "yes"})
+        await page.until("notice", text=WAITING_FOR_APPROVAL)
+        asked = await approve(server, sid, "yes")
+        assert asked["prompt"] == 'Allow execute_order(product="anvil for 30 dollars", price=30)? y/n'
+        confirm = (await page.until("question"))[-1]
+        assert confirm["prompt"] == CONFIRM and confirm["choices"] == ["yes", "no"] and not confirm["turn"]
+        await page.send({"type": "say", "text": "yes"})
+        assert (await page.until("reply"))[-1]["text"] == "Done: execute order → Success."
+        await page.socket.close()
+
+        kinds = [e.kind for e in await server.hub.store.entries(sid)]
+        assert kinds[-5:] == ["question", "question", "tool_calls", "tool_results", "reply"]  # answered first
+        said = [(i["type"], i.get("prompt") or i.get("text")) for i in await server.hub.history(sid)]
+        exchange = [
+            ("question", asked["prompt"]),
+            ("said", "yes"),
+            ("question", CONFIRM),
+            ("said", "yes"),
+            ("reply", "Done: execute order → Success."),
+        ]
+        assert said[-5:] == exchange  # the operator console and the stored sessions view
+        again, _ = await customer(server, {"type": "hello", "session": sid, "key": key})
+        history = (await again.until("history"))[-1]["items"]
+        assert [(i["type"], i.get("prompt") or i.get("text")) for i in history][-3:] == exchange[2:]
+        assert "execute_order" not in json.dumps(history)  # the approval is the staff's business
+        await again.socket.close()
+
+
+async def test_a_page_that_comes_back_during_an_approval_is_told_it_waits(tmp_path: Path) -> None:
+    async with served(tmp_path) as server:
+        page, session = await customer(server)
+        await page.until("question")
+        await page.send({"type": "say", "text": "buy an anvil for 30 dollars"})
+        await page.until("question")
+        await page.send({"type": "say", "text": "yes"})
+        await page.until("notice", text=WAITING_FOR_APPROVAL)
+        await page.socket.close()  # a reload
+        again, _ = await customer(
+            server, {"type": "hello", "session": session["session"], "key": session["key"]}
+        )
+        await again.until("notice", text=WAITING_FOR_APPROVAL)
+        await approve(server, session["session"], "yes")
+        assert (await again.until("question"))[-1]["prompt"] == CONFIRM
+        await again.socket.close()
+
+
+CONFIRM = "Order summary: anvil for 30 dollars for $30. Confirm order? y/n"

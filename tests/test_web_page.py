@@ -19,7 +19,7 @@ from handoffs_runtime.teams.acme import acme_team
 from handoffs_runtime.web.hub import WAITING_FOR_APPROVAL
 
 from .browser_support import WAIT_MS, artifacts, needs_chromium, send
-from .test_browser import sign_in
+from .test_browser import approve_in_console, sign_in
 from .web_support import TOKEN, served
 
 pytest.importorskip("playwright.async_api")
@@ -79,8 +79,10 @@ async def test_a_typing_indicator_shows_while_an_agent_works(browser: object, tm
 
 
 async def test_yes_no_questions_are_buttons(browser: object, tmp_path: Path) -> None:
+    """The agent's yes/no question, then the order: the operator approves it in the operator console, and
+    the customer confirms their own order with the tool's buttons; the transcript keeps all of it."""
     async with served(tmp_path) as server:
-        page = await browser.new_page()  # type: ignore[attr-defined]
+        page = await (await browser.new_context()).new_page()  # type: ignore[attr-defined]
         await page.goto(server.url + "/")
         await send(page, "buy an anvil for 30 dollars")
         await page.locator(".msg.agent", has_text="Shall I go ahead? (yes/no)").wait_for(timeout=WAIT_MS)
@@ -91,11 +93,59 @@ async def test_yes_no_questions_are_buttons(browser: object, tmp_path: Path) -> 
         assert await page.locator("#question button.choice").all_text_contents() == ["Yes", "No"]
         assert await page.locator("#text").is_enabled()
         await yes.click()
-        # On the web the order itself (irreversible) is then the operator's to approve.
+        # The order itself (irreversible) is the operator's to approve, in the operator console.
         await page.get_by_text(WAITING_FOR_APPROVAL).wait_for(timeout=WAIT_MS)
-        said = await page.locator(".msg.you .text").all_text_contents()
-        assert said == ["buy an anvil for 30 dollars", "yes"]
+        assert await page.locator("#question button").count() == 0  # nothing for the customer to approve
+        operator = await (await browser.new_context()).new_page()  # type: ignore[attr-defined]
+        await sign_in(operator, f"{server.url}/operator")
+        assert (
+            await approve_in_console(operator)
+            == 'Allow execute_order(product="anvil for 30 dollars", price=30)?'
+        )
+        await operator.locator("#log .line.asked", has_text="Allow execute_order").wait_for(timeout=WAIT_MS)
+        # Then the tool's own question is the customer's: their order, as buttons, without the "y/n".
+        prompt = page.locator("#question .prompt")
+        await prompt.wait_for(timeout=WAIT_MS)
+        assert await prompt.text_content() == CONFIRM
+        assert await page.locator("#question button.choice").all_text_contents() == ["Yes", "No"]
         await page.screenshot(path=str(artifacts(tmp_path) / "customer-yes-no.png"))
+        await page.locator("#question button.choice", has_text="Yes").click()
+        await page.locator(".msg.agent", has_text="Done: execute order → Success.").wait_for(timeout=WAIT_MS)
+        await page.wait_for_selector("#text:enabled", timeout=WAIT_MS)
+        assert await conversation(page) == ROUND_TRIP
+        assert "y/n" not in await page_text(page)
+        session = await page.evaluate("localStorage.getItem('handoffs.session')")
+        stored = [
+            (e.kind, e.body.get("person"), e.body.get("answer"))
+            for e in await server.hub.store.entries(session)
+        ]
+        assert [s for s in stored if s[0] == "question"] == [
+            ("question", "operator", "yes"),
+            ("question", "customer", "yes"),
+        ]
+        await page.reload()  # the stored transcript shows the same exchange
+        await page.locator(".msg.agent", has_text="Done: execute order").wait_for(timeout=WAIT_MS)
+        assert await conversation(page) == ROUND_TRIP
+
+
+CONFIRM = "Order summary: anvil for 30 dollars for $30. Confirm order?"
+ROUND_TRIP = [
+    "buy an anvil for 30 dollars",
+    "↪ ACME sales has joined",
+    "I can execute order for “anvil for 30 dollars”. Shall I go ahead? (yes/no)",
+    "yes",
+    CONFIRM,
+    "yes",
+    "Done: execute order → Success.",
+]
+"""What the customer reads of an order, after the greeting (working and waiting lines aside)."""
+
+
+async def conversation(page: object) -> list[str]:
+    """What was said on the page but the greeting (not stored), with the handoff and question lines."""
+    items = page.locator("#log .msg .text, #log .line.handoff, #log .line.asked")  # type: ignore[attr-defined]
+    texts: list[str] = await items.all_inner_texts()
+    return [text for text in texts if text != acme_team().greeting]
 
 
 async def test_a_resumed_session_shows_no_console_text(browser: object, tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ from handoffs_runtime.distributed.options import Address
 from handoffs_runtime.distributed.worker import parse_shard_option, start_worker
 from handoffs_runtime.distributed.worker_runtime import Backoff
 from handoffs_runtime.models.choice import model_label
+from handoffs_runtime.team.oversight import operator_oversight
 from handoffs_runtime.team.spec import model_timeout_team, streaming_team
 from handoffs_runtime.telemetry.setup import add_trace_option, install_from_options
 
@@ -41,6 +42,12 @@ def add_parser(sub: Subcommands) -> None:
         "person)",
     )
     add_connect_timeout_option(worker)
+    worker.add_argument(
+        "--operator-approves",
+        action="store_true",
+        help="have the operator approve every approval the team asks and each call of its irreversible and "
+        "code tools, as handoffs serve does: for the workers of a serve --host front end",
+    )
     worker.add_argument(
         "--takeover-seconds",
         type=float,
@@ -62,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
     model = model_from_args(args, team)
     team = model_timeout_team(team, args.model_timeout)
     team = streaming_team(team, stream=model_label(model) != "offline" and not args.no_stream)
+    if args.operator_approves:  # web customers are strangers: the operator console approves instead
+        team = operator_oversight(team, approve_code=True)
     Address.parse(args.host)
     quiet_grpc(args)
 

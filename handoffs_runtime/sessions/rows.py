@@ -7,9 +7,10 @@ fails later somewhere else; both the SQLite and the PostgreSQL store read throug
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, get_args
 
 from handoffs_runtime.errors import StoreError
+from handoffs_runtime.messages import Person
 from handoffs_runtime.sessions.store import _MESSAGES, ENTRY_KINDS, SessionState, StoredEntry
 
 STATE_COLUMNS = "id, active_agent, context, context_seq, last_seq, status, team, created_at, updated_at"
@@ -54,6 +55,8 @@ def entry_from_row(session_id: str, row: tuple[Any, ...]) -> StoredEntry:
         if kind == "notice":
             if not isinstance(decoded.get("text"), str):
                 raise ValueError("a notice without text")
+        elif kind == "question":
+            _check_question(decoded)
         elif kind == "handoff":
             entry.event()
         else:
@@ -61,3 +64,9 @@ def entry_from_row(session_id: str, row: tuple[Any, ...]) -> StoredEntry:
     except ValueError as exc:
         raise damaged(f"entry {seq} of session {session_id!r}", exc) from exc
     return entry
+
+
+def _check_question(body: dict[str, Any]) -> None:
+    words = all(isinstance(body.get(key), str) for key in ("prompt", "answer"))
+    if not words or body.get("person") not in get_args(Person):
+        raise ValueError("a question without its prompt, answer or person")

@@ -12,12 +12,12 @@ from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 from autogen_core.models import AssistantMessage, FunctionExecutionResultMessage, LLMMessage, UserMessage
 from pydantic import TypeAdapter
 
-from handoffs_runtime.messages import HandoffEvent
+from handoffs_runtime.messages import HandoffEvent, Person
 from handoffs_runtime.sessions.leases import Holder
 
 T = TypeVar("T")
 
-EntryKind = Literal["user", "reply", "tool_calls", "tool_results", "handoff", "system", "notice"]
+EntryKind = Literal["user", "reply", "tool_calls", "tool_results", "handoff", "system", "notice", "question"]
 ENTRY_KINDS: frozenset[str] = frozenset(EntryKind.__args__)  # type: ignore[attr-defined]
 SessionStatus = Literal["open", "ended"]
 
@@ -59,8 +59,8 @@ class StoredEntry:
     created_at: float
 
     def message(self) -> LLMMessage | None:
-        """The conversation message this entry holds, or ``None`` for handoff events and notices."""
-        if self.kind in ("handoff", "notice"):
+        """The conversation message this entry holds; ``None`` for handoff events, notices, questions."""
+        if self.kind in ("handoff", "notice", "question"):
             return None
         return _MESSAGE.validate_python(self.body)
 
@@ -140,6 +140,13 @@ def entry_for_event(event: HandoffEvent) -> NewEntry:
 
 def notice_entry(text: str, *, agent: str = "runtime") -> NewEntry:
     return NewEntry(agent=agent, kind="notice", body={"text": text})
+
+
+def question_entry(prompt: str, person: Person, answer: str) -> NewEntry:
+    """A question put to ``person`` outside their turn (a tool's confirmation, an approval), with the
+    answer: the conversation's words, though no model reads them as a message."""
+    body = {"prompt": prompt, "person": person, "answer": answer}
+    return NewEntry(agent=person, kind="question", body=body)
 
 
 # --- the interface -------------------------------------------------------------------------------------

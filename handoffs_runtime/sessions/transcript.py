@@ -18,6 +18,7 @@ from handoffs_runtime.messages import (
     Event,
     Labels,
     Notice,
+    Question,
     Reply,
     Said,
     ToolFinished,
@@ -78,6 +79,9 @@ def entry_events(entry: StoredEntry, labels: Labels = NO_LABELS) -> list[Event]:
         return [Reply(agent=entry.agent, text=entry.text, label=label)]
     if entry.kind == "notice":
         return [Notice(text=entry.text)]
+    if entry.kind == "question":  # a confirmation or an approval, and how the person answered it
+        person = body["person"]
+        return [Question.asking(body["prompt"], person), Said(text=body["answer"], person=person)]
     if entry.kind == "tool_calls":
         return [
             ToolStarted(

@@ -72,8 +72,9 @@ def check_remote_oversight(team: TeamSpec, *, approve_code: bool = False) -> Non
     unapproved = remote_oversight(team)
     if unapproved:
         logging.getLogger("handoffs_runtime.web").warning(
-            "the gRPC host's workers run irreversible tools (%s) without an operator's approval: mark them "
-            "requires_approval: operator in the team file they load",
+            "unless the gRPC host's workers were started with --operator-approves, they run irreversible "
+            "tools (%s) with no operator's approval (the customer's own confirmation at most): start them "
+            "so, or mark the tools requires_approval: operator in the team file they load",
             unapproved,
         )
 

@@ -2,8 +2,8 @@
 
 A web customer is a stranger: they read what was said, that a request is being worked on and who has
 the conversation now, in plain words, and never a tool's name, arguments or result, a refused handoff's
-reason, or a notice's detail (a file's path, another process's pid and host). The operator console
-gets every event whole (:func:`~handoffs_runtime.messages.event_json`).
+reason, a notice's detail (a file's path, another process's pid and host), or the operator's side of an
+approval. The operator console gets every event whole (:func:`~handoffs_runtime.messages.event_json`).
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from handoffs_runtime.messages import (
     Event,
     HandoffLine,
     Notice,
+    Question,
+    Said,
     ToolFinished,
     ToolStarted,
     event_json,
@@ -50,5 +52,7 @@ def customer_json(event: Event) -> dict[str, Any] | None:
             return None  # a refused handoff or a stopped loop is the team's own business
         case Notice(text=text, recap=recap):
             return {"type": "notice", "text": text, "recap": recap}
+        case Question(person="operator") | Said(person="operator"):
+            return None  # an approval and its answer, an operator's "/handoff X": the staff's side
         case _:
             return event_json(event)

@@ -27,8 +27,8 @@ from autogen_core.models import ChatCompletionClient
 from handoffs_runtime.agents.human import HANDOFF_COMMAND
 from handoffs_runtime.channels.events import EventChannel
 from handoffs_runtime.errors import HandoffsError, SessionBusyError, StoreError, UnknownSessionError
-from handoffs_runtime.messages import PROGRESS, Event, Notice, Person, Question, Reply, Said, event_json
-from handoffs_runtime.sessions.store import SessionStore, StoredEntry
+from handoffs_runtime.messages import PROGRESS, Event, Notice, Person, Question, Reply, event_json
+from handoffs_runtime.sessions.store import SessionStore, StoredEntry, question_entry
 from handoffs_runtime.sessions.transcript import entry_events
 from handoffs_runtime.team.oversight import check_remote_oversight, operator_oversight
 from handoffs_runtime.team.spec import TeamSpec
@@ -209,6 +209,8 @@ class SessionHub:
         waiting = live.already_sent(self.channel.waiting(session_id, "customer"))
         if waiting is not None:
             await peer.send(operator_json(waiting))  # the customer's own question: nothing to hide
+        if (approval := live.already_sent(self._asked_operator(session_id))) and approval.choices:
+            await peer.send(self._notice(live, WAITING_FOR_APPROVAL))  # a page that came back hears why
         for frame in self.reception.customer_frames(session_id):
             await peer.send(frame)
         # The session's events wait in its stream until the first page has its history: one that ends
@@ -258,11 +260,11 @@ class SessionHub:
         task.add_done_callback(self._leaving.discard)
 
     async def customer_says(self, session_id: str, text: str) -> None:
-        if self.channel.waiting(session_id, "customer") is None:
+        if (question := self.channel.waiting(session_id, "customer")) is None:
             raise HubError("please wait for the answer before writing again")
         if (live := self._live.get(session_id)) is not None:
             live.used = True
-        await self.channel.answer(session_id, text)
+        await self._answer(session_id, question, text)
 
     async def back_to_assistant(self, session_id: str) -> None:
         """The customer waiting for a person goes back to the agent that passed them on."""
@@ -335,7 +337,7 @@ class SessionHub:
         question = self.channel.waiting(session_id, "operator")
         if question is None:
             raise HubError("the session is not waiting for your answer")
-        await self.channel.answer(session_id, text, person="operator")
+        await self._answer(session_id, question, text)
         if question.choices:
             live.operator = None
             await self._keep(self.store.release_operator(session_id))
@@ -355,6 +357,14 @@ class SessionHub:
         await self.channel.answer(session_id, f"{HANDOFF_COMMAND} {agent}", person="operator")
         name = self.team.labels.get(agent) or agent  # as people read it
         await peer.send(_released(session_id, f"You handed the conversation back to {name}."))
+
+    async def _answer(self, session_id: str, question: Question, text: str) -> None:
+        """Answer ``question``. One outside the person's turn (a tool's confirmation, an approval) is
+        stored with its answer before the tool reads it: the transcript holds the whole exchange."""
+        if not question.turn and (question.person == "customer" or question.choices):
+            entry = question_entry(question.prompt, question.person, text)
+            await self._keep(self.store.append(session_id, [entry]))
+        await self.channel.answer(session_id, text, person=question.person)
 
     def _asked_operator(self, session_id: str) -> Question | None:
         return self.channel.waiting(session_id, "operator")
@@ -391,9 +401,8 @@ class SessionHub:
                     logger.warning("session %s: %s: %s", live.session_id, event.text, event.detail)
                 if self.reception.observe(live.session_id, event):  # the customer's last words
                     await self._announce_waiting()
-                shown = customer_json(event)
-                if shown is not None and not (isinstance(event, Said) and event.person == "operator"):
-                    await self._to_customers(live, {"session": live.session_id, **shown})  # not "/handoff X"
+                if (shown := customer_json(event)) is not None:
+                    await self._to_customers(live, {"session": live.session_id, **shown})
                 if live.operator is not None:
                     await _send_quietly(live.operator, {"session": live.session_id, **operator_json(event)})
                 # The stream ends by itself after SessionEnded, and only then forgets the session: leaving
@@ -443,12 +452,13 @@ class SessionHub:
             logger.warning("could not store that session %s waits for an operator: %s", live.session_id, exc)
 
     @staticmethod
-    async def _keep(write: Awaitable[None]) -> None:
-        """An operator-state write that fails is logged: the conversation itself goes on."""
+    async def _keep(write: Awaitable[object]) -> None:
+        """A write beside the conversation (operator state, an answered question) that fails is logged:
+        the conversation itself goes on."""
         try:
             await write
         except StoreError as exc:
-            logger.warning("could not store the operator state: %s", exc)
+            logger.warning("could not store the operator state or an answered question: %s", exc)
 
     async def history(self, session_id: str) -> list[dict[str, Any]]:
         """The stored transcript as the operator's pages show it: what was said, and the handoffs, each

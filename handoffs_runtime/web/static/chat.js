@@ -16,6 +16,7 @@ let retry = 500;
 let speaker = "";  // who is answering the customer, as they read it
 let resuming = null;  // the stored session this connection asked for: the server kept it, or forgot it
 let earliest = 0;  // the number of the first transcript item shown: the server sends the last ones first
+let asked = null;  // a question outside the customer's turn (a confirmation): shown above its answer
 const earlier = el("button", "choice earlier", "Show earlier messages");
 earlier.type = "button";
 earlier.addEventListener("click", () => {
@@ -40,6 +41,7 @@ function setTurn(question) {
   input.disabled = !open;
   send.disabled = !open;
   for (const chip of suggestionBox.children) chip.disabled = !open;
+  asked = open && !question.turn ? question : null;
   questionBox.replaceChildren();
   questionBox.hidden = true;
   if (open && (!question.turn || question.choices.length > 0)) {
@@ -76,6 +78,7 @@ function offerSuggestions(suggestions) {
 function say(text) {
   if (!text.trim() || !socket || socket.readyState !== WebSocket.OPEN) return;
   socket.send(JSON.stringify({ type: "say", text: text }));
+  if (asked) transcript.show(asked, "You");  // as the stored transcript shows it: the question, the answer
   transcript.show({ type: "said", text: text }, "You");
   offerSuggestions([]);
   setTurn(null);

@@ -52,6 +52,7 @@ function describe(ev) {
       return "⚙ " + (ev.tool ? named(ev.label, ev.agent) + " is running " + ev.tool + "…" : ev.text);
     case "tool_finished": return "⚙ " + ev.tool + (ev.is_error ? " failed" : " done");
     case "notice": return ev.detail ? ev.text + ": " + ev.detail : ev.text;  // details: operators only
+    case "question": return withoutYesNo(ev.prompt);  // a confirmation or an approval, then its answer
     case "ended": return "The conversation has ended.";
     default: return null;
   }
@@ -79,7 +80,10 @@ class Transcript {
     this.node.scrollTop = this.node.scrollHeight;
   }
   show(ev, youLabel) {
-    if (ev.type === "said") { this.bubble("you", youLabel, ev.text, ev.at); return; }
+    if (ev.type === "said") {  // the customer's words, or the operator's answer to an approval
+      this.bubble("you", ev.person === "operator" ? "Operator" : youLabel, ev.text, ev.at);
+      return;
+    }
     if (ev.type === "delta") {
       const who = named(ev.label, ev.agent);
       if (!this.streaming || this.streaming.agent !== who) {
@@ -103,7 +107,7 @@ class Transcript {
     }
     const text = describe(ev);
     if (text === null) return;
-    const kind = ev.type.replace(/_.*/, "");
+    const kind = ev.type === "question" ? "asked" : ev.type.replace(/_.*/, "");  // "question": the box
     if (this.streaming && kind !== "tool" && ev.type !== "ended") {
       // A handoff or notice recorded while a reply streams happened before it: show it above.
       this.node.insertBefore(el("div", "line " + kind, text), this.streaming.row);

@@ -67,6 +67,7 @@ function answer(text) {
   // An answer to the customer comes back as the reply they read (under the operator's display name); the
   // answer to an approval does not, so it is shown here.
   if (entry.question.choices.length) {
+    entry.transcript.show(entry.question);
     entry.transcript.show({ type: "reply", agent: "You (operator)", text: text });
   }
   entry.question = null;
