@@ -32,6 +32,7 @@ from .web_support import (
     approve,
     client,
     customer,
+    customer_back,
     escalated,
     escalation_in_view,
     http_get,
@@ -180,9 +181,7 @@ async def test_a_reload_resumes_the_session_from_the_store(tmp_path: Path) -> No
         await page.send({"type": "say", "text": "I want a refund for my shoes"})
         await page.until("question")
         await page.socket.close()
-        again, resumed = await customer(
-            server, {"type": "hello", "session": session["session"], "key": session["key"]}
-        )
+        again, resumed = await customer_back(server, session)
         assert resumed == session
         history = await again.recv()
         assert kinds(history["items"]) == ["said", "handoff", "reply"]
@@ -418,9 +417,7 @@ async def test_a_session_resumes_from_the_store_after_the_server_restarts(tmp_pa
         await page.until("question")
         await page.socket.close()
     async with served(tmp_path, operator_token="another-operator-token-0123") as server:  # the same store
-        again, resumed = await customer(
-            server, {"type": "hello", "session": session["session"], "key": session["key"]}
-        )
+        again, resumed = await customer_back(server, session)
         assert resumed == session
         history = await again.recv()
         assert kinds(history["items"])[:3] == ["said", "handoff", "reply"]

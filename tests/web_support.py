@@ -118,6 +118,11 @@ async def customer(server: Served, hello: dict[str, Any] | None = None) -> tuple
     return page, session
 
 
+async def customer_back(server: Served, session: dict[str, Any]) -> tuple[Client, Any]:
+    """The customer's page back again (a reload) for ``session``, its session message, with its key."""
+    return await customer(server, {"type": "hello", "session": session["session"], "key": session["key"]})
+
+
 def http_get(url: str, token: str | None = None) -> tuple[int, dict[str, str], bytes]:
     request = urllib.request.Request(url)
     if token is not None:
