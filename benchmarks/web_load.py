@@ -31,23 +31,16 @@ def serve(latency: float) -> None:
     from handoffs_runtime.teams.acme import acme_team
     from handoffs_runtime.web.app import create_app
     from handoffs_runtime.web.hub import SessionHub
-    from handoffs_runtime.web.limits import Limits
     from handoffs_runtime.web.server import running
 
+    from .lifted_limits import lifted
     from .streaming import ChunkedStream
 
     class StreamingOffline(ChunkedStream, OfflineModel):
         pass
 
     many = 100_000  # every customer here comes from 127.0.0.1: the per-client limits would refuse them
-    limits = Limits(
-        max_connections=many,
-        connections_per_client=many,
-        connections_per_minute=many,
-        sockets_per_minute=many,
-        sessions_per_client=many,
-        new_sessions_per_minute=many,
-    )
+    limits = lifted(many, server_wide=True)
 
     async def main() -> None:
         hub = SessionHub(

@@ -41,14 +41,9 @@ def serve(folder: str, default_limits: bool) -> None:
     from handoffs_runtime.web.limits import Limits
     from handoffs_runtime.web.server import running
 
-    lifted = Limits(
-        connections_per_client=UNLIMITED,
-        connections_per_minute=UNLIMITED,
-        sockets_per_minute=UNLIMITED,
-        sessions_per_client=UNLIMITED,
-        new_sessions_per_minute=UNLIMITED,
-    )
-    limits = Limits() if default_limits else lifted
+    from .lifted_limits import lifted
+
+    limits = Limits() if default_limits else lifted(UNLIMITED)
 
     async def main() -> None:
         store = SQLiteSessionStore(str(Path(folder) / "sessions.sqlite3"))

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from autogen_core.models import (
     AssistantMessage,
@@ -206,11 +206,13 @@ class Delta(_Shown):
 
 @dataclass(slots=True, kw_only=True)
 class _ToolProgress(_Shown):
-    """What both ends of a regular tool call name: whose call, of which tool, under which id."""
+    """What both ends of a regular tool call name: whose call (and ``label``, what people read for
+    ``agent``), of which tool, under which id."""
 
     agent: str
     tool: str
     call_id: str
+    label: str = ""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -219,7 +221,6 @@ class ToolStarted(_ToolProgress):
 
     type: Literal["tool_started"] = "tool_started"
     arguments: str
-    label: str = ""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -229,7 +230,6 @@ class ToolFinished(_ToolProgress):
     type: Literal["tool_finished"] = "tool_finished"
     result: str
     is_error: bool = False
-    label: str = ""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -382,6 +382,9 @@ MESSAGE_TYPES: tuple[type[BaseModel], ...] = (
 # would do, so it is done here in one pass and the model is constructed without re-validation. Anything
 # else (a filter that returned dicts, say) goes through full validation as before.
 
+_Model = TypeVar("_Model", bound=BaseModel)
+_object_setattr = object.__setattr__
+
 _LLM_MESSAGE_TYPES: tuple[type[BaseModel], ...] = (
     SystemMessage,
     UserMessage,
@@ -398,11 +401,24 @@ def _validated_already(context: object, *names: object) -> bool:
     )
 
 
+def _constructed(cls: type[_Model], values: dict[str, Any]) -> _Model:
+    """``cls.model_construct(**values)`` when ``values`` holds every field, in order, of a model without
+    aliases, extra fields, private attributes or a post-init hook (``UserTask``, ``AgentResponse``): what
+    pydantic does then, without its walk over the fields looking for aliases and defaults."""
+    model = cls.__new__(cls)
+    _object_setattr(model, "__dict__", values)
+    _object_setattr(model, "__pydantic_fields_set__", set(values))
+    _object_setattr(model, "__pydantic_extra__", None)
+    _object_setattr(model, "__pydantic_private__", None)
+    return model
+
+
 def user_task(context: list[LLMMessage], turn_path: list[str], usage: Usage = Usage.EMPTY) -> UserTask:
     """``UserTask(context=..., turn_path=..., usage=...)``, without re-validating items that are
     LLMMessages already (``usage`` is a ``Usage``: valid by construction)."""
     if type(turn_path) is list and _validated_already(context, *turn_path):
-        return UserTask.model_construct(context=context, turn_path=turn_path, trace=None, usage=usage)
+        values = {"context": context, "turn_path": turn_path, "trace": None, "usage": usage}
+        return _constructed(UserTask, values)
     return UserTask(context=context, turn_path=turn_path, usage=usage)
 
 
@@ -411,7 +427,12 @@ def agent_response(
 ) -> AgentResponse:
     """``AgentResponse(...)``, without re-validating items that are LLMMessages already."""
     if _validated_already(context, reply_to_topic_type):
-        return AgentResponse.model_construct(
-            context=context, reply_to_topic_type=reply_to_topic_type, trace=None, usage=usage, live=live
-        )
+        values = {
+            "reply_to_topic_type": reply_to_topic_type,
+            "context": context,
+            "trace": None,
+            "usage": usage,
+            "live": live,
+        }
+        return _constructed(AgentResponse, values)
     return AgentResponse(context=context, reply_to_topic_type=reply_to_topic_type, usage=usage, live=live)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from autogen_core import TopicId
+from autogen_core import AgentId, TopicId
 
 USER = "User"
 HANDOFF_EVENTS = "HandoffEvents"
@@ -19,8 +19,35 @@ HANDOFF_EVENTS = "HandoffEvents"
 
 
 def session_topic(topic_type: str, session_id: str) -> TopicId:
-    """The topic of ``topic_type`` for one session, e.g. ``session_topic("SalesAgent", "s1")``."""
-    return TopicId(topic_type, source=session_id)
+    """The topic of ``topic_type`` for one session, e.g. ``session_topic("SalesAgent", "s1")``.
+
+    ``TopicId`` checks its type with a regular expression each time; a topic type is checked here once
+    (an invalid one fails as it does there), and a runtime makes several topics per message."""
+    if topic_type not in _CHECKED_TOPIC_TYPES:
+        topic = TopicId(topic_type, source=session_id)
+        if len(_CHECKED_TOPIC_TYPES) < _MAX_CHECKED:
+            _CHECKED_TOPIC_TYPES.add(topic_type)
+        return topic
+    topic = object.__new__(TopicId)
+    object.__setattr__(topic, "type", topic_type)  # what the frozen dataclass's __init__ does
+    object.__setattr__(topic, "source", session_id)
+    return topic
+
+
+def known_agent_id(agent_type: str, key: str) -> AgentId:
+    """``AgentId(agent_type, key)`` for an ``agent_type`` known to be valid (a registered or subscribed
+    agent type that was checked): the constructor checks it with a regular expression on every call, and a
+    runtime makes several agent ids per message."""
+    agent_id: AgentId = object.__new__(AgentId)
+    agent_id._type = agent_type
+    agent_id._key = key
+    return agent_id
+
+
+_CHECKED_TOPIC_TYPES: set[str] = set()
+_MAX_CHECKED = 1024
+"""Topic types are a team's agents and a few more; a program that makes up new ones is checked each time
+past this many."""
 
 
 # --- placement: which worker serves which session (distributed mode) ----------------------------------

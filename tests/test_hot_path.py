@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import FrozenInstanceError
+
 import pytest
-from autogen_core import MessageContext, message_handler
+from autogen_core import AgentId, MessageContext, TopicId, message_handler
 from autogen_core.models import AssistantMessage, LLMMessage, UserMessage
 from pydantic import ValidationError
 
@@ -11,6 +13,7 @@ from handoffs_runtime import AgentResponse, HandoffEvent, UserLogin, UserTask
 from handoffs_runtime.agents import AIAgent, UserAgent
 from handoffs_runtime.agents.routing import SessionAgent
 from handoffs_runtime.messages import agent_response, user_task
+from handoffs_runtime.topics import known_agent_id, session_topic
 from handoffs_runtime.usage import Usage
 
 CONTEXT: list[LLMMessage] = [
@@ -70,3 +73,49 @@ def test_session_agents_share_one_routing_table_per_class() -> None:
     assert set(c._handlers) == {UserLogin, HandoffEvent}
     assert a._description == "extra"
     assert issubclass(AIAgent, SessionAgent) and issubclass(UserAgent, SessionAgent)
+
+
+def test_session_topics_and_known_agent_ids_equal_the_checked_ones() -> None:
+    for _ in range(2):  # the first call checks the topic type, the next ones skip the check
+        topic = session_topic("SalesAgent", "s1")
+        assert topic == TopicId("SalesAgent", "s1") and hash(topic) == hash(TopicId("SalesAgent", "s1"))
+        assert (topic.type, topic.source, str(topic)) == ("SalesAgent", "s1", "SalesAgent/s1")
+    with pytest.raises(FrozenInstanceError):
+        topic.source = "s2"  # type: ignore[misc]
+    for _ in range(2):
+        with pytest.raises(ValueError, match="Invalid topic type"):
+            session_topic("not a topic type", "s1")
+    agent_id = known_agent_id("SalesAgent", "s1")
+    assert agent_id == AgentId("SalesAgent", "s1") and hash(agent_id) == hash(AgentId("SalesAgent", "s1"))
+    assert (agent_id.type, agent_id.key, repr(agent_id)) == (
+        "SalesAgent",
+        "s1",
+        repr(AgentId("SalesAgent", "s1")),
+    )
+
+
+def test_the_shortcuts_build_what_model_construct_builds() -> None:
+    """``user_task`` and ``agent_response`` set a model's state directly: exactly what ``model_construct``
+    sets for models without aliases, extra fields, private attributes or a post-init hook."""
+    for model in (UserTask, AgentResponse):
+        assert model.model_config.get("extra") != "allow" and not model.__private_attributes__
+        assert not model.__pydantic_post_init__ and not model.__pydantic_root_model__
+        assert all(f.alias is None and f.validation_alias is None for f in model.model_fields.values())
+    usage = Usage.EMPTY
+    pairs = [
+        (
+            user_task(list(CONTEXT), ["Triage"], usage),
+            UserTask.model_construct(context=list(CONTEXT), turn_path=["Triage"], trace=None, usage=usage),
+        ),
+        (
+            agent_response(list(CONTEXT), "Sales", usage, live=True),
+            AgentResponse.model_construct(
+                reply_to_topic_type="Sales", context=list(CONTEXT), trace=None, usage=usage, live=True
+            ),
+        ),
+    ]
+    for fast, constructed in pairs:
+        assert fast == constructed and repr(fast) == repr(constructed)
+        assert fast.model_fields_set == constructed.model_fields_set
+        assert (fast.__pydantic_extra__, fast.__pydantic_private__) == (None, None)
+        assert fast.model_dump_json() == constructed.model_dump_json()

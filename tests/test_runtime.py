@@ -69,7 +69,9 @@ async def _purchase(
 
 
 async def test_a_conversation_is_the_same_as_on_the_stock_runtime() -> None:
-    ours = await _purchase(HandoffsRuntime())
+    runtime = HandoffsRuntime()
+    ours = await _purchase(runtime)
+    assert runtime._background_tasks == set()  # each delivery's task left as it ended
     stock = await _purchase(SingleThreadedAgentRuntime())
     assert ours.shown["s1"] == stock.shown["s1"]
     assert ours.asked["s1"] == stock.asked["s1"]
@@ -256,6 +258,15 @@ async def test_recipients_match_the_stock_subscription_manager_in_order() -> Non
     for topic in topics:
         assert await ours.get_subscribed_recipients(topic) == await stock.get_subscribed_recipients(topic)
     assert await ours.get_subscribed_recipients(TopicId("Sales", "a")) == [AgentId("Audit", "a")]
+
+
+async def test_a_subscription_to_an_invalid_agent_type_fails_when_matched_as_on_the_stock_manager() -> None:
+    for manager in (SubscriptionManager(), TypeIndexedSubscriptions()):
+        await manager.add_subscription(TypeSubscription("User", "User"))
+        await manager.add_subscription(TypePrefixSubscription("Sales", "not a type"))
+        assert await manager.get_subscribed_recipients(TopicId("User", "a")) == [AgentId("User", "a")]
+        with pytest.raises(ValueError, match="Invalid agent type"):
+            await manager.get_subscribed_recipients(TopicId("Sales", "a"))
 
 
 async def test_subscription_lookups_keep_nothing_per_session() -> None:

@@ -3,6 +3,7 @@ runtime's own tests do not look. Each behaviour runs on both runtimes, so any di
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -154,6 +155,67 @@ async def test_message_ids_are_distinct_uuid_strings(runtime_class: type) -> Non
     ids = [ctx.message_id for _, ctx in await _received(runtime, AgentId("recorder", "s1"))]
     assert len(set(ids)) == 3
     assert all(uuid.UUID(i).version == 4 for i in ids)
+
+
+class Relay(RoutedAgent):
+    """Logs when it starts and ends handling each ``Ping``; an ``echo`` ping makes it publish two more at
+    once (to another session's instance: a publish never returns to its sender)."""
+
+    log: ClassVar[list[str]] = []
+
+    def __init__(self) -> None:
+        super().__init__("relays pings")
+
+    @message_handler
+    async def on_ping(self, message: Ping, ctx: MessageContext) -> None:
+        Relay.log.append(f"start {message.text}")
+        if message.text.startswith("echo"):
+            for i in range(2):
+                await self.publish_message(Ping(f"{message.text}.{i}"), TopicId("news", "s2"))
+        await asyncio.sleep(0.01)
+        Relay.log.append(f"end {message.text}")
+
+
+@pytest.mark.parametrize("runtime_class", RUNTIMES)
+async def test_deliveries_start_in_publish_order_and_stop_when_idle_waits_for_them(
+    runtime_class: type,
+) -> None:
+    """What a handler publishes while messages wait in the queue starts after them, and so does what is
+    published from outside; ``stop_when_idle`` waits for every handler to end."""
+    Relay.log.clear()
+    runtime = runtime_class()
+    await Relay.register(runtime, "relay", Relay)
+    await runtime.add_subscription(TypeSubscription("news", "relay"))
+    for text in ("echo", "a", "b"):
+        await runtime.publish_message(Ping(text), TopicId("news", "s1"))
+    runtime.start()
+    await runtime.publish_message(Ping("late"), TopicId("news", "s1"))
+    await runtime.stop_when_idle()
+    order = ["echo", "a", "b", "late", "echo.0", "echo.1"]
+    assert Relay.log[:6] == [f"start {text}" for text in order]
+    assert sorted(Relay.log[6:]) == sorted(f"end {text}" for text in order)
+
+
+@pytest.mark.parametrize("runtime_class", RUNTIMES)
+async def test_a_factory_is_called_and_checked_as_registered(runtime_class: type) -> None:
+    """A coroutine factory is awaited; one that builds another class than registered fails the delivery."""
+    runtime = runtime_class(ignore_unhandled_exceptions=False)
+
+    async def build() -> Recorder:
+        return Recorder()
+
+    await runtime.register_factory("recorder", build, expected_class=Recorder)
+    await runtime.register_factory("wrong", Relay, expected_class=Recorder)
+    await runtime.add_subscription(TypeSubscription("news", "recorder"))
+    await runtime.add_subscription(TypeSubscription("gossip", "wrong"))
+    runtime.start()
+    await runtime.publish_message(Ping("hi"), TopicId("news", "s1"))
+    await runtime.stop_when_idle()
+    assert [m.text for m, _ in await _received(runtime, AgentId("recorder", "s1"))] == ["hi"]
+    runtime.start()
+    await runtime.publish_message(Ping("hi"), TopicId("gossip", "s1"))
+    with pytest.raises(ValueError, match="wrong type: expected Recorder, got Relay"):
+        await runtime.stop_when_idle()
 
 
 @pytest.mark.parametrize("runtime_class", RUNTIMES)

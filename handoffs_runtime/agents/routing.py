@@ -11,8 +11,10 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, ClassVar
 
-from autogen_core import MessageContext, MessageHandlerContext, RoutedAgent
+from autogen_core import AgentInstantiationContext, MessageContext, MessageHandlerContext, RoutedAgent
 from autogen_core._routed_agent import MessageHandler
+
+_INSTANTIATING = AgentInstantiationContext._AGENT_INSTANTIATION_CONTEXT_VAR
 
 HandlerTable = defaultdict[type[Any], list[MessageHandler[Any, Any, Any]]]
 
@@ -32,7 +34,14 @@ class SessionAgent(RoutedAgent):
                     table[target_type].append(handler)
             SessionAgent._handler_tables[cls] = table
         self._handlers = table  # read only: RoutedAgent routes with .get()
-        super(RoutedAgent, self).__init__(description)  # what RoutedAgent.__init__ does after routing
+        # What RoutedAgent.__init__ does after routing (BaseAgent.__init__), reading the instantiation
+        # context once instead of three times.
+        instantiating = _INSTANTIATING.get(None)
+        if instantiating is not None:
+            self._runtime, self._id = instantiating
+        if not isinstance(description, str):
+            raise ValueError("Agent description must be a string")
+        self._description = description
 
     async def on_message_in_context(self, message: Any, ctx: MessageContext) -> Any:
         """``on_message_impl`` with ``MessageHandlerContext.agent_id()`` naming this agent while it handles

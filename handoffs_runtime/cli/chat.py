@@ -21,7 +21,7 @@ from handoffs_runtime.cli.options import (
     add_store_option,
     add_team_option,
     add_verbose_option,
-    model_from_args,
+    choose_model,
     open_store,
     team_from_option,
 )
@@ -29,10 +29,9 @@ from handoffs_runtime.cli.process import quiet_grpc
 from handoffs_runtime.distributed.frontend import chat_remote
 from handoffs_runtime.distributed.options import Address
 from handoffs_runtime.errors import DistributedError
-from handoffs_runtime.models.choice import model_label
 from handoffs_runtime.sessions.open import OpenedStore
 from handoffs_runtime.team.chat import run_chat
-from handoffs_runtime.team.spec import TeamSpec, model_timeout_team, streaming_team
+from handoffs_runtime.team.spec import TeamSpec, streaming_team
 from handoffs_runtime.telemetry.setup import add_trace_option, install_from_options
 from handoffs_runtime.topics import check_session_id
 
@@ -85,19 +84,15 @@ def _colour(args: argparse.Namespace) -> bool | None:
 
 def _local(args: argparse.Namespace, team: TeamSpec) -> int:
     """The whole team in this process, on the model the options name."""
-    model = model_from_args(args, team)
-    team = model_timeout_team(team, args.model_timeout)
-    label = model_label(model)
-    model_line = OFFLINE_LINE if label == "offline" else f"model: {label}"
-    stream = label != "offline" and not args.no_stream
-    channel = (StreamingConsoleChannel if stream else ConsoleChannel)(colour=_colour(args))
-    if stream:
-        team = streaming_team(team, stream=True)
+    choice = choose_model(args, team)
+    model_line = OFFLINE_LINE if choice.label == "offline" else f"model: {choice.label}"
+    channel = (StreamingConsoleChannel if choice.stream else ConsoleChannel)(colour=_colour(args))
+    team = streaming_team(choice.team, stream=True) if choice.stream else choice.team
     banner = f"handoffs · {team.title or team.name} · {model_line}"
     store = open_store(args.store)
     conversation = run_chat(
         team,
-        model=model,
+        model=choice.model,
         channel=channel,
         session_id=args.session,
         banner=banner,

@@ -10,17 +10,18 @@ import argparse
 import asyncio
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 from autogen_core.models import ChatCompletionClient
 
 from handoffs_runtime.distributed.options import DEFAULT_MAX_MESSAGE_MB
 from handoffs_runtime.errors import TeamConfigError
-from handoffs_runtime.models.choice import model_from_options
+from handoffs_runtime.models.choice import model_from_options, model_label
 from handoffs_runtime.sessions.open import OpenedStore, store_target
 from handoffs_runtime.sessions.open import open_store as open_store_at
 from handoffs_runtime.team.files import FILE_SUFFIXES, load_team
-from handoffs_runtime.team.spec import TeamSpec, call_deadline
+from handoffs_runtime.team.spec import TeamSpec, call_deadline, model_timeout_team
 from handoffs_runtime.teams.acme import acme_team
 from handoffs_runtime.teams.orchestrator import orchestrator_team
 
@@ -88,6 +89,27 @@ def model_from_args(args: argparse.Namespace, team: TeamSpec | None = None) -> C
         return team.model
     timeout = call_deadline(team, args.model_timeout)
     return model_from_options(args.model, base_url=args.base_url, timeout=timeout)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelChoice:
+    """What a command that runs agents here makes of :func:`add_model_options` and ``--no-stream``."""
+
+    model: ChatCompletionClient
+    team: TeamSpec
+    """The team with ``--model-timeout`` applied (:func:`model_timeout_team`)."""
+    label: str
+    """What the model is called on screen (``offline`` for the built-in one)."""
+    stream: bool
+    """Whether replies stream: a real model, unless ``--no-stream``."""
+
+
+def choose_model(args: argparse.Namespace, team: TeamSpec) -> ModelChoice:
+    """The model the options name for ``team`` (see :func:`model_from_args`), and the team made for it."""
+    model = model_from_args(args, team)
+    label = model_label(model)
+    timed = model_timeout_team(team, args.model_timeout)
+    return ModelChoice(model, timed, label, stream=label != "offline" and not args.no_stream)
 
 
 def add_verbose_option(parser: argparse.ArgumentParser) -> None:

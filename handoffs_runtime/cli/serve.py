@@ -19,13 +19,12 @@ from handoffs_runtime.cli.options import (
     add_store_option,
     add_team_option,
     add_verbose_option,
-    model_from_args,
+    choose_model,
     open_store,
     team_from_option,
 )
 from handoffs_runtime.errors import HandoffsError
-from handoffs_runtime.models.choice import model_label
-from handoffs_runtime.team.spec import model_timeout_team, streaming_team
+from handoffs_runtime.team.spec import streaming_team
 from handoffs_runtime.web.limits import Limits, networks
 from handoffs_runtime.web.server import operator_token, running
 
@@ -86,51 +85,46 @@ def _add_limit_options(serve: argparse.ArgumentParser) -> None:
         help="a reverse proxy's address or network (repeat for more): its X-Forwarded-For names the client "
         "the limits count (from nobody else)",
     )
-    d = Limits()
-    for option, field, help_text in [
-        ("--max-connections", "max_connections", "connections open at once"),
-        ("--connections-per-client", "connections_per_client", "connections one client holds open"),
-        ("--connections-per-minute", "connections_per_minute", "connections one client opens a minute"),
-        ("--sockets-per-minute", "sockets_per_minute", "WebSockets one client opens a minute (reconnects)"),
-        ("--sessions-per-client", "sessions_per_client", "sessions one client keeps live"),
-        ("--new-sessions-per-minute", "new_sessions_per_minute", "sessions one client starts a minute"),
-        ("--history-page", "history_page", "transcript items a page is sent at once"),
-    ]:
+    defaults = Limits()
+    for option, field, kind, help_text in _LIMIT_OPTIONS:
+        default = getattr(defaults, field)
         group.add_argument(
-            option, type=_positive(int), default=getattr(d, field), metavar="N",
-            help=f"{help_text} (default: {getattr(d, field)})",
-        )  # fmt: skip
-    group.add_argument(
+            option,
+            dest=field,
+            type=_positive(kind),
+            default=default,
+            metavar="N" if kind is int else "S",
+            help=f"{help_text} (default: {default:g})",
+        )
+
+
+_LIMIT_OPTIONS: list[tuple[str, str, Callable[[str], float], str]] = [
+    ("--max-connections", "max_connections", int, "connections open at once"),
+    ("--connections-per-client", "connections_per_client", int, "connections one client holds open"),
+    ("--connections-per-minute", "connections_per_minute", int, "connections one client opens a minute"),
+    ("--sockets-per-minute", "sockets_per_minute", int, "WebSockets one client opens a minute (reconnects)"),
+    ("--sessions-per-client", "sessions_per_client", int, "sessions one client keeps live"),
+    ("--new-sessions-per-minute", "new_sessions_per_minute", int, "sessions one client starts a minute"),
+    ("--history-page", "history_page", int, "transcript items a page is sent at once"),
+    (
         "--request-timeout",
-        type=_positive(float),
-        default=d.request_seconds,
-        metavar="S",
-        help=f"seconds a request (or a WebSocket's first message) may take to arrive (default: "
-        f"{d.request_seconds:g})",
-    )
-    group.add_argument(
+        "request_seconds",
+        float,
+        "seconds a request (or a WebSocket's first message) may take to arrive",
+    ),
+    (
         "--unused-session-seconds",
-        type=_positive(float),
-        default=d.unused_session_seconds,
-        metavar="S",
-        help=f"end a session nobody wrote in this long after its page closed (default: "
-        f"{d.unused_session_seconds:g})",
-    )
+        "unused_session_seconds",
+        float,
+        "end a session nobody wrote in this long after its page closed",
+    ),
+]
+"""Each numeric option of :class:`Limits`: the option, the field it sets, its type and what it limits."""
 
 
 def _limits(args: argparse.Namespace) -> Limits:
-    return Limits(
-        max_connections=args.max_connections,
-        connections_per_client=args.connections_per_client,
-        connections_per_minute=args.connections_per_minute,
-        sockets_per_minute=args.sockets_per_minute,
-        sessions_per_client=args.sessions_per_client,
-        new_sessions_per_minute=args.new_sessions_per_minute,
-        unused_session_seconds=args.unused_session_seconds,
-        request_seconds=args.request_timeout,
-        history_page=args.history_page,
-        trusted_proxies=tuple(args.trusted_proxy),
-    )
+    numbers = {field: getattr(args, field) for _, field, _, _ in _LIMIT_OPTIONS}
+    return Limits(**numbers, trusted_proxies=tuple(args.trusted_proxy))
 
 
 def _positive(kind: Callable[[str], float]) -> Callable[[str], float]:
@@ -173,10 +167,10 @@ def run(args: argparse.Namespace) -> int:
     if args.host is None:
         if args.credentials is not None:
             raise HandoffsError("--credentials is for --host: the credentials of the gRPC host to join")
-        model = model_from_args(args, team)
-        team = model_timeout_team(team, args.model_timeout)
-        label = f"model: {model_label(model)}"
-        team = streaming_team(team, stream=not args.no_stream and model_label(model) != "offline")
+        choice = choose_model(args, team)
+        model = choice.model
+        label = f"model: {choice.label}"
+        team = streaming_team(choice.team, stream=choice.stream)
         backend = None
     else:
         from handoffs_runtime.distributed.options import Address

@@ -15,16 +15,15 @@ from handoffs_runtime.cli.options import (
     add_no_stream_option,
     add_team_option,
     add_verbose_option,
-    model_from_args,
+    choose_model,
     team_from_option,
 )
 from handoffs_runtime.cli.process import quiet_grpc, run_until_signal
 from handoffs_runtime.distributed.options import Address
 from handoffs_runtime.distributed.worker import parse_shard_option, start_worker
 from handoffs_runtime.distributed.worker_runtime import Backoff
-from handoffs_runtime.models.choice import model_label
 from handoffs_runtime.team.oversight import operator_oversight
-from handoffs_runtime.team.spec import model_timeout_team, streaming_team
+from handoffs_runtime.team.spec import streaming_team
 from handoffs_runtime.telemetry.setup import add_trace_option, install_from_options
 
 
@@ -66,9 +65,8 @@ def run(args: argparse.Namespace) -> int:
     install_from_options(args, service_name="handoffs-worker")
     agents = [a.strip() for a in args.agents.split(",") if a.strip()] if args.agents else None
     shard = parse_shard_option(args.shard)
-    model = model_from_args(args, team)
-    team = model_timeout_team(team, args.model_timeout)
-    team = streaming_team(team, stream=model_label(model) != "offline" and not args.no_stream)
+    choice = choose_model(args, team)
+    team = streaming_team(choice.team, stream=choice.stream)
     if args.operator_approves:  # web customers are strangers: the operator console approves instead
         team = operator_oversight(team, approve_code=True)
     Address.parse(args.host)
@@ -83,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         runtime, names = await start_worker(
             team,
             args.host,
-            model=model,
+            model=choice.model,
             backoff=Backoff(give_up_after=args.connect_timeout),
             agents=agents,
             shard=shard,

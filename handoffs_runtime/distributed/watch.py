@@ -25,9 +25,9 @@ import asyncio
 import uuid
 from collections.abc import Coroutine
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Unpack
 
-from autogen_core import JSON_DATA_CONTENT_TYPE, AgentId, CancellationToken, MessageContext, TopicId
+from autogen_core import JSON_DATA_CONTENT_TYPE, CancellationToken, MessageContext, TopicId
 from autogen_core.models import LLMMessage
 from autogen_ext.runtimes.grpc import _constants as wire
 from autogen_ext.runtimes.grpc.protos import cloudevent_pb2
@@ -36,7 +36,7 @@ from handoffs_runtime.channels.base import Channel
 from handoffs_runtime.distributed.options import logger
 from handoffs_runtime.distributed.redelivery import Redelivery
 from handoffs_runtime.distributed.serializers import type_name
-from handoffs_runtime.distributed.worker_runtime import WorkerRuntime
+from handoffs_runtime.distributed.worker_runtime import Delivery, WorkerRuntime
 from handoffs_runtime.messages import (
     PROGRESS,
     AgentResponse,
@@ -233,22 +233,12 @@ class WatchedRuntime(WorkerRuntime):
             )
             await agent.on_message(message, ctx=context)
 
-    async def publish_message(
-        self,
-        message: Any,
-        topic_id: TopicId,
-        *,
-        sender: AgentId | None = None,
-        cancellation_token: CancellationToken | None = None,
-        message_id: str | None = None,
-    ) -> None:
+    async def publish_message(self, message: Any, topic_id: TopicId, **options: Unpack[Delivery]) -> None:
         if self.watch is not None and isinstance(message, UserTask):
             self.watch.sent(topic_id.source, topic_id.type, message.context)
         if self.redelivery is not None and isinstance(message, UserTask):
             self.redelivery.sent(topic_id, message)
-        await super().publish_message(
-            message, topic_id, sender=sender, cancellation_token=cancellation_token, message_id=message_id
-        )
+        await super().publish_message(message, topic_id, **options)
 
 
 class WatchedChannel:

@@ -31,7 +31,7 @@ import contextlib
 import random
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, Unpack
 
 import grpc  # type: ignore[import-untyped]
 from autogen_core import Agent, AgentId, CancellationToken, Subscription, TopicId
@@ -64,6 +64,15 @@ from handoffs_runtime.topics import USER
 _USER_TASK = type_name(UserTask)
 RESEND_WINDOW = 5.0
 """Seconds: events written this long before a connection was lost are sent again on the next one."""
+
+
+class Delivery(TypedDict, total=False):
+    """The keyword arguments of a runtime's ``send_message`` and ``publish_message``, for an override
+    that passes them on."""
+
+    sender: AgentId | None
+    cancellation_token: CancellationToken | None
+    message_id: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,24 +296,10 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
             if not future.done():
                 future.set_exception(DistributedError(reason))
 
-    async def send_message(
-        self,
-        message: Any,
-        recipient: AgentId,
-        *,
-        sender: AgentId | None = None,
-        cancellation_token: CancellationToken | None = None,
-        message_id: str | None = None,
-    ) -> Any:
+    async def send_message(self, message: Any, recipient: AgentId, **options: Unpack[Delivery]) -> Any:
         """As autogen's, but a cancelled call forgets its request (the remote agent is not stopped)."""
         try:
-            return await super().send_message(
-                message,
-                recipient,
-                sender=sender,
-                cancellation_token=cancellation_token,
-                message_id=message_id,
-            )
+            return await super().send_message(message, recipient, **options)
         finally:
             for request_id, future in list(self._pending_requests.items()):
                 if future.done():

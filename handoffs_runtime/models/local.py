@@ -14,7 +14,7 @@ import json
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, TypedDict, Unpack, runtime_checkable
 
 from autogen_core import CancellationToken, FunctionCall
 from autogen_core.models import (
@@ -64,6 +64,17 @@ class AnswersPromptly(Protocol):
     policy's per-call timeout. Optional; a model without the attribute gets the timeout."""
 
     answers_promptly: bool
+
+
+class CreateOptions(TypedDict, total=False):
+    """The keyword arguments of a model client's ``create`` and ``create_stream``, for one that passes
+    them on."""
+
+    tools: Sequence[Tool | ToolSchema]
+    tool_choice: Any
+    json_output: Any
+    extra_create_args: Mapping[str, Any]
+    cancellation_token: CancellationToken | None
 
 
 Reply = str | list[FunctionCall]
@@ -129,17 +140,10 @@ class LocalModel(ChatCompletionClient):
             cached=False,
         )
 
-    async def create_stream(  # type: ignore[override]
-        self,
-        messages: Sequence[LLMMessage],
-        *,
-        tools: Sequence[Tool | ToolSchema] = (),
-        tool_choice: Any = "auto",
-        json_output: Any = None,
-        extra_create_args: Mapping[str, Any] = {},
-        cancellation_token: CancellationToken | None = None,
+    async def create_stream(
+        self, messages: Sequence[LLMMessage], **options: Unpack[CreateOptions]
     ) -> AsyncGenerator[str | CreateResult, None]:
-        result = await self.create(messages, tools=tools, cancellation_token=cancellation_token)
+        result = await self.create(messages, **options)
         text = result.content
         if isinstance(text, str):
             step = self.delta_chars or len(text) or 1

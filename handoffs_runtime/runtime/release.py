@@ -36,7 +36,7 @@ from autogen_core import (
 
 from handoffs_runtime.agents.user import SessionEndHook
 from handoffs_runtime.runtime.subscriptions import TypeIndexedSubscriptions
-from handoffs_runtime.topics import session_of_key, worker_key
+from handoffs_runtime.topics import known_agent_id, session_of_key, worker_key
 
 
 def _internals(runtime: SingleThreadedAgentRuntime) -> tuple[dict[AgentId, Any], Any]:
@@ -60,7 +60,7 @@ def release_session(
     agents, subscriptions = _internals(runtime)
     released = 0
     for agent_type in list(runtime._known_agent_names):
-        released += agents.pop(AgentId(agent_type, session_id), None) is not None
+        released += agents.pop(known_agent_id(agent_type, session_id), None) is not None  # a lookup only
         if worker_types is None or agent_type in worker_types:
             released += _release_workers(agents, agent_type, session_id)
     if isinstance(subscriptions, TypeIndexedSubscriptions):  # it caches nothing per session
@@ -83,7 +83,7 @@ def _release_workers(agents: dict[AgentId, Any], agent_type: str, session_id: st
     released = 0
     for depth in itertools.count(1):
         slot = 1
-        while agents.pop(AgentId(agent_type, worker_key(session_id, depth, slot)), None) is not None:
+        while agents.pop(known_agent_id(agent_type, worker_key(session_id, depth, slot)), None) is not None:
             slot += 1
         released += slot - 1
         if slot == 1:

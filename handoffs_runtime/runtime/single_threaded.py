@@ -10,8 +10,11 @@ This subclass skips that work **only while nobody can observe it**: no tracer pr
 nor set globally) and the ``autogen_core`` and ``autogen_core.events`` loggers not enabled for INFO.
 Then it takes a short path with the same semantics: the same queue (ordering, ``stop_when_idle``), the
 same intervention handlers (they run when a message is taken off the queue, as before), the same
-subscriptions, a ``MessageContext`` per delivery, exceptions logged and raised. As soon as an observer is
-there, every call goes to the stock implementation.
+subscriptions, a ``MessageContext`` per delivery, exceptions logged and raised. A message published to a
+running runtime whose queue is empty, with no intervention handler, skips the trip through the queue's
+loop: its delivery task starts as the loop would have started it, in publish order, and
+``stop_when_idle`` still waits for it. As soon as an observer is there, every call goes to the stock
+implementation.
 
 Example::
 
@@ -35,6 +38,7 @@ from autogen_core import (
     Agent,
     AgentId,
     AgentInstantiationContext,
+    AgentType,
     CancellationToken,
     InterventionHandler,
     MessageContext,
@@ -57,6 +61,8 @@ logger = logging.getLogger("autogen_core")
 event_logger = logging.getLogger("autogen_core.events")
 
 _SILENT_PROVIDERS = (NoOpTracerProvider, ProxyTracerProvider)
+_HANDLING = MessageHandlerContext._MESSAGE_HANDLER_CONTEXT
+_INSTANTIATING = AgentInstantiationContext._AGENT_INSTANTIATION_CONTEXT_VAR
 
 
 _NODE_MASK = (1 << 48) - 1
@@ -76,6 +82,22 @@ def _global_tracer_provider_set() -> bool:
     if provider is _UNKNOWN:  # a future opentelemetry without the global: ask the public way
         provider = get_tracer_provider()
     return provider is not None and not isinstance(provider, _SILENT_PROVIDERS)
+
+
+_QUEUE_INTERNALS = ("_queue", "_is_shutdown", "_unfinished_tasks", "_finished")
+"""What :func:`_admitted_past` reads of the runtime's queue: autogen-core's copy of ``asyncio.Queue`` before
+Python 3.13, ``asyncio.Queue`` itself after; a queue without them is always used."""
+
+
+def _admitted_past(queue: Any) -> bool:
+    """Whether a message may skip ``queue``: nothing waits in it (the message would be next) and it is
+    open. If so the message counts as one of its unfinished tasks, as if put and taken at once: ``join``
+    (``stop_when_idle``) waits for its delivery, which marks it done."""
+    if queue._queue or queue._is_shutdown:
+        return False
+    queue._unfinished_tasks += 1
+    queue._finished.clear()
+    return True
 
 
 class HandoffsRuntime(SingleThreadedAgentRuntime):
@@ -100,10 +122,13 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
         ) or OTEL_PYTHON_TRACER_PROVIDER in os.environ
         self._subscription_manager = TypeIndexedSubscriptions()
         self._factory_arity: dict[Callable[..., Any], int] = {}
+        self._unwrapped: dict[Callable[..., Any], tuple[Callable[[], Any], type[Any] | None]] = {}
+        """Each factory ``register_factory`` registered, and its expected class, by the wrapper it stored."""
         # Message ids are UUID strings, as the stock runtime's, built from a random prefix and a counter:
         # a tenth of the cost of uuid4() per message.
         self._id_prefix = _uuid_prefix()
         self._message_ids = itertools.count(1)
+        self._queue_known = all(hasattr(self._message_queue, name) for name in _QUEUE_INTERNALS)
 
     def observed(self) -> bool:
         """Whether anyone could see the spans or log records that the short path leaves out."""
@@ -128,24 +153,43 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
                 message, topic_id, sender=sender, cancellation_token=cancellation_token, message_id=message_id
             )
             return
-        self._message_queue.put_nowait(
-            PublishMessageEnvelope(
-                message=message,
-                cancellation_token=cancellation_token or CancellationToken(),
-                sender=sender,
-                topic_id=topic_id,
-                metadata=None,
-                message_id=message_id or f"{self._id_prefix}{next(self._message_ids) & _NODE_MASK:012x}",
-            )
+        envelope = PublishMessageEnvelope(
+            message=message,
+            cancellation_token=cancellation_token or CancellationToken(),
+            sender=sender,
+            topic_id=topic_id,
+            metadata=None,
+            message_id=message_id or f"{self._id_prefix}{next(self._message_ids) & _NODE_MASK:012x}",
         )
+        if (
+            self._intervention_handlers  # they run as the message is taken off the queue
+            or self._run_context is None  # not started (or stepped by hand with process_next)
+            or self._background_exception is not None  # the queue's loop raises it on its next message
+            or not self._queue_known
+            or not _admitted_past(self._message_queue)
+        ):
+            self._message_queue.put_nowait(envelope)
+            return
+        # What the queue's loop would do at once with it, without the round trip through the loop: its
+        # delivery gets a background task of its own, in publish order, which leaves the background tasks
+        # as it ends (a done callback would cost a trip through the event loop).
+        self._background_tasks.add(asyncio.create_task(self._deliver_publish(envelope, own_task=True)))
 
     async def _process_publish(self, message_envelope: PublishMessageEnvelope) -> None:
         if self.observed():
             await super()._process_publish(message_envelope)
             return
+        await self._deliver_publish(message_envelope)
+
+    async def _deliver_publish(
+        self, message_envelope: PublishMessageEnvelope, *, own_task: bool = False
+    ) -> None:
+        """Deliver a published message to its recipients, unobserved (see the module docstring);
+        ``own_task``: in the background task ``publish_message`` made for it."""
         try:
             sender = message_envelope.sender
             sender_checked = sender is None
+            agents = self._instantiated_agents
             deliveries: list[Awaitable[Any]] = []
             for agent_id in await self._subscription_manager.get_subscribed_recipients(
                 message_envelope.topic_id
@@ -153,7 +197,7 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
                 if sender is not None and agent_id == sender:  # never back to the sender
                     continue
                 if not sender_checked:  # as the stock runtime: an unknown sender type fails the publish,
-                    if sender not in self._instantiated_agents:  # a known one is built
+                    if sender not in agents:  # a known one is built
                         await self._get_agent(sender)  # type: ignore[arg-type]
                     sender_checked = True
                 context = MessageContext(
@@ -163,9 +207,10 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
                     cancellation_token=message_envelope.cancellation_token,
                     message_id=message_envelope.message_id,
                 )
-                deliveries.append(
-                    self._deliver(await self._get_agent(agent_id), message_envelope.message, context)
-                )
+                agent = agents.get(agent_id)
+                if agent is None:
+                    agent = await self._get_agent(agent_id)
+                deliveries.append(self._deliver(agent, message_envelope.message, context))
             if len(deliveries) == 1:  # this task is already the delivery's own task
                 await deliveries[0]
             elif deliveries:
@@ -175,6 +220,9 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
                 self._background_exception = e
         finally:
             self._message_queue.task_done()
+            task = asyncio.current_task() if own_task else None
+            if task is not None:
+                self._background_tasks.discard(task)
 
     async def stop(self) -> None:
         """Stop processing messages and cancel the handlers still running. The stock runtime leaves them
@@ -191,40 +239,70 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
             await asyncio.gather(*running, return_exceptions=True)
         finally:
             self._message_queue = fresh
+            self._background_tasks.difference_update(running)  # those cancelled before they began
 
     async def _deliver(self, agent: Agent, message: Any, context: MessageContext) -> Any:
-        with MessageHandlerContext.populate_context(agent.id):
-            try:
-                return await agent.on_message(message, ctx=context)
-            except asyncio.CancelledError:  # stopped: not a failure of the handler
-                raise
-            except BaseException as e:
-                logger.error(f"Error processing publish message for {agent.id}", exc_info=True)
-                event_logger.info(
-                    MessageHandlerExceptionEvent(
-                        payload=self._try_serialize(message), handling_agent=agent.id, exception=e
-                    )
+        # What MessageHandlerContext.populate_context does, without a generator-based context manager.
+        handling = _HANDLING.set(agent.id)
+        try:
+            return await agent.on_message(message, ctx=context)
+        except asyncio.CancelledError:  # stopped: not a failure of the handler
+            raise
+        except BaseException as e:
+            logger.error(f"Error processing publish message for {agent.id}", exc_info=True)
+            event_logger.info(
+                MessageHandlerExceptionEvent(
+                    payload=self._try_serialize(message), handling_agent=agent.id, exception=e
                 )
-                raise
+            )
+            raise
+        finally:
+            _HANDLING.reset(handling)
+
+    async def register_factory(
+        self,
+        type: str | AgentType,
+        agent_factory: Callable[[], T | Awaitable[T]],
+        *,
+        expected_class: type[T] | None = None,
+    ) -> AgentType:
+        agent_type = await super().register_factory(type, agent_factory, expected_class=expected_class)
+        self._unwrapped[self._agent_factories[agent_type.type]] = (agent_factory, expected_class)
+        return agent_type
 
     async def _invoke_agent_factory(
         self,
         agent_factory: Callable[[], T | Awaitable[T]] | Callable[[Any, AgentId], T | Awaitable[T]],
         agent_id: AgentId,
     ) -> T:
-        """The stock version, minus two ``inspect.signature`` calls per agent built: arity is cached."""
-        arity = self._factory_arity.get(agent_factory)
-        if arity is None:
-            arity = self._factory_arity[agent_factory] = len(inspect.signature(agent_factory).parameters)
-        if arity != 0:  # the deprecated two-argument form, or an invalid one: as the stock runtime does
-            return await super()._invoke_agent_factory(agent_factory, agent_id)
-        with AgentInstantiationContext.populate_context((self, agent_id)):
-            try:
-                agent = agent_factory()  # type: ignore[call-arg]
-                if inspect.isawaitable(agent):
-                    agent = await agent
-                return agent  # type: ignore[return-value]
-            except BaseException as e:
-                event_logger.info(AgentConstructionExceptionEvent(agent_id=agent_id, exception=e))
-                logger.error(f"Error constructing agent {agent_id}", exc_info=True)
-                raise
+        """The stock version, minus two ``inspect.signature`` calls per agent built (arity is cached) and
+        the coroutine ``register_factory`` wraps each factory in: that factory is called here, checked
+        as the wrapper checks it."""
+        expected: type[Any] | None = None
+        unwrapped = self._unwrapped.get(agent_factory)
+        if unwrapped is not None:
+            agent_factory, expected = unwrapped
+        else:
+            arity = self._factory_arity.get(agent_factory)
+            if arity is None:
+                arity = self._factory_arity[agent_factory] = len(inspect.signature(agent_factory).parameters)
+            if arity != 0:  # the deprecated two-argument form, or an invalid one: as the stock runtime does
+                return await super()._invoke_agent_factory(agent_factory, agent_id)
+        # What AgentInstantiationContext.populate_context does, without a generator-based context manager.
+        instantiating = _INSTANTIATING.set((self, agent_id))
+        try:
+            agent = agent_factory()  # type: ignore[call-arg]
+            if type(agent) is not expected and inspect.isawaitable(agent):
+                agent = await agent
+            if expected is not None and not issubclass(type(agent), expected):
+                raise ValueError(
+                    f"Factory registered using the wrong type: expected {expected.__name__}, "
+                    f"got {type(agent).__name__}"
+                )
+            return agent  # type: ignore[return-value]
+        except BaseException as e:
+            event_logger.info(AgentConstructionExceptionEvent(agent_id=agent_id, exception=e))
+            logger.error(f"Error constructing agent {agent_id}", exc_info=True)
+            raise
+        finally:
+            _INSTANTIATING.reset(instantiating)

@@ -24,8 +24,9 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from handoffs_runtime.errors import SessionBusyError, SessionTakenOverError
 
@@ -87,11 +88,7 @@ def claim(
     """
     other = live_holder(conn, session_id, me)
     if other is not None and not take_over:
-        raise SessionBusyError(
-            f"session {session_id!r} is open in another process ({other}); end the chat there, or "
-            "take the session over with --take-over (take_over=True in code), which stops that "
-            "process from writing to it"
-        )
+        raise busy(session_id, other)
     renew(conn, me, seconds)
     conn.execute(
         "INSERT INTO leases (session_id, token) VALUES (?, ?) "
@@ -127,6 +124,21 @@ def check(conn: sqlite3.Connection, session_id: str, me: Holder) -> None:
         "WHERE l.session_id = ?",
         (session_id,),
     ).fetchone()
+    refuse_unless_held(row, session_id, me)
+
+
+def busy(session_id: str, other: Holder) -> SessionBusyError:
+    """What a claim of a session that ``other`` holds, alive, raises without ``take_over``."""
+    return SessionBusyError(
+        f"session {session_id!r} is open in another process ({other}); end the chat there, or "
+        "take the session over with --take-over (take_over=True in code), which stops that "
+        "process from writing to it"
+    )
+
+
+def refuse_unless_held(row: Sequence[Any] | None, session_id: str, me: Holder) -> None:
+    """Refuse a write unless the session's lease names ``me``: ``row`` is the lease's token and its
+    holder's pid and host (``None`` for a holder gone since), or ``None`` when the session has no lease."""
     if row is None:
         raise SessionTakenOverError(
             f"session {session_id!r} was not opened by this store; open it before writing to it"

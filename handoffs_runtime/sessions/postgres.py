@@ -18,20 +18,17 @@ committed is retried by its id, so it is stored once. A longer outage ends the c
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import math
 import secrets
 import threading
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import Future
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import psycopg
-from autogen_core.models import LLMMessage
 from psycopg import AsyncConnection
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import TupleRow
@@ -43,9 +40,8 @@ from handoffs_runtime.sessions import postgres_sql as sql
 from handoffs_runtime.sessions.leases import LEASE_SECONDS, Holder
 from handoffs_runtime.sessions.outage import DELAYED, RECOVERED, DelayListener
 from handoffs_runtime.sessions.postgres_schema import DEFAULT_SCHEMA, check_schema_name, migrate
+from handoffs_runtime.sessions.sql_store import EncodedAppend, SQLStore
 from handoffs_runtime.sessions.store import (
-    _MESSAGES,
-    NewEntry,
     OperatorWait,
     SessionInfo,
     SessionState,
@@ -81,7 +77,7 @@ def _is_outage(exc: BaseException) -> bool:
     return state is None or state.startswith("08") or state in ("57P01", "57P02", "57P03")
 
 
-class PostgresSessionStore:
+class PostgresSessionStore(SQLStore):
     """A :class:`~handoffs_runtime.sessions.store.SessionStore` in a PostgreSQL database.
 
     ``url`` is a libpq connection string (``postgresql://user:password@host:5432/db``); the tables live in
@@ -107,16 +103,10 @@ class PostgresSessionStore:
         connect_timeout: float = 10.0,
         read_only: bool = False,
     ) -> None:
-        for name, value in (("lease_seconds", lease_seconds), ("outage_seconds", outage_seconds)):
-            if not (math.isfinite(value) and value > 0):
-                raise ValueError(f"{name} must be a positive, finite number of seconds, got {value}")
+        super().__init__(read_only=read_only, lease_seconds=lease_seconds, outage_seconds=outage_seconds)
         self.url = url
         self.schema = check_schema_name(schema)
-        self.read_only = read_only
-        self.failure: StoreError | None = None
         self._where = f"session store {describe_url(url)}"
-        self._holder = Holder.here()
-        self._lease_seconds = lease_seconds
         self._outage_seconds = outage_seconds
         self._listeners: list[DelayListener] = []
         self._closed = False
@@ -285,21 +275,11 @@ class PostgresSessionStore:
     async def get_session(self, session_id: str) -> SessionState:
         return await self._call(session_id, sql.get_session, session_id)
 
-    async def append(
-        self,
-        session_id: str,
-        entries: Sequence[NewEntry],
-        *,
-        active_agent: str | None = None,
-        context: Sequence[LLMMessage] | None = None,
-        expected_seq: int | None = None,
-    ) -> int:
-        context_json = _MESSAGES.dump_json(list(context)).decode() if context is not None else None
-        rows = [(e.agent, e.kind, json.dumps(e.body, ensure_ascii=False)) for e in entries]
-        write = _Write(session_id, rows, active_agent, context_json, expected_seq, uuid.uuid4().hex)
-        return await self._call(session_id, self._append, write)
+    async def _append(self, append: EncodedAppend) -> int:
+        return await self._call(append.session_id, self._write, append, uuid.uuid4().hex)
 
-    async def _append(self, conn: Conn, retry: bool, write: _Write) -> int:
+    async def _write(self, conn: Conn, retry: bool, write: EncodedAppend, write_id: str) -> int:
+        """One append; ``write_id`` lets a retry find out whether it was stored already."""
         session_id = write.session_id
         async with conn.transaction():
             cursor = await conn.execute(
@@ -312,24 +292,20 @@ class PostgresSessionStore:
             if retry and write.rows:  # the connection broke as an earlier try committed: did it?
                 cursor = await conn.execute(
                     "SELECT max(seq) FROM messages WHERE session_id = %s AND write_id = %s",
-                    (session_id, write.write_id),
+                    (session_id, write_id),
                 )
                 done = await cursor.fetchone()
                 if done is not None and done[0] is not None:
                     return int(done[0])
             last = int(found[0])
-            if write.expected_seq is not None and last != write.expected_seq:
-                raise StoreConflictError(
-                    f"session {session_id!r} gained entries {write.expected_seq + 1}..{last} since it was "
-                    "read; nothing was written"
-                )
+            write.check_expected(last)
             if write.rows:
                 async with conn.cursor() as insert:
                     await insert.executemany(
                         "INSERT INTO messages (session_id, seq, agent, kind, body, created_at, write_id) "
                         f"VALUES (%s, %s, %s, %s, %s, {sql.NOW}, %s)",
                         [
-                            (session_id, last + i, agent, kind, body, write.write_id)
+                            (session_id, last + i, agent, kind, body, write_id)
                             for i, (agent, kind, body) in enumerate(write.rows, start=1)
                         ],
                     )
@@ -424,18 +400,6 @@ class PostgresSessionStore:
             except (psycopg.Error, PoolTimeout) as exc:  # they expire by themselves
                 _log.warning("could not release the session leases of %s: %s", self._where, _first_line(exc))
         await pool.close()
-
-
-@dataclass(frozen=True, slots=True)
-class _Write:
-    """One append, with the id that lets a retry find out whether it was stored already."""
-
-    session_id: str
-    rows: Sequence[tuple[str, str, str]]
-    active_agent: str | None
-    context_json: str | None
-    expected_seq: int | None
-    write_id: str
 
 
 def _first_line(exc: BaseException) -> str:

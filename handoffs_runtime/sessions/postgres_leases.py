@@ -18,8 +18,7 @@ from __future__ import annotations
 from psycopg import AsyncConnection
 from psycopg.rows import TupleRow
 
-from handoffs_runtime.errors import SessionBusyError, SessionTakenOverError
-from handoffs_runtime.sessions.leases import Holder
+from handoffs_runtime.sessions.leases import Holder, busy, refuse_unless_held
 
 Conn = AsyncConnection[TupleRow]
 
@@ -38,11 +37,7 @@ async def claim(conn: Conn, session_id: str, me: Holder, *, take_over: bool, sec
         return None
     other = await live_holder(conn, session_id, me, lock=True)
     if other is not None and not take_over:
-        raise SessionBusyError(
-            f"session {session_id!r} is open in another process ({other}); end the chat there, or "
-            "take the session over with --take-over (take_over=True in code), which stops that "
-            "process from writing to it"
-        )
+        raise busy(session_id, other)
     await conn.execute("UPDATE leases SET token = %s WHERE session_id = %s", (me.token, session_id))
     return other
 
@@ -76,17 +71,7 @@ async def check(conn: Conn, session_id: str, me: Holder) -> None:
         "WHERE l.session_id = %s FOR SHARE OF l",
         (session_id,),
     )
-    row = await cursor.fetchone()
-    if row is None:
-        raise SessionTakenOverError(
-            f"session {session_id!r} was not opened by this store; open it before writing to it"
-        )
-    if row[0] != me.token:
-        who = str(Holder(*row)) if row[1] is not None else "another process that has stopped since"
-        raise SessionTakenOverError(
-            f"session {session_id!r} is held by {who} now, not by this store (it was taken over, "
-            "or never opened here); nothing was written, and this process stops writing to it"
-        )
+    refuse_unless_held(await cursor.fetchone(), session_id, me)
 
 
 async def holds(conn: Conn, session_id: str, me: Holder) -> bool:

@@ -4,24 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
-import math
 import os
 import secrets
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from autogen_core.models import LLMMessage
-
 from handoffs_runtime.errors import StoreConflictError, StoreError, UnknownSessionError
 from handoffs_runtime.sessions import leases
 from handoffs_runtime.sessions import sqlite_sql as sql
 from handoffs_runtime.sessions.leases import LEASE_SECONDS, Holder
+from handoffs_runtime.sessions.sql_store import EncodedAppend, SQLStore
 from handoffs_runtime.sessions.sqlite_connection import (
     close_failed,
     connect,
@@ -31,9 +28,7 @@ from handoffs_runtime.sessions.sqlite_connection import (
 )
 from handoffs_runtime.sessions.sqlite_schema import READABLE_FROM, migrate, schema_version
 from handoffs_runtime.sessions.store import (
-    _MESSAGES,
     MEMORY,
-    NewEntry,
     OperatorWait,
     SessionInfo,
     SessionState,
@@ -62,7 +57,7 @@ def _create_private(target: Path) -> None:
         os.close(os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
 
 
-class SQLiteSessionStore:
+class SQLiteSessionStore(SQLStore):
     """The default :class:`SessionStore`: one SQLite file (or ``":memory:"``), WAL, one writer thread.
 
     The file is checked when the store is created (so a corrupt, locked, read-only, foreign or
@@ -71,9 +66,7 @@ class SQLiteSessionStore:
     for another process's lock. ``synchronous="FULL"`` syncs every commit to disk, so a stored turn also
     survives a power cut. ``read_only=True`` only reads (see ``_connect_read_only``). ``lease_seconds`` is
     how long this store's claim on a session lasts without renewal; it renews every third of that.
-
-    ``failure`` is the first error this store raised on a read or write (not counting unknown sessions),
-    so a caller whose session stopped on it can tell.
+    ``failure`` is the first error it raised (see :class:`~handoffs_runtime.sessions.sql_store.SQLStore`).
     """
 
     def __init__(
@@ -85,15 +78,8 @@ class SQLiteSessionStore:
         read_only: bool = False,
         lease_seconds: float = LEASE_SECONDS,
     ) -> None:
-        if not (math.isfinite(lease_seconds) and lease_seconds > 0):
-            raise ValueError(
-                f"lease_seconds must be a positive, finite number of seconds, got {lease_seconds}"
-            )
+        super().__init__(read_only=read_only, lease_seconds=lease_seconds)
         self.path = str(path)
-        self.read_only = read_only
-        self.failure: StoreError | None = None
-        self._holder = Holder.here()
-        self._lease_seconds = lease_seconds
         self._heartbeat = leases.Heartbeat(self._renew_soon, lease_seconds / 3)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="handoffs-store")
         self._shared = _Shared(where=f"session store {self.path}")
@@ -242,20 +228,8 @@ class SQLiteSessionStore:
     async def get_session(self, session_id: str) -> SessionState:
         return await self._run(sql.get_session, session_id)
 
-    async def append(
-        self,
-        session_id: str,
-        entries: Sequence[NewEntry],
-        *,
-        active_agent: str | None = None,
-        context: Sequence[LLMMessage] | None = None,
-        expected_seq: int | None = None,
-    ) -> int:
-        context_json = _MESSAGES.dump_json(list(context)).decode() if context is not None else None
-        rows = [(e.agent, e.kind, json.dumps(e.body, ensure_ascii=False)) for e in entries]
-        return await self._run(
-            sql.append_entries, session_id, rows, active_agent, context_json, expected_seq, self._holder
-        )
+    async def _append(self, append: EncodedAppend) -> int:
+        return await self._run(sql.append_entries, append, self._holder)
 
     async def end_session(self, session_id: str) -> None:
         await self._run(sql.end_session, session_id, self._holder)

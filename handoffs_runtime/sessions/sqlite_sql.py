@@ -11,12 +11,13 @@ import sqlite3
 import time
 from typing import Any
 
-from handoffs_runtime.errors import SessionBusyError, StoreConflictError, StoreError, UnknownSessionError
+from handoffs_runtime.errors import SessionBusyError, StoreError, UnknownSessionError
 from handoffs_runtime.sessions import leases
 from handoffs_runtime.sessions.leases import Holder
 from handoffs_runtime.sessions.rows import STATE_COLUMNS as _STATE_COLUMNS
 from handoffs_runtime.sessions.rows import entry_from_row as _entry
 from handoffs_runtime.sessions.rows import state_from_row as _state
+from handoffs_runtime.sessions.sql_store import EncodedAppend
 from handoffs_runtime.sessions.store import OperatorWait, SessionInfo, SessionState, StoredEntry
 
 
@@ -43,27 +44,16 @@ def create_or_reopen(conn: sqlite3.Connection, session_id: str, agent: str, team
     return created
 
 
-def append_entries(
-    conn: sqlite3.Connection,
-    session_id: str,
-    rows: list[tuple[str, str, str]],
-    active_agent: str | None,
-    context_json: str | None,
-    expected_seq: int | None,
-    holder: Holder,
-) -> int:
+def append_entries(conn: sqlite3.Connection, append: EncodedAppend, holder: Holder) -> int:
     now = time.time()
+    session_id, rows = append.session_id, append.rows
     conn.execute("BEGIN IMMEDIATE")
     found = conn.execute("SELECT last_seq FROM sessions WHERE id = ?", (session_id,)).fetchone()
     if found is None:
         raise UnknownSessionError(f"no session {session_id!r} in the store; open it before appending")
     leases.check(conn, session_id, holder)
     last = int(found[0])
-    if expected_seq is not None and last != expected_seq:
-        raise StoreConflictError(
-            f"session {session_id!r} gained entries {expected_seq + 1}..{last} since it was read; "
-            "nothing was written"
-        )
+    append.check_expected(last)
     conn.executemany(
         "INSERT INTO messages (session_id, seq, agent, kind, body, created_at) VALUES (?, ?, ?, ?, ?, ?)",
         [
@@ -74,12 +64,12 @@ def append_entries(
     last += len(rows)
     sets = ["last_seq = ?", "updated_at = ?"]
     values: list[Any] = [last, now]
-    if active_agent is not None:
+    if append.active_agent is not None:
         sets.append("active_agent = ?")
-        values.append(active_agent)
-    if context_json is not None:
+        values.append(append.active_agent)
+    if append.context_json is not None:
         sets += ["context = ?", "context_seq = ?"]
-        values += [context_json, last]
+        values += [append.context_json, last]
     conn.execute(f"UPDATE sessions SET {', '.join(sets)} WHERE id = ?", (*values, session_id))
     conn.execute("COMMIT")
     return last

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncGenerator, Sequence
+from typing import TYPE_CHECKING, Any, Unpack
 
-from autogen_core import CancellationToken
 from autogen_core.models import (
     ChatCompletionClient,
     CreateResult,
@@ -15,6 +14,8 @@ from autogen_core.models import (
     RequestUsage,
 )
 from autogen_core.tools import Tool, ToolSchema
+
+from handoffs_runtime.models.local import CreateOptions
 
 if TYPE_CHECKING:
     from handoffs_runtime.telemetry.core import Telemetry
@@ -51,53 +52,23 @@ class TracedModel(ChatCompletionClient):
     def inner(self) -> ChatCompletionClient:
         return self._inner
 
-    async def create(
-        self,
-        messages: Sequence[LLMMessage],
-        *,
-        tools: Sequence[Tool | ToolSchema] = (),
-        tool_choice: Any = "auto",
-        json_output: Any = None,
-        extra_create_args: Mapping[str, Any] = {},
-        cancellation_token: CancellationToken | None = None,
-    ) -> CreateResult:
+    async def create(self, messages: Sequence[LLMMessage], **options: Unpack[CreateOptions]) -> CreateResult:
         call = self._telemetry.model_call(self._name, self._provider, messages)
         try:
-            result = await self._inner.create(
-                messages,
-                tools=tools,
-                tool_choice=tool_choice,
-                json_output=json_output,
-                extra_create_args=extra_create_args,
-                cancellation_token=cancellation_token,
-            )
+            result = await self._inner.create(messages, **options)
         except BaseException as exc:
             call.failed(exc)
             raise
         call.succeeded(result, self._name if self._local else None)
         return result
 
-    async def create_stream(  # type: ignore[override]
-        self,
-        messages: Sequence[LLMMessage],
-        *,
-        tools: Sequence[Tool | ToolSchema] = (),
-        tool_choice: Any = "auto",
-        json_output: Any = None,
-        extra_create_args: Mapping[str, Any] = {},
-        cancellation_token: CancellationToken | None = None,
+    async def create_stream(
+        self, messages: Sequence[LLMMessage], **options: Unpack[CreateOptions]
     ) -> AsyncGenerator[str | CreateResult, None]:
         call = self._telemetry.model_call(self._name, self._provider, messages)
         final: CreateResult | None = None
         try:
-            async for chunk in self._inner.create_stream(
-                messages,
-                tools=tools,
-                tool_choice=tool_choice,
-                json_output=json_output,
-                extra_create_args=extra_create_args,
-                cancellation_token=cancellation_token,
-            ):
+            async for chunk in self._inner.create_stream(messages, **options):
                 if isinstance(chunk, CreateResult):
                     final = chunk
                 yield chunk

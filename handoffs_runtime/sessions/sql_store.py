@@ -1,0 +1,75 @@
+"""What the SQLite and PostgreSQL stores share: checked settings, their holder, and encoding an append.
+
+Each store subclasses :class:`SQLStore` and writes the encoded rows its own way (:meth:`_append`),
+so both store exactly the same text for the same entries.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from autogen_core.models import LLMMessage
+
+from handoffs_runtime.errors import StoreConflictError, StoreError
+from handoffs_runtime.sessions.leases import Holder
+from handoffs_runtime.sessions.store import _MESSAGES, NewEntry
+
+Row = tuple[str, str, str]
+"""One entry to insert: its agent, its kind and its body as JSON."""
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedAppend:
+    """One :meth:`SQLStore.append` as the database takes it: rows and the context as JSON."""
+
+    session_id: str
+    rows: Sequence[Row]
+    active_agent: str | None
+    context_json: str | None
+    expected_seq: int | None
+
+    def check_expected(self, last: int) -> None:
+        """Refuse the write when the session's last sequence number ``last`` is not ``expected_seq``."""
+        if self.expected_seq is not None and last != self.expected_seq:
+            raise StoreConflictError(
+                f"session {self.session_id!r} gained entries {self.expected_seq + 1}..{last} since it was "
+                "read; nothing was written"
+            )
+
+
+class SQLStore(ABC):
+    """The base of the SQL session stores: ``failure`` is the first error the store raised on a read or
+    write (not counting unknown sessions or conflicts), so a caller whose session stopped on it can tell.
+    """
+
+    def __init__(self, *, read_only: bool, lease_seconds: float, **more_seconds: float) -> None:
+        """Refuse a duration (``lease_seconds`` and each of ``more_seconds``) that is not a positive,
+        finite number of seconds, before anything is opened."""
+        for name, value in (("lease_seconds", lease_seconds), *more_seconds.items()):
+            if not (math.isfinite(value) and value > 0):
+                raise ValueError(f"{name} must be a positive, finite number of seconds, got {value}")
+        self.read_only = read_only
+        self.failure: StoreError | None = None
+        self._holder = Holder.here()
+        self._lease_seconds = lease_seconds
+
+    async def append(
+        self,
+        session_id: str,
+        entries: Sequence[NewEntry],
+        *,
+        active_agent: str | None = None,
+        context: Sequence[LLMMessage] | None = None,
+        expected_seq: int | None = None,
+    ) -> int:
+        context_json = _MESSAGES.dump_json(list(context)).decode() if context is not None else None
+        rows = [(e.agent, e.kind, json.dumps(e.body, ensure_ascii=False)) for e in entries]
+        return await self._append(EncodedAppend(session_id, rows, active_agent, context_json, expected_seq))
+
+    @abstractmethod
+    async def _append(self, append: EncodedAppend) -> int:
+        """Store one :meth:`append`, in one transaction (see ``SessionStore.append``)."""
