@@ -3,9 +3,10 @@
 Starts ``handoffs serve``'s application in a process of its own (loopback, a free port, the ACME team on
 the offline model with ``--latency`` seconds per model call, streaming on, an in-memory store), then runs
 rising numbers of customers at once through the refund path (two turns, five model calls) over real
-WebSockets, and reports per level: sessions completed, wall time, and the median and 95th percentile of
-a turn as the customer sees it. Stops at ``--max-sessions``, at the first level with a failure, or when
-a level takes longer than ``--level-timeout`` seconds.
+WebSockets, with one operator console that approves each refund as soon as it waits, and reports per
+level: sessions completed, wall time, and the median and 95th percentile of a turn as the customer sees
+it. Stops at ``--max-sessions``, at the first level with a failure, or when a level takes longer than
+``--level-timeout`` seconds.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 REFUND = ("I want a refund for my shoes", "yes")
+OPERATOR_TOKEN = "load-test-operator-token"
 
 
 def serve(latency: float) -> None:
@@ -50,7 +52,7 @@ def serve(latency: float) -> None:
             max_sessions=many,
             limits=limits,
         )
-        async with running(create_app(hub, operator_token="load-test-operator-token"), limits=limits) as url:
+        async with running(create_app(hub, operator_token=OPERATOR_TOKEN), limits=limits) as url:
             print(url, flush=True)
             await asyncio.Event().wait()
 
@@ -74,6 +76,29 @@ async def customer(url: str) -> list[float]:
                     raise RuntimeError("the server refused a message")
             turns.append(time.perf_counter() - start)
     return turns
+
+
+async def approver(url: str) -> None:
+    """One operator console that takes each approval as it starts to wait and says yes to it.
+
+    A web customer's refund runs only once an operator approves it, so the refund path includes one.
+    """
+    from websockets.asyncio.client import connect
+
+    async with connect(url.replace("http://", "ws://") + "/ws/operator") as socket:
+        await socket.send(json.dumps({"type": "hello", "token": OPERATOR_TOKEN}))
+        taking: set[str] = set()
+        async for raw in socket:
+            message = json.loads(raw)
+            if message["type"] == "waiting":
+                for waiting in message["sessions"]:
+                    if waiting["kind"] == "approval" and waiting["session"] not in taking:
+                        taking.add(waiting["session"])
+                        await socket.send(json.dumps({"type": "take", "session": waiting["session"]}))
+            elif message["type"] == "taken":
+                await socket.send(json.dumps({"type": "say", "session": message["session"], "text": "yes"}))
+            elif message["type"] == "released":
+                taking.discard(message["session"])
 
 
 def cpu_seconds(pid: int) -> float:
@@ -106,10 +131,12 @@ async def run(args: argparse.Namespace) -> list[dict[str, float]]:
     command = [sys.executable, "-m", "benchmarks.web_load", "--serve", "--latency", str(args.latency)]
     server = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     rows = []
+    operator: asyncio.Task[None] | None = None
     try:
         assert server.stdout is not None
         url = server.stdout.readline().strip()
-        print(f"model latency {args.latency}s, streaming on, refund path (2 turns)")
+        operator = asyncio.create_task(approver(url))
+        print(f"model latency {args.latency}s, streaming on, refund path (2 turns), an operator approves")
         print("| sessions at once | failed | wall s | turn p50 ms | turn p95 ms | server CPU ms/turn |")
         print("| ---: | ---: | ---: | ---: | ---: | ---: |")
         count = args.start
@@ -129,6 +156,8 @@ async def run(args: argparse.Namespace) -> list[dict[str, float]]:
                 break
             count *= 2
     finally:
+        if operator is not None:
+            operator.cancel()
         server.terminate()
         server.wait(timeout=30)
     return rows

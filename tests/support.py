@@ -26,11 +26,19 @@ async def run_sessions(
     models: Mapping[str, ChatCompletionClient] | None = None,
     sessions: Iterable[str] = ("s1",),
     store: SessionStore | None = None,
+    **options: Any,
 ) -> SingleThreadedAgentRuntime:
-    """Register ``team``, open ``sessions`` and run until every session has ended."""
+    """Register ``team`` (``options`` as for ``register_team``), open ``sessions`` and run until every
+    session has ended."""
     runtime = HandoffsRuntime()
     await register_team(
-        runtime, team, model=model or ScriptedModel([]), channel=channel, models=models, store=store
+        runtime,
+        team,
+        model=model or ScriptedModel([]),
+        channel=channel,
+        models=models,
+        store=store,
+        **options,
     )
     runtime.start()
     for session in sessions:

@@ -76,19 +76,14 @@ def _desk_and_billing() -> TeamSpec:
         """Find an invoice by its number."""
         return f"invoice {invoice_id}: paid"
 
-    return TeamSpec(
-        name="support",
-        entry="Triage",
-        agents=[
-            AgentSpec("Triage", display_name="the front desk", handoffs=[handoff("Billing")]),
-            AgentSpec(
-                "Billing",
-                display_name="Maya from Billing",
-                description="Invoices and payments.",
-                tools=[look_up_invoice],
-            ),
-        ],
+    desk = AgentSpec("Triage", display_name="the front desk", handoffs=[handoff("Billing")])
+    billing = AgentSpec(
+        "Billing",
+        display_name="Maya from Billing",
+        description="Invoices and payments.",
+        tools=[look_up_invoice],
     )
+    return TeamSpec(name="support", entry="Triage", agents=[desk, billing])
 
 
 async def _first_events(team: TeamSpec, answers: list[str]) -> list[object]:

@@ -8,13 +8,11 @@ from collections.abc import AsyncIterator
 import pytest
 
 from handoffs_runtime import QueueChannel
-from handoffs_runtime.distributed import Backoff, FrontEnd, Host
+from handoffs_runtime.distributed import FrontEnd, Host
 from handoffs_runtime.errors import DistributedError
 from handoffs_runtime.teams.acme import acme_team
 
-from .distributed_support import TIMEOUT, free_port
-
-FAST = Backoff(initial=0.01, maximum=0.05)
+from .distributed_support import FAST, TIMEOUT, free_port
 
 
 @pytest.fixture

@@ -10,16 +10,14 @@ from typing import Any
 import pytest
 from autogen_core import AgentId
 
-from handoffs_runtime.distributed import Backoff, Host, WorkerRuntime
+from handoffs_runtime.distributed import Host, WorkerRuntime
 from handoffs_runtime.distributed import host as host_module
 from handoffs_runtime.distributed.host_servicer import TeamHostServicer
 from handoffs_runtime.errors import DistributedError
 from handoffs_runtime.messages import PersonAnswer, PersonQuestion
 
-from .distributed_support import TIMEOUT, free_port
+from .distributed_support import FAST, TIMEOUT, free_port
 from .test_distributed_rpc import EchoAgent, Gate
-
-FAST = Backoff(initial=0.01, maximum=0.05)
 
 
 async def test_a_session_ending_while_reconnecting_does_not_kill_the_runtime(

@@ -9,11 +9,11 @@ from collections.abc import AsyncIterator
 import pytest
 from autogen_core import AgentId, MessageContext, RoutedAgent, message_handler
 
-from handoffs_runtime.distributed import Backoff, Host, RelayChannel, WorkerRuntime
+from handoffs_runtime.distributed import Host, RelayChannel, WorkerRuntime
 from handoffs_runtime.errors import DistributedError
 from handoffs_runtime.messages import PersonAnswer, PersonQuestion
 
-from .distributed_support import TIMEOUT
+from .distributed_support import FAST, TIMEOUT
 
 TARGET = AgentId("Echo", "k")
 
@@ -55,7 +55,7 @@ async def host() -> AsyncIterator[Host]:
 
 
 async def runtime(host: Host, **options: float) -> WorkerRuntime:
-    started = WorkerRuntime(str(host.address), backoff=Backoff(initial=0.01, maximum=0.05), **options)  # type: ignore[arg-type]
+    started = WorkerRuntime(str(host.address), backoff=FAST, **options)  # type: ignore[arg-type]
     await started.start()
     return started
 

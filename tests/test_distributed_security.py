@@ -16,7 +16,7 @@ from autogen_ext.runtimes.grpc.protos import agent_worker_pb2
 from cryptography import x509
 
 from handoffs_runtime import QueueChannel, Reply, TeamSpec
-from handoffs_runtime.distributed import Backoff, FrontEnd, Host, WorkerRuntime, start_worker
+from handoffs_runtime.distributed import FrontEnd, Host, WorkerRuntime, start_worker
 from handoffs_runtime.distributed.auth import TokenCheck
 from handoffs_runtime.distributed.credentials import ClientCredentials, create_credentials, rotate_token
 from handoffs_runtime.distributed.roles import RolePolicy
@@ -36,11 +36,10 @@ from handoffs_runtime.models.offline import OfflineModel
 from handoffs_runtime.team.spec import streaming_team
 from handoffs_runtime.teams.acme import acme_team
 
-from .distributed_support import TIMEOUT, Process
+from .distributed_support import FAST, TIMEOUT, Process
 from .intruder import Intruder
 from .test_distributed import DONE, PROPOSAL, REFUND, notice, reply
 
-FAST = Backoff(initial=0.01, maximum=0.05)
 TEAM = acme_team()
 FILES = ["ca.pem", "ca.key", "host.pem", "host.key", "worker.token", "frontend.token"]
 

@@ -6,30 +6,16 @@ import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
-from autogen_core import AgentId, MessageContext, RoutedAgent, TypeSubscription, message_handler
+from autogen_core import AgentId
 from autogen_core.models import AssistantMessage
 
 from handoffs_runtime import HandoffLine, Notice, QueueChannel
-from handoffs_runtime.distributed import Backoff, FrontEnd, Host, WorkerRuntime
+from handoffs_runtime.distributed import FrontEnd, Host, WorkerRuntime
 from handoffs_runtime.messages import AgentResponse, UserTask
 from handoffs_runtime.teams.acme import TRIAGE_AGENT, acme_team
 from handoffs_runtime.topics import USER, session_topic
 
-from .distributed_support import TIMEOUT
-
-FAST = Backoff(initial=0.01, maximum=0.05)
-
-
-class HeldAgent(RoutedAgent):
-    """Receives every turn and holds it; the test answers later (or never)."""
-
-    def __init__(self, received: asyncio.Queue[UserTask]) -> None:
-        super().__init__("holds each turn")
-        self._received = received
-
-    @message_handler
-    async def on_task(self, message: UserTask, ctx: MessageContext) -> None:
-        await self._received.put(message)
+from .distributed_support import FAST, TIMEOUT, held
 
 
 @pytest.fixture
@@ -39,12 +25,9 @@ async def host() -> AsyncIterator[Host]:
 
 
 async def held_triage(address: str) -> tuple[WorkerRuntime, asyncio.Queue[UserTask]]:
-    received: asyncio.Queue[UserTask] = asyncio.Queue()
     worker = WorkerRuntime(address, backoff=FAST)
     await worker.start()
-    await HeldAgent.register(worker, TRIAGE_AGENT, lambda: HeldAgent(received))
-    await worker.add_subscription(TypeSubscription(TRIAGE_AGENT, TRIAGE_AGENT))
-    return worker, received
+    return worker, await held(worker, TRIAGE_AGENT)
 
 
 async def answer(worker: WorkerRuntime, task: UserTask, text: str) -> None:

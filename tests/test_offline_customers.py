@@ -50,6 +50,7 @@ def row(said: str | tuple[str, ...], route: tuple[str, ...], agent: str, reply: 
 
 
 def _acme_status() -> list[Row]:
+    """What is answered in words or declined: nothing may then run."""
     status = [
         "hi, where is my order? I ordered it 2 weeks ago",
         "I ordered a jetpack last week and it hasn't shown up",
@@ -98,65 +99,62 @@ def _acme_status() -> list[Row]:
         "stop my order",
         "I want to cancel the anvil I ordered",
     ]
-    return (
-        [row(s, (ISSUES,), ISSUES, ANSWER, "status") for s in status]
-        + [row(s, (ISSUES,), ISSUES, ANSWER, "billing") for s in billing]
-        + [row(s, (ISSUES,), ISSUES, ANSWER, "complaint") for s in complaints]
-        + [row(s, (ISSUES,), ISSUES, ANSWER, "cancel") for s in cancel]
-        + [
-            row("I don't want to buy anything", (SALES,), SALES, DECLINED, "negated"),
-            row("please don't refund my anvil", (ISSUES,), ISSUES, DECLINED, "negated"),
-            row("don't order anything yet", (SALES,), SALES, DECLINED, "negated"),
-        ]
-    )
+    kinds = {"status": status, "billing": billing, "complaint": complaints, "cancel": cancel}
+    negated = [
+        row("I don't want to buy anything", (SALES,), SALES, DECLINED, "negated"),
+        row("please don't refund my anvil", (ISSUES,), ISSUES, DECLINED, "negated"),
+        row("don't order anything yet", (SALES,), SALES, DECLINED, "negated"),
+    ]
+    return [row(s, (ISSUES,), ISSUES, ANSWER, kind) for kind, said in kinds.items() for s in said] + negated
 
 
 def _acme_requests() -> list[Row]:
-    refund, order = "execute refund", "execute order"
-    refunds = [
-        ("I want to return my shoes and buy new ones", propose(refund, "shoes")),
-        ("I want a refund for my shoes", propose(refund, "shoes")),
-        ("I'd like to return my anvil", propose(refund, "anvil")),
-        ("refund my broken anvil", propose(refund, "broken anvil")),
-        ("I want my money back for the skates", propose(refund, "the skates")),
-        ("I want refunds for my rocket skates", propose(refund, "rocket skates")),
-        ("I want a refund", ask(refund, "item")),
-        ("I want a refund for my order", ask(refund, "item")),
-        ("refund it", ask(refund, "item")),
-        (("can I get my money back?", "skates"), propose(refund, "skates")),
-        (("I want a refund please.", "skates"), propose(refund, "skates")),
-        (("ok can I just get my money back then", "skates"), propose(refund, "skates")),
-        (("I want to return something", "the left roller skate"), propose(refund, "the left roller skate")),
-        ("refund my naïve café shoes 👟", propose(refund, "naïve café shoes 👟")),
-        ("please take it back and refund me", ask(refund, "item")),
-        ("I'd like a refund for the 抹茶 whisk", propose(refund, "the 抹茶 whisk")),
+    """What may run after a yes: a refund or an order, of the item named (or asked for when there is none)."""
+    requests = [
+        ("I want to return my shoes and buy new ones", "refund", "shoes"),
+        ("I want a refund for my shoes", "refund", "shoes"),
+        ("I'd like to return my anvil", "refund", "anvil"),
+        ("refund my broken anvil", "refund", "broken anvil"),
+        ("I want my money back for the skates", "refund", "the skates"),
+        ("I want refunds for my rocket skates", "refund", "rocket skates"),
+        ("I want a refund", "refund", None),
+        ("I want a refund for my order", "refund", None),
+        ("refund it", "refund", None),
+        (("can I get my money back?", "skates"), "refund", "skates"),
+        (("I want a refund please.", "skates"), "refund", "skates"),
+        (("ok can I just get my money back then", "skates"), "refund", "skates"),
+        (("I want to return something", "the left roller skate"), "refund", "the left roller skate"),
+        ("refund my naïve café shoes 👟", "refund", "naïve café shoes 👟"),
+        ("please take it back and refund me", "refund", None),
+        ("I'd like a refund for the 抹茶 whisk", "refund", "the 抹茶 whisk"),
+        ("I'd like to buy rocket skates", "buy", "rocket skates"),
+        ("I'd like to buy rocket skates.", "buy", "rocket skates"),
+        ("I want to purchase an anvil", "buy", "anvil"),
+        ("I want to order giant magnets", "buy", "giant magnets"),
+        ("I'd like to shop for roadrunner traps", "buy", "roadrunner traps"),
+        ("buying a jet-propelled unicycle", "buy", "jet-propelled unicycle"),
+        ("I want to buy skates and return my anvil", "buy", "skates"),
+        ("ok I'll take one anvil please", "buy", "anvil"),
+        ("I'll have a box of bird seed", "buy", "box of bird seed"),
+        ("get me a portable hole", "buy", "portable hole"),
+        ("I want to buy Ωmega glue", "buy", "Ωmega glue"),
+        ("can I order the giant slingshot?", "buy", "the giant slingshot"),
+        ("I want to buy something", "buy", None),
+        ("buy new ones", "buy", None),
+        ("I want to order", "buy", None),
+        ("can you help me buy it", "buy", None),
     ]
-    purchases = [
-        ("I'd like to buy rocket skates", propose(order, "rocket skates")),
-        ("I'd like to buy rocket skates.", propose(order, "rocket skates")),
-        ("I want to purchase an anvil", propose(order, "anvil")),
-        ("I want to order giant magnets", propose(order, "giant magnets")),
-        ("I'd like to shop for roadrunner traps", propose(order, "roadrunner traps")),
-        ("buying a jet-propelled unicycle", propose(order, "jet-propelled unicycle")),
-        ("I want to buy skates and return my anvil", propose(order, "skates")),
-        ("ok I'll take one anvil please", propose(order, "anvil")),
-        ("I'll have a box of bird seed", propose(order, "box of bird seed")),
-        ("get me a portable hole", propose(order, "portable hole")),
-        ("I want to buy Ωmega glue", propose(order, "Ωmega glue")),
-        ("can I order the giant slingshot?", propose(order, "the giant slingshot")),
-        ("I want to buy something", ask(order, "product")),
-        ("buy new ones", ask(order, "product")),
-        ("I want to order", ask(order, "product")),
-        ("can you help me buy it", ask(order, "product")),
+    tools = {"refund": (ISSUES, "execute refund", "item"), "buy": (SALES, "execute order", "product")}
+
+    def request(said: str | tuple[str, ...], kind: str, item: str | None) -> Row:
+        agent, tool, what = tools[kind]
+        return row(said, (agent,), agent, propose(tool, item) if item else ask(tool, what), kind)
+
+    prices = [
+        row("how much is an anvil?", (SALES,), SALES, ANSWER, "price"),
+        row("what do you sell?", (SALES,), SALES, ANSWER, "price"),
     ]
-    return (
-        [row(s, (ISSUES,), ISSUES, r, "refund") for s, r in refunds]
-        + [row(s, (SALES,), SALES, r, "buy") for s, r in purchases]
-        + [
-            row("how much is an anvil?", (SALES,), SALES, ANSWER, "price"),
-            row("what do you sell?", (SALES,), SALES, ANSWER, "price"),
-        ]
-    )
+    return [request(*r) for r in requests] + prices
 
 
 def _acme_people_and_others() -> list[Row]:
@@ -210,83 +208,62 @@ def _acme_people_and_others() -> list[Row]:
 
 ACME = _acme_status() + _acme_requests() + _acme_people_and_others()
 
-PARCELS: list[Row] = [
-    row(
-        ("where is my parcel?", "TRK-42"), (TRACKING,), TRACKING, propose("track parcel", "TRK-42"), "status"
-    ),
-    row(("where is my parcel", "TRK-42"), (TRACKING,), TRACKING, propose("track parcel", "TRK-42"), "status"),
-    row("track TRK-7", (TRACKING,), TRACKING, propose("track parcel", "TRK-7"), "status"),
-    row(
-        "when will my package arrive?",
-        (TRACKING,),
-        TRACKING,
-        ask("track parcel", "tracking number"),
-        "status",
-    ),
-    row(
-        "has my package been delivered?",
-        (TRACKING,),
-        TRACKING,
-        ask("track parcel", "tracking number"),
-        "status",
-    ),
-    row("my parcel hasn't arrived", (TRACKING,), TRACKING, ask("track parcel", "tracking number"), "status"),
-    row(
-        "is my box still in transit", (TRACKING,), TRACKING, ask("track parcel", "tracking number"), "status"
-    ),
-    row("the courier hasn't come", (TRACKING,), TRACKING, ask("track parcel", "tracking number"), "status"),
-    row("I want to send a parcel to Lyon", (SHIPPING,), SHIPPING, propose("book shipment", "Lyon"), "buy"),
-    row(
-        "I need to ship a box to my mother",
-        (SHIPPING,),
-        SHIPPING,
-        propose("book shipment", "box to my mother"),
-        "buy",
-    ),
-    row("book a courier for tomorrow", (SHIPPING,), SHIPPING, ask("book shipment", "destination"), "buy"),
-    row("how much does it cost to post a letter abroad?", (SHIPPING,), SHIPPING, ANSWER, "price"),
-    row("do you deliver to Iceland?", (SHIPPING,), SHIPPING, ANSWER, "price"),
-    row("don't send anything yet", (SHIPPING,), SHIPPING, DECLINED, "negated"),
-    row("my parcel arrived damaged", (CLAIMS,), CLAIMS, ANSWER, "complaint"),
-    row("the box was crushed", (CLAIMS,), CLAIMS, ANSWER, "complaint"),
-    row("you lost my package", (CLAIMS,), CLAIMS, ANSWER, "complaint"),
-    row("I want compensation", (CLAIMS,), CLAIMS, ANSWER, "complaint"),
-    row("I was charged twice for postage", (CLAIMS,), CLAIMS, ANSWER, "billing"),
-    row(
-        ("can I get my money back?", "skates"),
-        (CLAIMS,),
-        CLAIMS,
-        propose("refund postage", "skates"),
-        "refund",
-    ),
-    row(
-        ("I want a refund please.", "skates"),
-        (CLAIMS,),
-        CLAIMS,
-        propose("refund postage", "skates"),
-        "refund",
-    ),
-    row(
-        ("ok can I just get my money back then", "skates"),
-        (CLAIMS,),
-        CLAIMS,
-        propose("refund postage", "skates"),
-        "refund",
-    ),
-    row("refund the postage for TRK-9", (CLAIMS,), CLAIMS, propose("refund postage", "TRK-9"), "refund"),
-    row("I need to talk to an agent", (PERSON,), PERSON, CLERK_REPLY, "person"),
-    row("get me a manager", (PERSON,), PERSON, CLERK_REPLY, "person"),
-    row(
-        ("where is my parcel?", "this isn't helping, I want to talk to a real person please"),
-        (TRACKING, COUNTER, PERSON),
-        PERSON,
-        CLERK_REPLY,
-        "person",
-    ),
-    row("je veux envoyer un colis", (), COUNTER, FOREIGN_REPLY, "foreign"),
-    row("hello", (), COUNTER, HELLO, "other"),
-    row("what time do you open", (), COUNTER, UNSURE, "other"),
-]
+
+def _parcels() -> list[Row]:
+    track, ship, postage = "track parcel", "book shipment", "refund postage"
+    tracking = [
+        (("where is my parcel?", "TRK-42"), propose(track, "TRK-42")),
+        (("where is my parcel", "TRK-42"), propose(track, "TRK-42")),
+        ("track TRK-7", propose(track, "TRK-7")),
+        ("when will my package arrive?", ask(track, "tracking number")),
+        ("has my package been delivered?", ask(track, "tracking number")),
+        ("my parcel hasn't arrived", ask(track, "tracking number")),
+        ("is my box still in transit", ask(track, "tracking number")),
+        ("the courier hasn't come", ask(track, "tracking number")),
+    ]
+    shipping = [
+        ("I want to send a parcel to Lyon", propose(ship, "Lyon"), "buy"),
+        ("I need to ship a box to my mother", propose(ship, "box to my mother"), "buy"),
+        ("book a courier for tomorrow", ask(ship, "destination"), "buy"),
+        ("how much does it cost to post a letter abroad?", ANSWER, "price"),
+        ("do you deliver to Iceland?", ANSWER, "price"),
+        ("don't send anything yet", DECLINED, "negated"),
+    ]
+    claims = [
+        ("my parcel arrived damaged", ANSWER, "complaint"),
+        ("the box was crushed", ANSWER, "complaint"),
+        ("you lost my package", ANSWER, "complaint"),
+        ("I want compensation", ANSWER, "complaint"),
+        ("I was charged twice for postage", ANSWER, "billing"),
+        (("can I get my money back?", "skates"), propose(postage, "skates"), "refund"),
+        (("I want a refund please.", "skates"), propose(postage, "skates"), "refund"),
+        (("ok can I just get my money back then", "skates"), propose(postage, "skates"), "refund"),
+        ("refund the postage for TRK-9", propose(postage, "TRK-9"), "refund"),
+    ]
+    return (
+        [row(s, (TRACKING,), TRACKING, r, "status") for s, r in tracking]
+        + [row(s, (SHIPPING,), SHIPPING, r, k) for s, r, k in shipping]
+        + [row(s, (CLAIMS,), CLAIMS, r, k) for s, r, k in claims]
+        + [
+            row(s, (PERSON,), PERSON, CLERK_REPLY, "person")
+            for s in ("I need to talk to an agent", "get me a manager")
+        ]
+        + [
+            row(
+                ("where is my parcel?", "this isn't helping, I want to talk to a real person please"),
+                (TRACKING, COUNTER, PERSON),
+                PERSON,
+                CLERK_REPLY,
+                "person",
+            ),
+            row("je veux envoyer un colis", (), COUNTER, FOREIGN_REPLY, "foreign"),
+            row("hello", (), COUNTER, HELLO, "other"),
+            row("what time do you open", (), COUNTER, UNSURE, "other"),
+        ]
+    )
+
+
+PARCELS = _parcels()
 
 
 def _quote(said: str) -> str:

@@ -12,21 +12,12 @@ from typing import Any
 
 import pytest
 
-from handoffs_runtime import (
-    AgentSpec,
-    HandoffsRuntime,
-    SQLiteSessionStore,
-    TeamPolicy,
-    TeamSpec,
-    openai_model,
-    register_team,
-    start_session,
-)
+from handoffs_runtime import AgentSpec, SQLiteSessionStore, TeamPolicy, TeamSpec, openai_model
 from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.errors import TeamConfigError
 
 from .fake_openai import fake_openai
-from .support import texts
+from .support import run_sessions, texts
 
 TWENTY_MB = 20 * 1024 * 1024
 
@@ -50,12 +41,8 @@ async def run(answers: list[Any], policy: TeamPolicy, store_path: Path) -> tuple
     store = SQLiteSessionStore(store_path)
     channel = ScriptedChannel.for_sessions({"s1": ["hello"]})
     with fake_openai(answers) as server:
-        runtime = HandoffsRuntime()
         model = openai_model("test-model", base_url=server.url, api_key="k")
-        await register_team(runtime, team(policy), model=model, channel=channel, store=store)
-        runtime.start()
-        await start_session(runtime, "s1")
-        await runtime.stop_when_idle()
+        await run_sessions(team(policy), channel, model=model, store=store)
         await model.close()
     entries = await store.entries("s1")
     await store.close()

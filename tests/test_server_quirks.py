@@ -8,16 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from handoffs_runtime import (
-    AgentSpec,
-    HandoffsRuntime,
-    SQLiteSessionStore,
-    TeamPolicy,
-    TeamSpec,
-    openai_model,
-    register_team,
-    start_session,
-)
+from handoffs_runtime import AgentSpec, SQLiteSessionStore, TeamPolicy, TeamSpec, openai_model
 from handoffs_runtime.agents.ai import EMPTY_REPLY, MODEL_ERROR_REPLY
 from handoffs_runtime.agents.trim import TRIM_NOTE, TRIMMED_NOTICE
 from handoffs_runtime.channels.memory import ScriptedChannel
@@ -200,13 +191,8 @@ async def test_streamed_turns_record_the_usage_the_server_reports(tmp_path: Path
     store = SQLiteSessionStore(str(tmp_path / "sessions.sqlite3"))
     with fake_openai(["Hello! How can I help?"]) as server:  # usage only when include_usage is asked
         channel = ScriptedChannel.for_sessions({"s1": ["hi"]})
-        runtime = HandoffsRuntime()
-        model = model_for(server.url)
         policy = TeamPolicy(stream=True)
-        await register_team(runtime, acme_team(policy=policy), model=model, channel=channel, store=store)  # type: ignore[arg-type]
-        runtime.start()
-        await start_session(runtime, "s1")
-        await runtime.stop_when_idle()
+        await run_sessions(acme_team(policy=policy), channel, model=model_for(server.url), store=store)  # type: ignore[arg-type]
     assert server.requests[0]["stream_options"] == {"include_usage": True}
     [reply] = [e for e in await store.entries("s1") if e.kind == "reply"]
     assert reply.body.get("usage") == {"TriageAgent": [10, 5]}

@@ -15,24 +15,22 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from autogen_core import SingleThreadedAgentRuntime
 from autogen_core.models import LLMMessage
 from autogen_core.tools import ToolSchema
 
-from handoffs_runtime import Notice, register_team
-from handoffs_runtime import start_session as start
+from handoffs_runtime import Notice
 from handoffs_runtime.channels.base import describe
 from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.errors import SessionBusyError, StoreError
 from handoffs_runtime.models.local import Reply
-from handoffs_runtime.models.scripted import FunctionModel, ScriptedModel
+from handoffs_runtime.models.scripted import FunctionModel
 from handoffs_runtime.sessions.outage import DELAYED, RECOVERED, ReportsDelays
 from handoffs_runtime.sessions.postgres import PostgresSessionStore
 from handoffs_runtime.sessions.postgres_schema import SCHEMA_VERSION
 from handoffs_runtime.teams.acme import acme_team
 
 from .postgres_support import PostgresServer, fresh_schema, start_server
-from .support import texts
+from .support import run_sessions, texts
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -196,18 +194,7 @@ def _down_during_the_turn(server: PostgresServer, seconds: float | None) -> Func
 
 async def _one_turn(store: PostgresSessionStore, model: FunctionModel) -> ScriptedChannel:
     channel = ScriptedChannel.for_sessions({"s1": ["where is my order?"]})
-    runtime = SingleThreadedAgentRuntime()
-    await register_team(
-        runtime,
-        acme_team(),
-        model=ScriptedModel([]),
-        models={"TriageAgent": model},
-        channel=channel,
-        store=store,
-    )
-    runtime.start()
-    await start(runtime, "s1")
-    await runtime.stop_when_idle()
+    await run_sessions(acme_team(), channel, models={"TriageAgent": model}, store=store)
     return channel
 
 

@@ -8,19 +8,11 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, field_validator
 
-from handoffs_runtime import (
-    AgentSpec,
-    HandoffContext,
-    HandoffsRuntime,
-    TeamSpec,
-    handoff,
-    register_team,
-    start_session,
-    tool_call,
-)
+from handoffs_runtime import AgentSpec, HandoffContext, TeamSpec, handoff, tool_call
 from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.models.scripted import ScriptedModel
 
+from .support import run_sessions
 from .test_telemetry import Recorder
 
 SECRET = "ACCT-SECRET-998877"
@@ -42,21 +34,15 @@ def file_complaint(ctx: HandoffContext) -> None:
 
 
 def team() -> TeamSpec:
-    return TeamSpec(
-        name="bank",
-        entry="Front",
-        agents=[
-            AgentSpec(
-                "Front",
-                handoffs=[
-                    handoff("Transfers", input_type=Transfer),
-                    handoff("Complaints", on_handoff=file_complaint),
-                ],
-            ),
-            AgentSpec("Transfers", description="Moves money."),
-            AgentSpec("Complaints", description="Files complaints."),
-        ],
-    )
+    """A front desk whose two handoffs fail on what the customer said: the text must not reach a span."""
+    to_transfers = handoff("Transfers", input_type=Transfer)
+    to_complaints = handoff("Complaints", on_handoff=file_complaint)
+    specialists = [
+        AgentSpec("Transfers", description="Moves money."),
+        AgentSpec("Complaints", description="Files complaints."),
+    ]
+    front = AgentSpec("Front", handoffs=[to_transfers, to_complaints])
+    return TeamSpec(name="bank", entry="Front", agents=[front, *specialists])
 
 
 async def refused_handoff_spans(capture: bool) -> list[Any]:
@@ -69,18 +55,7 @@ async def refused_handoff_spans(capture: bool) -> list[Any]:
         ]
     )
     channel = ScriptedChannel.for_sessions({"s1": [WORDS, "file it"]})
-    runtime = HandoffsRuntime()
-    await register_team(
-        runtime,
-        team(),
-        model=ScriptedModel([]),
-        channel=channel,
-        models={"Front": front},
-        telemetry=recorder.telemetry,
-    )
-    runtime.start()
-    await start_session(runtime, "s1")
-    await runtime.stop_when_idle()
+    await run_sessions(team(), channel, models={"Front": front}, telemetry=recorder.telemetry)
     return recorder.finished()
 
 

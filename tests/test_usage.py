@@ -13,18 +13,15 @@ from pathlib import Path
 
 import pytest
 from autogen_core import JSON_DATA_CONTENT_TYPE
-from autogen_core.models import ChatCompletionClient, RequestUsage, SystemMessage
+from autogen_core.models import RequestUsage, SystemMessage
 from autogen_core.tools import FunctionTool
 from pydantic import ValidationError
 
 from handoffs_runtime import (
     AgentSpec,
-    HandoffsRuntime,
     SQLiteSessionStore,
     TeamPolicy,
     TeamSpec,
-    register_team,
-    start_session,
     tool_call,
     worker_tools,
 )
@@ -36,7 +33,7 @@ from handoffs_runtime.messages import AgentResponse, UserTask, WorkerResult
 from handoffs_runtime.teams.acme import ITEM_ID, acme_team
 from handoffs_runtime.usage import BUDGET_REPLY, Tokens, Usage
 
-from .support import ReportingModel, ask_worker
+from .support import ReportingModel, ask_worker, run_sessions
 
 
 def refund_models() -> dict[str, ReportingModel]:
@@ -60,19 +57,9 @@ async def chat(
     policy: TeamPolicy | None = None,
 ) -> ScriptedChannel:
     channel = ScriptedChannel.for_sessions({"s1": lines})
-    runtime = HandoffsRuntime()
-    typed: dict[str, ChatCompletionClient] = dict(models)
-    await register_team(
-        runtime,
-        acme_team(policy=policy),
-        model=ReportingModel([]),
-        channel=channel,
-        models=typed,
-        store=store,
+    await run_sessions(
+        acme_team(policy=policy), channel, model=ReportingModel([]), models=models, store=store
     )
-    runtime.start()
-    await start_session(runtime, "s1")
-    await runtime.stop_when_idle()
     return channel
 
 
@@ -148,14 +135,8 @@ def lab(policy: TeamPolicy | None = None) -> TeamSpec:
 async def run_lab(policy: TeamPolicy | None, store: SQLiteSessionStore | None = None) -> ReportingModel:
     boss = ReportingModel([[tool_call("create_worker", {"task_description": "compute 6*7"})], "42."], 100, 10)
     worker = ReportingModel(["42"], 1000, 100)
-    runtime = HandoffsRuntime()
     channel = ScriptedChannel.for_sessions({"s1": ["what is 6*7?"]})
-    await register_team(
-        runtime, lab(policy), model=boss, channel=channel, models={"Worker": worker}, store=store
-    )
-    runtime.start()
-    await start_session(runtime, "s1")
-    await runtime.stop_when_idle()
+    await run_sessions(lab(policy), channel, model=boss, models={"Worker": worker}, store=store)
     return boss
 
 

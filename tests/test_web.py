@@ -23,17 +23,18 @@ from handoffs_runtime import (
 )
 from handoffs_runtime.models.scripted import ScriptedModel
 from handoffs_runtime.teams.acme import acme_team
-from handoffs_runtime.web.hub import HELD_ELSEWHERE, WAITING_FOR_APPROVAL, WAITING_FOR_OPERATOR
+from handoffs_runtime.web.hub import HELD_ELSEWHERE, WAITING_FOR_APPROVAL
 from handoffs_runtime.web.waiting import PERSON_JOINED
 
 from .fake_openai import fake_openai
 from .web_support import (
     TOKEN,
-    Client,
-    Served,
     approve,
     client,
     customer,
+    customer_back,
+    escalated,
+    escalation_in_view,
     http_get,
     operator,
     served,
@@ -180,9 +181,7 @@ async def test_a_reload_resumes_the_session_from_the_store(tmp_path: Path) -> No
         await page.send({"type": "say", "text": "I want a refund for my shoes"})
         await page.until("question")
         await page.socket.close()
-        again, resumed = await customer(
-            server, {"type": "hello", "session": session["session"], "key": session["key"]}
-        )
+        again, resumed = await customer_back(server, session)
         assert resumed == session
         history = await again.recv()
         assert kinds(history["items"]) == ["said", "handoff", "reply"]
@@ -194,16 +193,6 @@ async def test_a_reload_resumes_the_session_from_the_store(tmp_path: Path) -> No
         got = await again.until("reply")
         assert "refund" in got[-1]["text"]
         await again.socket.close()
-
-
-async def escalated(server: Served) -> tuple[Client, str]:
-    """A customer who asked for a person and now waits for one."""
-    page, session = await customer(server)
-    await page.until("question")
-    await page.send({"type": "say", "text": "let me talk to a person"})
-    got = await page.until("notice", text=WAITING_FOR_OPERATOR)
-    assert not [m for m in got if m["type"] == "question" and m["person"] == "operator"]  # not for them
-    return page, session["session"]
 
 
 async def test_an_operator_takes_answers_and_hands_back(tmp_path: Path) -> None:
@@ -289,10 +278,7 @@ async def test_two_operators_never_take_the_same_session(tmp_path: Path) -> None
 
 
 async def test_an_operator_who_leaves_puts_the_session_back_on_the_waiting_list(tmp_path: Path) -> None:
-    async with served(tmp_path) as server:
-        ann = await operator(server)
-        page, sid = await escalated(server)
-        await waiting_list(ann, (sid, "escalation"))
+    async with escalation_in_view(tmp_path) as (server, ann, _, sid):
         await ann.send({"type": "take", "session": sid})
         await ann.until("taken")
         bob = await operator(server)
@@ -301,7 +287,6 @@ async def test_an_operator_who_leaves_puts_the_session_back_on_the_waiting_list(
         await waiting_list(bob, (sid, "escalation"))
         await bob.send({"type": "take", "session": sid})
         assert (await bob.until("taken"))[-1]["question"]["person"] == "operator"
-        await page.socket.close()
         await bob.socket.close()
 
 
@@ -432,9 +417,7 @@ async def test_a_session_resumes_from_the_store_after_the_server_restarts(tmp_pa
         await page.until("question")
         await page.socket.close()
     async with served(tmp_path, operator_token="another-operator-token-0123") as server:  # the same store
-        again, resumed = await customer(
-            server, {"type": "hello", "session": session["session"], "key": session["key"]}
-        )
+        again, resumed = await customer_back(server, session)
         assert resumed == session
         history = await again.recv()
         assert kinds(history["items"])[:3] == ["said", "handoff", "reply"]
@@ -455,8 +438,7 @@ async def test_a_conversation_held_by_a_server_that_stopped_elsewhere_continues_
     async with served(tmp_path, idle_seconds=0.1) as server:
         page, session = await customer(server)
         await page.until("question")
-        await page.send({"type": "say", "text": "I want a refund for my shoes"})
-        await page.until("question")
+        await page.say("I want a refund for my shoes")
         await page.socket.close()
         while server.hub.is_live(session["session"]):  # the page is gone: the session ends here
             await asyncio.sleep(0.05)

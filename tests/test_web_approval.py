@@ -33,7 +33,7 @@ from handoffs_runtime.web.backends import RemoteTeam
 from handoffs_runtime.web.hub import WAITING_FOR_APPROVAL, SessionHub
 
 from .distributed_support import Process, start_host
-from .web_support import approve, customer, operator, served, waiting_list
+from .web_support import approve, customer, customer_back, operator, served, waiting_list
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -245,14 +245,10 @@ async def test_a_page_that_comes_back_during_an_approval_is_told_it_waits(tmp_pa
     async with served(tmp_path) as server:
         page, session = await customer(server)
         await page.until("question")
-        await page.send({"type": "say", "text": "buy an anvil for 30 dollars"})
-        await page.until("question")
-        await page.send({"type": "say", "text": "yes"})
-        await page.until("notice", text=WAITING_FOR_APPROVAL)
+        await page.say("buy an anvil for 30 dollars")
+        await page.say("yes", until="notice", text=WAITING_FOR_APPROVAL)
         await page.socket.close()  # a reload
-        again, _ = await customer(
-            server, {"type": "hello", "session": session["session"], "key": session["key"]}
-        )
+        again, _ = await customer_back(server, session)
         await again.until("notice", text=WAITING_FOR_APPROVAL)
         await approve(server, session["session"], "yes")
         assert (await again.until("question"))[-1]["prompt"] == CONFIRM

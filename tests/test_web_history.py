@@ -13,7 +13,7 @@ from handoffs_runtime.teams.acme import acme_team
 from handoffs_runtime.web.hub import SessionHub
 from handoffs_runtime.web.limits import Limits
 
-from .web_support import TOKEN, Client, Served, customer, http_get, served
+from .web_support import TOKEN, Client, Served, customer, customer_back, http_get, served
 
 
 class CountingStore(SQLiteSessionStore):
@@ -40,9 +40,7 @@ async def conversation(server: Served, turns: int) -> dict[str, Any]:
 
 async def resumed(server: Served, session: dict[str, Any]) -> tuple[Client, dict[str, Any]]:
     """The customer's page back again; returns it and the history it was sent."""
-    page, again = await customer(
-        server, {"type": "hello", "session": session["session"], "key": session["key"]}
-    )
+    page, again = await customer_back(server, session)
     assert again == session
     history = await page.recv()
     assert history["type"] == "history"

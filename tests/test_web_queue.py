@@ -15,8 +15,7 @@ from handoffs_runtime.team.files import load_team_file
 from handoffs_runtime.teams.acme import acme_team
 from handoffs_runtime.web.waiting import NOBODY_AVAILABLE, NOBODY_SIGNED_IN_SECONDS, WAITING_FOR_OPERATOR
 
-from .test_web import escalated
-from .web_support import operator, served, waiting_list
+from .web_support import escalated, escalation_in_view, operator, served, waiting_list
 
 LEFT = "Please call me back about order A12: ann@example.com, +44 20 7946 0000"
 
@@ -29,8 +28,7 @@ async def test_with_nobody_signed_in_the_customer_hears_so_and_may_leave_a_messa
         assert time.monotonic() - asked < 10
         assert [m["text"] for m in got if m["type"] == "notice"] == [NOBODY_AVAILABLE]
         assert [m for m in got if m["type"] == "question" and m["person"] == "customer"]  # they may write
-        await page.send({"type": "say", "text": LEFT})
-        await page.until("question")  # and write again
+        await page.say(LEFT)  # and write again
         ann = await operator(server)
         [entry] = await waiting_list(ann, (sid, "escalation"))
         assert entry["last"] == LEFT and not entry["away"]
@@ -48,10 +46,7 @@ async def test_with_nobody_signed_in_the_customer_hears_so_and_may_leave_a_messa
 
 
 async def test_the_customer_goes_back_to_the_assistant(tmp_path: Path) -> None:
-    async with served(tmp_path) as server:
-        ann = await operator(server)
-        page, sid = await escalated(server)
-        await waiting_list(ann, (sid, "escalation"))
+    async with escalation_in_view(tmp_path) as (_, ann, page, sid):
         await page.send({"type": "back"})
         got = await page.until("reply")
         assert [m["target"] for m in got if m["type"] == "handoff" and m["source"] == "HumanAgent"] == [
@@ -62,34 +57,24 @@ async def test_the_customer_goes_back_to_the_assistant(tmp_path: Path) -> None:
         await waiting_list(ann)
         await page.send({"type": "back"})
         assert (await page.until("error"))[-1]["message"] == "the conversation is not waiting for a person"
-        await page.send({"type": "say", "text": "I want a refund for my shoes"})  # their turn stayed open
-        assert (await page.until("reply"))[-1]["agent"] == "IssuesAndRepairsAgent"
-        await page.socket.close()
-        await ann.socket.close()
+        got = await page.say("I want a refund for my shoes", until="reply")  # their turn stayed open
+        assert got[-1]["agent"] == "IssuesAndRepairsAgent"
 
 
 async def test_an_operator_who_does_not_take_it_in_the_teams_time_is_as_good_as_none(tmp_path: Path) -> None:
     team = acme_team(policy=TeamPolicy(operator_wait=0.5))
-    async with served(tmp_path, team=team) as server:
-        ann = await operator(server)
-        page, sid = await escalated(server)
-        await waiting_list(ann, (sid, "escalation"))
+    async with escalation_in_view(tmp_path, team=team) as (_, ann, page, sid):
         await page.until("queue", state="unavailable")
         await ann.send({"type": "take", "session": sid})  # a late operator is still welcome
         await ann.until("taken")
         await page.until("queue", state="joined")
-        await page.socket.close()
-        await ann.socket.close()
 
 
-async def test_a_message_left_waits_for_an_operator_after_the_customer_and_the_server_leave(
-    tmp_path: Path,
-) -> None:
+async def test_a_left_message_waits_for_an_operator_past_the_page_and_the_server(tmp_path: Path) -> None:
     async with served(tmp_path, idle_seconds=0.2) as server:
         page, sid = await escalated(server)
         await page.until("question")
-        await page.send({"type": "say", "text": LEFT})
-        await page.until("said")
+        await page.say(LEFT, until="said")
         await page.socket.close()  # the session ends with the page: the message stays in the queue
         ann = await operator(server)
         [entry] = await waiting_list(ann, (sid, "escalation"))
@@ -111,16 +96,12 @@ async def test_a_message_left_waits_for_an_operator_after_the_customer_and_the_s
 
 
 async def test_an_operator_signing_out_leaves_the_customer_told_soon(tmp_path: Path) -> None:
-    async with served(tmp_path) as server:
-        ann = await operator(server)
-        page, sid = await escalated(server)
-        await waiting_list(ann, (sid, "escalation"))
+    async with escalation_in_view(tmp_path) as (_, ann, page, _):
         await ann.socket.close()
         signed_out = time.monotonic()
         await page.until("queue", state="unavailable")
         assert time.monotonic() - signed_out < NOBODY_SIGNED_IN_SECONDS + 5
         await asyncio.sleep(0)
-        await page.socket.close()
 
 
 def test_a_team_file_sets_how_long_a_customer_waits_for_an_operator(tmp_path: Path) -> None:

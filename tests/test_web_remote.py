@@ -16,7 +16,7 @@ from handoffs_runtime.web.hub import WAITING_FOR_APPROVAL
 from .distributed_support import TIMEOUT, Process, start_host, start_worker
 from .fake_openai import fake_openai
 from .test_serve_cli import serve
-from .web_support import approve, customer, served
+from .web_support import approve, customer, customer_back, served
 
 ANSWER = "Hello! I am the ACME triage bot; how can I help?"
 
@@ -72,9 +72,7 @@ async def test_a_session_that_ended_resumes_on_the_same_server(
                 await asyncio.sleep(0.02)
 
         await asyncio.wait_for(ended(), TIMEOUT)  # the page stayed away: the session ended
-        again, resumed = await customer(
-            server, {"type": "hello", "session": session["session"], "key": session["key"]}
-        )
+        again, resumed = await customer_back(server, session)
         assert resumed == session
         history = await again.recv()
         assert kinds(history["items"]) == ["said", "handoff", "reply"]

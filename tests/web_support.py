@@ -25,6 +25,7 @@ from handoffs_runtime.web.backends import RemoteTeam
 from handoffs_runtime.web.hosts import AllowedHosts
 from handoffs_runtime.web.hub import SessionHub
 from handoffs_runtime.web.server import running
+from handoffs_runtime.web.waiting import WAITING_FOR_OPERATOR
 
 from .distributed_support import free_port
 
@@ -96,6 +97,11 @@ class Client:
             if data["type"] == kind and all(data.get(k) == v for k, v in fields.items()):
                 return got
 
+    async def say(self, text: str, /, until: str = "question", **fields: Any) -> list[dict[str, Any]]:
+        """Say ``text``; the messages up to and including the next of type ``until`` (with ``fields``)."""
+        await self.send({"type": "say", "text": text})
+        return await self.until(until, **fields)
+
 
 @asynccontextmanager
 async def client(server: Served, path: str = "/ws") -> AsyncIterator[Client]:
@@ -110,6 +116,11 @@ async def customer(server: Served, hello: dict[str, Any] | None = None) -> tuple
     await page.send(hello or {"type": "hello"})
     session = await page.recv()
     return page, session
+
+
+async def customer_back(server: Served, session: dict[str, Any]) -> tuple[Client, Any]:
+    """The customer's page back again (a reload) for ``session``, its session message, with its key."""
+    return await customer(server, {"type": "hello", "session": session["session"], "key": session["key"]})
 
 
 def http_get(url: str, token: str | None = None) -> tuple[int, dict[str, str], bytes]:
@@ -136,6 +147,34 @@ async def waiting_list(op: Client, *expected: tuple[str, str]) -> list[dict[str,
         sessions: list[dict[str, Any]] = (await op.until("waiting"))[-1]["sessions"]
         if [(s["session"], s["kind"]) for s in sessions] == list(expected):
             return sessions
+
+
+async def escalated(server: Served) -> tuple[Client, str]:
+    """A customer who asked for a person and now waits for one: the page and its session."""
+    page, session = await customer(server)
+    await page.until("question")
+    got = await page.say("let me talk to a person", until="notice", text=WAITING_FOR_OPERATOR)
+    assert not [m for m in got if m["type"] == "question" and m["person"] == "operator"]  # not for them
+    return page, session["session"]
+
+
+@asynccontextmanager
+async def escalation_in_view(
+    tmp_path: Path, **options: Any
+) -> AsyncIterator[tuple[Served, Client, Client, str]]:
+    """A server (``options`` as for ``served``) where an operator sees a customer who asked for a person.
+
+    Yields the server, the operator, the customer's page and its session; closes both pages at the end.
+    """
+    async with served(tmp_path, **options) as server:
+        ann = await operator(server)
+        page, sid = await escalated(server)
+        try:
+            await waiting_list(ann, (sid, "escalation"))
+            yield server, ann, page, sid
+        finally:
+            await page.socket.close()
+            await ann.socket.close()
 
 
 async def approve(server: Served, session: str, answer: str = "yes") -> dict[str, Any]:

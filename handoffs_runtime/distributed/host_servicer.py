@@ -138,7 +138,7 @@ class TeamHostServicer(GrpcWorkerAgentRuntimeHostServicer):
         """The agent types each connection registered: what it may subscribe and send as."""
         self._awaiting_channel: dict[str, asyncio.Task[None]] = {}
 
-    async def OpenChannel(  # type: ignore[override]
+    async def OpenChannel(
         self, request_iterator: AsyncIterator[agent_worker_pb2.Message], context: Any
     ) -> AsyncIterator[agent_worker_pb2.Message]:
         """The client's message stream. Its identity is its connection (``context.peer()``), never the
@@ -169,7 +169,7 @@ class TeamHostServicer(GrpcWorkerAgentRuntimeHostServicer):
                 del self._data_connections[client_id]
             await self._on_client_disconnect(client_id)
 
-    async def OpenControlChannel(  # type: ignore[override]
+    async def OpenControlChannel(
         self, request_iterator: AsyncIterator[agent_worker_pb2.ControlMessage], context: Any
     ) -> AsyncIterator[agent_worker_pb2.ControlMessage]:
         """Unused by handoffs; the stock one lets any client address any other by its id."""
@@ -203,7 +203,7 @@ class TeamHostServicer(GrpcWorkerAgentRuntimeHostServicer):
             await self._receive_message(client_id, message)
         return refused
 
-    async def RegisterAgent(  # type: ignore[override]
+    async def RegisterAgent(
         self, request: agent_worker_pb2.RegisterAgentTypeRequest, context: Any
     ) -> agent_worker_pb2.RegisterAgentTypeResponse:
         """Register for the calling connection, if its role may; an error never names another client."""
@@ -231,7 +231,7 @@ class TeamHostServicer(GrpcWorkerAgentRuntimeHostServicer):
         self._expect_channel(client_id)
         return agent_worker_pb2.RegisterAgentTypeResponse()
 
-    async def AddSubscription(  # type: ignore[override]
+    async def AddSubscription(
         self, request: agent_worker_pb2.AddSubscriptionRequest, context: Any
     ) -> agent_worker_pb2.AddSubscriptionResponse:
         """Subscribe one of the calling connection's own agent types, to what its role may receive."""
@@ -254,7 +254,7 @@ class TeamHostServicer(GrpcWorkerAgentRuntimeHostServicer):
         self._expect_channel(client_id)
         return agent_worker_pb2.AddSubscriptionResponse()
 
-    async def RemoveSubscription(  # type: ignore[override]
+    async def RemoveSubscription(
         self, request: agent_worker_pb2.RemoveSubscriptionRequest, context: Any
     ) -> agent_worker_pb2.RemoveSubscriptionResponse:
         """Remove one of the caller's own subscriptions; when a front end's session type loses its last
@@ -274,7 +274,7 @@ class TeamHostServicer(GrpcWorkerAgentRuntimeHostServicer):
                 await self._forget_type_without_subscriptions(agent_type, client_id)
         return agent_worker_pb2.RemoveSubscriptionResponse()
 
-    async def GetSubscriptions(  # type: ignore[override]
+    async def GetSubscriptions(
         self, request: agent_worker_pb2.GetSubscriptionsRequest, context: Any
     ) -> agent_worker_pb2.GetSubscriptionsResponse:
         """The caller's own subscriptions only: the others name other people's sessions."""

@@ -59,7 +59,7 @@ class Outbox(asyncio.Queue[Message]):
         """Events written and not yet answered, with when: the host may have died before reading them."""
         self._closed = False
 
-    async def get(self) -> Message:  # type: ignore[override]
+    async def get(self) -> Message:
         """The next message to write; asking for it means the last one was written."""
         if self._in_hand is not None:
             if _is_event(self._in_hand):

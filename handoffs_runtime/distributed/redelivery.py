@@ -6,6 +6,12 @@ that first answer the front end sends the same ``UserTask`` again, with a growin
 person once that it is reconnecting; only when the window has passed does the ``Undeliverable`` go on to
 the ``UserAgent``, which says the agent is not available. Only the person's own message is sent again
 (the ``Undeliverable`` carries its context), never a stale one.
+
+A lost connection sends again what it cannot tell arrived (see ``outbox``): under load gRPC may report a
+message written only after its answer was read, so an earlier message, already answered, can reach the
+restarted host too. Its refusal is dropped here: the person's last message goes on from its answer, and
+telling them that the earlier one was not delivered would be false (and would turn their conversation
+back to it).
 """
 
 from __future__ import annotations
@@ -16,12 +22,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from autogen_core import TopicId
+from autogen_core.models import LLMMessage
 
 from handoffs_runtime.channels.base import Channel
 from handoffs_runtime.distributed.options import logger
 from handoffs_runtime.messages import Notice, Undeliverable, UserTask
 
 Publish = Callable[[Any, TopicId], Awaitable[None]]
+
+
+def extends(context: list[LLMMessage], earlier: list[LLMMessage]) -> bool:
+    """Whether ``context`` goes on from ``earlier`` (and is longer)."""
+    return len(context) > len(earlier) and context[: len(earlier)] == earlier
 
 
 @dataclass
@@ -65,9 +77,19 @@ class Redelivery:
     forget = delivered
 
     def retry(self, session_id: str, notice: Undeliverable) -> bool:
-        """Whether ``notice`` is handled here: the person's message will be sent again shortly."""
+        """Whether ``notice`` is handled here: the person's message will be sent again shortly, or the
+        refused message is an earlier one, answered already (see the module docstring)."""
         last = self._sent.get(session_id)
-        if last is None or notice.reason or notice.topic_type != last.topic.type:
+        if last is None or notice.reason:
+            return False
+        if extends(last.task.context, notice.context):
+            logger.info(
+                "dropped a refusal of an earlier message in session %s: it was answered before the host "
+                "restarted",
+                session_id,
+            )
+            return True
+        if notice.topic_type != last.topic.type:
             return False
         if notice.context != last.task.context:
             return False  # not the person's message (a handoff between agents): not ours to resend

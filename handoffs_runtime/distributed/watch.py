@@ -34,7 +34,7 @@ from autogen_ext.runtimes.grpc.protos import cloudevent_pb2
 
 from handoffs_runtime.channels.base import Channel
 from handoffs_runtime.distributed.options import logger
-from handoffs_runtime.distributed.redelivery import Redelivery
+from handoffs_runtime.distributed.redelivery import Redelivery, extends
 from handoffs_runtime.distributed.serializers import type_name
 from handoffs_runtime.distributed.worker_runtime import Delivery, WorkerRuntime
 from handoffs_runtime.messages import (
@@ -67,10 +67,6 @@ class _Turn:
     nudge: asyncio.TimerHandle | None = None
     nudged: bool = False
     operator_said: str | None = None  # the operator's answer, if it is the last thing the turn heard
-
-
-def _extends(context: list[LLMMessage], turn: list[LLMMessage]) -> bool:
-    return len(context) > len(turn) and context[: len(turn)] == turn
 
 
 class TurnWatch:
@@ -158,8 +154,8 @@ class TurnWatch:
         if turn is None:
             return False
         given_up = self._given_up.get(session_id)
-        late = given_up is not None and context is not None and _extends(context, given_up)
-        if late and context is not None and not _extends(context, turn.context):
+        late = given_up is not None and context is not None and extends(context, given_up)
+        if late and context is not None and not extends(context, turn.context):
             return False
         self.answered(session_id)
         return True

@@ -201,7 +201,7 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
         else:
             secure = self._credentials.channel_credentials()
             channel = grpc.aio.secure_channel(self._host_address, secure, options=options)
-        stub = agent_worker_pb2_grpc.AgentRpcStub(channel)  # type: ignore[no-untyped-call]
+        stub = agent_worker_pb2_grpc.AgentRpcStub(channel)
         connection = LimitedConnection(channel, stub, self._limit, self._seen, self._resend_window)
         try:
             await connection.open(self._backoff.connect_timeout)

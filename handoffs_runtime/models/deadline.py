@@ -30,7 +30,7 @@ class DeadlineOpenAIClient(StreamFallbackClient):
         super().__init__(**kwargs)
         self.deadline = deadline
 
-    async def create(self, *args: Any, **kwargs: Any) -> CreateResult:  # type: ignore[override]
+    async def create(self, *args: Any, **kwargs: Any) -> CreateResult:
         scope = asyncio.timeout(self.deadline)
         try:
             async with scope:
@@ -38,9 +38,7 @@ class DeadlineOpenAIClient(StreamFallbackClient):
         except TimeoutError as exc:
             raise self._late(exc, scope) from exc
 
-    async def create_stream(  # type: ignore[override]
-        self, *args: Any, **kwargs: Any
-    ) -> AsyncGenerator[str | CreateResult, None]:
+    async def create_stream(self, *args: Any, **kwargs: Any) -> AsyncGenerator[str | CreateResult, None]:
         # One deadline for the whole stream, checked around each chunk: a timeout must never span a
         # ``yield``, or it would cancel whatever the consumer does in between.
         end = asyncio.get_running_loop().time() + self.deadline

@@ -169,8 +169,8 @@ class LocalModel(ChatCompletionClient):
         return 1_000_000 - self.count_tokens(messages)
 
     @property
-    def capabilities(self) -> ModelCapabilities:  # type: ignore[override]
-        return ModelCapabilities(vision=False, function_calling=True, json_output=False)  # type: ignore[typeddict-item]
+    def capabilities(self) -> ModelCapabilities:
+        return ModelCapabilities(vision=False, function_calling=True, json_output=False)
 
     @property
     def model_info(self) -> ModelInfo:

@@ -46,9 +46,7 @@ class StreamFallbackClient(OpenAIChatCompletionClient):
     """``OpenAIChatCompletionClient`` whose ``create_stream`` falls back to ``create`` once, before the
     first word (see the module docstring)."""
 
-    async def create_stream(  # type: ignore[override]
-        self, *args: Any, **kwargs: Any
-    ) -> AsyncGenerator[str | CreateResult, None]:
+    async def create_stream(self, *args: Any, **kwargs: Any) -> AsyncGenerator[str | CreateResult, None]:
         stream = super().create_stream(*args, **kwargs)
         spoke = False
         try:

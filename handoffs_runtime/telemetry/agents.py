@@ -158,7 +158,7 @@ async def register_traced(
         raise TypeError(f"no traced variant of {cls.__name__}; there is one of {known}")
 
     def build() -> _Traced:
-        agent = traced(config)  # type: ignore[call-arg]
+        agent = traced(config)
         agent.telemetry = telemetry
         agent.trace_name = config.name
         agent.trace_team = team

@@ -98,8 +98,8 @@ class TracedModel(ChatCompletionClient):
         return self._inner.remaining_tokens(messages, tools=tools)
 
     @property
-    def capabilities(self) -> ModelCapabilities:  # type: ignore[override]
-        return self._inner.capabilities  # type: ignore[no-any-return]
+    def capabilities(self) -> ModelCapabilities:
+        return self._inner.capabilities
 
     @property
     def model_info(self) -> ModelInfo:

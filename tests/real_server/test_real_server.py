@@ -23,17 +23,7 @@ from autogen_core.models import (
     UserMessage,
 )
 
-from handoffs_runtime import (
-    AgentSpec,
-    HandoffsRuntime,
-    SQLiteSessionStore,
-    TeamPolicy,
-    TeamSpec,
-    handoff,
-    openai_model,
-    register_team,
-    start_session,
-)
+from handoffs_runtime import AgentSpec, SQLiteSessionStore, TeamPolicy, TeamSpec, handoff, openai_model
 from handoffs_runtime.agents.ai import EMPTY_REPLY, MODEL_ERROR_REPLY
 from handoffs_runtime.agents.toolloop import ToolLoop
 from handoffs_runtime.agents.trim import is_trimmed
@@ -43,6 +33,7 @@ from handoffs_runtime.models.failures import explain_model_error
 from handoffs_runtime.tools.context import ToolContext
 
 from ..cli_support import run_handoffs
+from ..support import run_sessions
 from .conftest import CONTEXT_TOKENS, RealServer
 
 pytestmark = pytest.mark.real_server
@@ -130,13 +121,9 @@ async def test_a_team_of_ones_own_through_the_library(
     firsts = ["Transfer me to billing, I have a question about my bill.", "I want a refund of a payment."]
     channel = ScriptedChannel.for_sessions({f"s{i}": [m] for i, m in enumerate(firsts)})
     team = _two_desks(stream)
-    runtime = HandoffsRuntime()
-    await register_team(runtime, team, model=model, channel=channel, store=store)
     handed = False
     for i in range(len(firsts)):  # one session at a time: the server answers one call at a time anyway
-        runtime.start()
-        await start_session(runtime, f"s{i}")
-        await runtime.stop_when_idle()
+        await run_sessions(team, channel, model=model, sessions=[f"s{i}"], store=store)
         events = channel.handoffs(f"s{i}")
         assert all(e.outcome in ("handoff", "refused") for e in events)
         if any(e.outcome == "handoff" and e.target == "Billing" for e in events):
@@ -184,11 +171,7 @@ async def test_a_context_overflow_is_said_as_what_it_is(real_server: RealServer)
     model = openai_model("smollm2", base_url=real_server.url, timeout=MODEL_SECONDS)
     channel = ScriptedChannel.for_sessions({"s1": ["tell me about skates " * (CONTEXT_TOKENS // 3)]})
     team = TeamSpec(name="one", entry="Desk", agents=[AgentSpec("Desk", system_message="Be brief.")])
-    runtime = HandoffsRuntime()
-    await register_team(runtime, team, model=model, channel=channel)
-    runtime.start()
-    await start_session(runtime, "s1")
-    await runtime.stop_when_idle()
+    await run_sessions(team, channel, model=model)
     [reply] = channel.replies("s1")
     assert reply.text == (
         "Sorry, I can't answer: your last message is longer than the model can read (it reads at most "
