@@ -5,14 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from handoffs_runtime.cli.options import (
-    Subcommands,
-    add_credentials_option,
-    add_max_message_option,
-    add_team_option,
-    add_verbose_option,
-    team_from_option,
-)
+from handoffs_runtime.cli import options
+from handoffs_runtime.cli.options import Subcommands
 from handoffs_runtime.cli.process import quiet_grpc, run_until_signal
 from handoffs_runtime.distributed.host import Host, serve
 from handoffs_runtime.distributed.options import Address
@@ -25,10 +19,10 @@ def add_parser(sub: Subcommands) -> None:
         default="127.0.0.1:50051",
         help="HOST:PORT to listen on (default: 127.0.0.1:50051; port 0 = any free port)",
     )
-    add_max_message_option(host)
-    add_verbose_option(host)
-    add_team_option(host, purpose="whose agents workers may serve")
-    add_credentials_option(host, role="host")
+    options.add_max_message_option(host)
+    options.add_verbose_option(host)
+    options.add_team_option(host, purpose="whose agents workers may serve")
+    options.add_credentials_option(host, role="host")
     host.add_argument(
         "--insecure",
         action="store_true",
@@ -38,7 +32,7 @@ def add_parser(sub: Subcommands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    team = team_from_option(args.team)
+    team = options.team_from_option(args.team)
     quiet_grpc(args)
     host = Host(
         Address.parse(args.address),

@@ -10,19 +10,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from handoffs_runtime.cli.options import (
-    Subcommands,
-    add_credentials_option,
-    add_host_option,
-    add_model_options,
-    add_no_stream_option,
-    add_store_option,
-    add_team_option,
-    add_verbose_option,
-    choose_model,
-    open_store,
-    team_from_option,
-)
+from handoffs_runtime.cli import options
+from handoffs_runtime.cli.options import Subcommands
 from handoffs_runtime.errors import HandoffsError
 from handoffs_runtime.team.spec import streaming_team
 from handoffs_runtime.web.limits import Limits, networks
@@ -31,8 +20,8 @@ from handoffs_runtime.web.server import operator_token, running
 
 def add_parser(sub: Subcommands) -> None:
     serve = sub.add_parser("serve", help="serve the web chat (/) and the operator console (/operator)")
-    add_team_option(serve)
-    add_model_options(serve)
+    options.add_team_option(serve)
+    options.add_model_options(serve)
     serve.add_argument("--bind", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="port (default: 8000; 0 = any free port)")
     serve.add_argument(
@@ -46,21 +35,21 @@ def add_parser(sub: Subcommands) -> None:
         help="have an operator approve, in the operator console, each run of the team's code tools "
         "(a team with code tools does not start without it, unless its team file asks the operator)",
     )
-    add_no_stream_option(serve, help_text="show replies whole, not as they are written")
-    add_host_option(
+    options.add_no_stream_option(serve, help_text="show replies whole, not as they are written")
+    options.add_host_option(
         serve,
         help_text="run as a front end of this gRPC host: its workers run the agents (and decide "
         "whether replies stream); --model, --base-url and --no-stream do not apply",
     )
-    add_credentials_option(serve, role="frontend")
+    options.add_credentials_option(serve, role="frontend")
     serve.add_argument(
         "--idle-minutes",
         type=float,
         default=10.0,
         help="end a session whose page has been closed this long; it can be resumed (default: 10)",
     )
-    add_store_option(serve)
-    add_verbose_option(serve)
+    options.add_store_option(serve)
+    options.add_verbose_option(serve)
     _add_limit_options(serve)
     serve.set_defaults(run=run)
 
@@ -150,7 +139,7 @@ def _network(text: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """What ``handoffs serve`` does; returns when interrupted."""
-    team = team_from_option(args.team)
+    team = options.team_from_option(args.team)
     try:
         from handoffs_runtime.web.app import KEY_SECRET, create_app
         from handoffs_runtime.web.backends import RemoteTeam
@@ -167,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
     if args.host is None:
         if args.credentials is not None:
             raise HandoffsError("--credentials is for --host: the credentials of the gRPC host to join")
-        choice = choose_model(args, team)
+        choice = options.choose_model(args, team)
         model = choice.model
         label = f"model: {choice.label}"
         team = streaming_team(choice.team, stream=choice.stream)
@@ -178,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
         Address.parse(args.host)
         model = None
         label = f"front end of the host at {args.host}"
-    store = open_store(args.store)
+    store = options.open_store(args.store)
     try:
         if args.host is not None:
             backend = RemoteTeam(team, args.host, store, credentials=args.credentials)

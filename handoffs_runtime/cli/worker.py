@@ -5,19 +5,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from handoffs_runtime.cli.options import (
-    Subcommands,
-    add_connect_timeout_option,
-    add_credentials_option,
-    add_host_option,
-    add_max_message_option,
-    add_model_options,
-    add_no_stream_option,
-    add_team_option,
-    add_verbose_option,
-    choose_model,
-    team_from_option,
-)
+from handoffs_runtime.cli import options
+from handoffs_runtime.cli.options import Subcommands
 from handoffs_runtime.cli.process import quiet_grpc, run_until_signal
 from handoffs_runtime.distributed.options import Address
 from handoffs_runtime.distributed.worker import parse_shard_option, start_worker
@@ -29,18 +18,18 @@ from handoffs_runtime.telemetry.setup import add_trace_option, install_from_opti
 
 def add_parser(sub: Subcommands) -> None:
     worker = sub.add_parser("worker", help="serve some of the team's agents for a host")
-    add_host_option(worker, help_text="the host to serve", required=True)
+    options.add_host_option(worker, help_text="the host to serve", required=True)
     worker.add_argument("--agents", help="comma-separated agent names (default: every agent of the team)")
     worker.add_argument("--shard", metavar="i/N", help="serve the i-th (from 0) of N shares of the sessions")
-    add_team_option(worker)
-    add_model_options(worker)
-    add_max_message_option(worker)
-    add_no_stream_option(
+    options.add_team_option(worker)
+    options.add_model_options(worker)
+    options.add_max_message_option(worker)
+    options.add_no_stream_option(
         worker,
         help_text="call the model without streaming (default: a real model streams its replies to the "
         "person)",
     )
-    add_connect_timeout_option(worker)
+    options.add_connect_timeout_option(worker)
     worker.add_argument(
         "--operator-approves",
         action="store_true",
@@ -54,18 +43,18 @@ def add_parser(sub: Subcommands) -> None:
         metavar="S",
         help="retry an agent type still held by a crashed predecessor this long (default: 10)",
     )
-    add_verbose_option(worker)
-    add_credentials_option(worker, role="worker")
+    options.add_verbose_option(worker)
+    options.add_credentials_option(worker, role="worker")
     add_trace_option(worker)
     worker.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    team = team_from_option(args.team)
+    team = options.team_from_option(args.team)
     install_from_options(args, service_name="handoffs-worker")
     agents = [a.strip() for a in args.agents.split(",") if a.strip()] if args.agents else None
     shard = parse_shard_option(args.shard)
-    choice = choose_model(args, team)
+    choice = options.choose_model(args, team)
     team = streaming_team(choice.team, stream=choice.stream)
     if args.operator_approves:  # web customers are strangers: the operator console approves instead
         team = operator_oversight(team, approve_code=True)
