@@ -415,6 +415,12 @@ def _constructed(cls: type[_Model], values: dict[str, Any]) -> _Model:
     return model
 
 
+def goes_on_from(context: list[LLMMessage], earlier: list[LLMMessage]) -> bool:
+    """Whether ``context`` continues ``earlier`` and is longer: a message that carried ``earlier`` was
+    answered already."""
+    return len(context) > len(earlier) and context[: len(earlier)] == earlier
+
+
 def user_task(context: list[LLMMessage], turn_path: list[str], usage: Usage = Usage.EMPTY) -> UserTask:
     """``UserTask(context=..., turn_path=..., usage=...)``, without re-validating items that are
     LLMMessages already (``usage`` is a ``Usage``: valid by construction)."""

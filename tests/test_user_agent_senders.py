@@ -6,7 +6,14 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from autogen_core import AgentId, RoutedAgent, SingleThreadedAgentRuntime
+from autogen_core import (
+    AgentId,
+    MessageContext,
+    RoutedAgent,
+    SingleThreadedAgentRuntime,
+    TypeSubscription,
+    message_handler,
+)
 from autogen_core.models import AssistantMessage
 
 from handoffs_runtime import QueueChannel, register_team, start_session
@@ -24,6 +31,8 @@ from handoffs_runtime.messages import (
     Reply,
     Said,
     SessionEnded,
+    Undeliverable,
+    UserTask,
 )
 from handoffs_runtime.models.offline import OfflineModel
 from handoffs_runtime.teams.acme import acme_team
@@ -128,6 +137,56 @@ async def test_a_team_agent_relays_only_notices_and_progress_and_progress_only_w
     await runtime.publish_message(PersonEvent(event=Notice(text="checking stock")), user, sender=sales)
     assert await channel.next_output("alice", TIMEOUT) == Notice(text="checking stock")  # no delta first
     assert channel.outbox("alice").empty()
+    for _ in range(2):
+        await channel.leave("alice")
+    await runtime.stop_when_idle()
+
+
+class Handoffs(RoutedAgent):
+    """Beside the repairs agent on its topic: keeps each conversation handed to it."""
+
+    def __init__(self) -> None:
+        super().__init__("listens to the repairs agent's topic")
+        self.handed: list[UserTask] = []
+
+    @message_handler
+    async def on_task(self, message: UserTask, ctx: MessageContext) -> None:
+        self.handed.append(message)
+
+
+async def until_reply(channel: QueueChannel, session: str) -> list[Event]:
+    """Everything shown up to and including the next reply."""
+    shown = [await channel.next_output(session, TIMEOUT)]
+    while not isinstance(shown[-1], Reply):
+        shown.append(await channel.next_output(session, TIMEOUT))
+    return shown
+
+
+async def test_a_refusal_of_a_conversation_the_person_went_on_from_is_dropped(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """After a host restart a worker may send again a handoff that was answered before it, and the
+    restarted host may refuse it: the person is not told, and their next message goes on from where the
+    conversation is (the refund proposed), not from the refused handoff."""
+    caplog.set_level("INFO", logger="handoffs_runtime")
+    runtime = SingleThreadedAgentRuntime()
+    channel = QueueChannel()
+    await register_team(runtime, acme_team(), model=OfflineModel(), channel=channel)
+    listener = Handoffs()
+    await runtime.register_agent_instance(listener, AgentId("Listener", "alice"))
+    await runtime.add_subscription(TypeSubscription("IssuesAndRepairsAgent", "Listener"))
+    runtime.start()
+    await start_session(runtime, "alice")
+    await channel.say("alice", "I want a refund for my shoes")
+    assert "Shall I go ahead?" in str((await until_reply(channel, "alice"))[-1])
+    [handed] = listener.handed
+    stale = Undeliverable(topic_type="IssuesAndRepairsAgent", context=handed.context)
+    await runtime.publish_message(stale, session_topic(USER, "alice"))
+    await dropped(caplog, 1)
+    await channel.say("alice", "yes")
+    shown = await until_reply(channel, "alice")
+    assert not [e for e in shown if isinstance(e, Notice)], shown
+    assert isinstance(shown[-1], Reply) and shown[-1].text.startswith("Done:"), shown
     for _ in range(2):
         await channel.leave("alice")
     await runtime.stop_when_idle()

@@ -43,6 +43,7 @@ from handoffs_runtime.messages import (
     Undeliverable,
     UserLogin,
     UserTask,
+    goes_on_from,
     user_task,
 )
 from handoffs_runtime.sessions.leases import NOTHING_WRITTEN
@@ -264,7 +265,18 @@ class UserAgent(SessionAgent):
 
     @message_handler
     async def handle_undeliverable(self, message: Undeliverable, ctx: MessageContext) -> None:
-        """Nobody serves the agent the conversation was sent to: say so, and let the person try again."""
+        """Nobody serves the agent the conversation was sent to: say so, and let the person try again.
+
+        After a host restart a process may send again what it cannot tell arrived, and the restarted
+        host may refuse it: a refusal of a conversation the person has already gone on from is stale,
+        and would turn their conversation back to it."""
+        turn = self._next
+        if turn is not None and goes_on_from(turn.context, message.context):
+            logger.info(
+                "dropped a refusal of an earlier message in session %s: the conversation went on past it",
+                self.id.key,
+            )
+            return
         notice = Notice(text=describe_undeliverable(message, self._config.labels))
         await self._channel.show(self.id.key, notice)
         context = list(message.context)

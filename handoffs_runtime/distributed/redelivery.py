@@ -22,18 +22,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from autogen_core import TopicId
-from autogen_core.models import LLMMessage
 
 from handoffs_runtime.channels.base import Channel
 from handoffs_runtime.distributed.options import logger
-from handoffs_runtime.messages import Notice, Undeliverable, UserTask
+from handoffs_runtime.messages import Notice, Undeliverable, UserTask, goes_on_from
 
 Publish = Callable[[Any, TopicId], Awaitable[None]]
-
-
-def extends(context: list[LLMMessage], earlier: list[LLMMessage]) -> bool:
-    """Whether ``context`` goes on from ``earlier`` (and is longer)."""
-    return len(context) > len(earlier) and context[: len(earlier)] == earlier
 
 
 @dataclass
@@ -82,7 +76,7 @@ class Redelivery:
         last = self._sent.get(session_id)
         if last is None or notice.reason:
             return False
-        if extends(last.task.context, notice.context):
+        if goes_on_from(last.task.context, notice.context):
             logger.info(
                 "dropped a refusal of an earlier message in session %s: it was answered before the host "
                 "restarted",

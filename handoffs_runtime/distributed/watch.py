@@ -34,7 +34,7 @@ from autogen_ext.runtimes.grpc.protos import cloudevent_pb2
 
 from handoffs_runtime.channels.base import Channel
 from handoffs_runtime.distributed.options import logger
-from handoffs_runtime.distributed.redelivery import Redelivery, extends
+from handoffs_runtime.distributed.redelivery import Redelivery
 from handoffs_runtime.distributed.serializers import type_name
 from handoffs_runtime.distributed.worker_runtime import Delivery, WorkerRuntime
 from handoffs_runtime.messages import (
@@ -47,6 +47,7 @@ from handoffs_runtime.messages import (
     Reply,
     Undeliverable,
     UserTask,
+    goes_on_from,
 )
 from handoffs_runtime.topics import session_topic
 
@@ -154,8 +155,8 @@ class TurnWatch:
         if turn is None:
             return False
         given_up = self._given_up.get(session_id)
-        late = given_up is not None and context is not None and extends(context, given_up)
-        if late and context is not None and not extends(context, turn.context):
+        late = given_up is not None and context is not None and goes_on_from(context, given_up)
+        if late and context is not None and not goes_on_from(context, turn.context):
             return False
         self.answered(session_id)
         return True
