@@ -271,7 +271,8 @@ class UserAgent(SessionAgent):
         host may refuse it: a refusal of a conversation the person has already gone on from is stale,
         and would turn their conversation back to it."""
         turn = self._next
-        if turn is not None and goes_on_from(turn.context, message.context):
+        resent = not message.reason and bool(message.context)  # a size refusal carries no context
+        if resent and turn is not None and goes_on_from(turn.context, message.context):
             logger.info(
                 "dropped a refusal of an earlier message in session %s: the conversation went on past it",
                 self.id.key,
