@@ -8,20 +8,18 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import Any
 
-from autogen_core import CancellationToken, FunctionCall
+from autogen_core import FunctionCall
 from autogen_core.models import (
     ChatCompletionClient,
     CreateResult,
     LLMMessage,
     ModelCapabilities,
-    ModelFamily,
     ModelInfo,
     RequestUsage,
 )
-from autogen_core.tools import Tool, ToolSchema
 
 _ZERO = RequestUsage(prompt_tokens=0, completion_tokens=0)
 _ids = itertools.count(1)
@@ -43,16 +41,8 @@ class ScriptedClient(ChatCompletionClient):
         self._latency = latency
         self._on_call = on_call
 
-    async def create(
-        self,
-        messages: Sequence[LLMMessage],
-        *,
-        tools: Sequence[Tool | ToolSchema] = (),
-        tool_choice: Any = "auto",
-        json_output: Any = None,
-        extra_create_args: Mapping[str, Any] = {},
-        cancellation_token: CancellationToken | None = None,
-    ) -> CreateResult:
+    async def create(self, messages: Sequence[LLMMessage], **ignored: Any) -> CreateResult:
+        """The scripted answer; the tools offered and every other option are ignored."""
         if self._on_call is not None:
             self._on_call()
         if self._latency:
@@ -62,17 +52,10 @@ class ScriptedClient(ChatCompletionClient):
         call = FunctionCall(id=f"call_{next(_ids)}", name=self._tool, arguments="{}")
         return CreateResult(finish_reason="function_calls", content=[call], usage=_ZERO, cached=False)
 
-    async def create_stream(  # type: ignore[override]
-        self,
-        messages: Sequence[LLMMessage],
-        *,
-        tools: Sequence[Tool | ToolSchema] = (),
-        tool_choice: Any = "auto",
-        json_output: Any = None,
-        extra_create_args: Mapping[str, Any] = {},
-        cancellation_token: CancellationToken | None = None,
+    async def create_stream(
+        self, messages: Sequence[LLMMessage], **ignored: Any
     ) -> AsyncGenerator[str | CreateResult, None]:
-        yield await self.create(messages, tools=tools, cancellation_token=cancellation_token)
+        yield await self.create(messages)
 
     async def close(self) -> None:
         return None
@@ -80,20 +63,17 @@ class ScriptedClient(ChatCompletionClient):
     def actual_usage(self) -> RequestUsage:
         return _ZERO
 
-    def total_usage(self) -> RequestUsage:
-        return _ZERO
+    total_usage = actual_usage
 
-    def count_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = ()) -> int:
+    def count_tokens(self, messages: Sequence[LLMMessage], **ignored: Any) -> int:
         return 0
 
-    def remaining_tokens(
-        self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = ()
-    ) -> int:
+    def remaining_tokens(self, messages: Sequence[LLMMessage], **ignored: Any) -> int:
         return 1_000_000
 
     @property
-    def capabilities(self) -> ModelCapabilities:  # type: ignore[override]
-        return ModelCapabilities(vision=False, function_calling=True, json_output=False)  # type: ignore[typeddict-item]
+    def capabilities(self) -> ModelCapabilities:
+        return ModelCapabilities(vision=False, function_calling=True, json_output=False)
 
     @property
     def model_info(self) -> ModelInfo:
@@ -101,7 +81,7 @@ class ScriptedClient(ChatCompletionClient):
             vision=False,
             function_calling=True,
             json_output=False,
-            family=ModelFamily.UNKNOWN,
+            family="unknown",
             structured_output=False,
             multiple_system_messages=True,
         )

@@ -118,17 +118,26 @@ def _builder(
     )
 
 
+_UNUSED_KEY_USES = dict.fromkeys(
+    (
+        "content_commitment",
+        "key_encipherment",
+        "data_encipherment",
+        "key_agreement",
+        "encipher_only",
+        "decipher_only",
+    ),
+    False,
+)
+
+
 def _key_usage(*, signs_certificates: bool) -> x509.KeyUsage:
+    """Signatures only (TLS with an EC key needs no encipherment); a CA's also sign certificates and CRLs."""
     return x509.KeyUsage(
         digital_signature=True,
-        content_commitment=False,
-        key_encipherment=False,
-        data_encipherment=False,
-        key_agreement=False,
         key_cert_sign=signs_certificates,
         crl_sign=signs_certificates,
-        encipher_only=False,
-        decipher_only=False,
+        **_UNUSED_KEY_USES,
     )
 
 

@@ -11,12 +11,11 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-from autogen_core.models import LLMMessage
+from typing import Unpack
 
 from handoffs_runtime.errors import StoreConflictError, StoreError
 from handoffs_runtime.sessions.leases import Holder
-from handoffs_runtime.sessions.store import _MESSAGES, NewEntry
+from handoffs_runtime.sessions.store import _MESSAGES, NewEntry, SessionUpdate
 
 Row = tuple[str, str, str]
 """One entry to insert: its agent, its kind and its body as JSON."""
@@ -60,17 +59,15 @@ class SQLStore(ABC):
         """Sessions this store opened (claimed): a write to one whose claim is gone was taken over."""
 
     async def append(
-        self,
-        session_id: str,
-        entries: Sequence[NewEntry],
-        *,
-        active_agent: str | None = None,
-        context: Sequence[LLMMessage] | None = None,
-        expected_seq: int | None = None,
+        self, session_id: str, entries: Sequence[NewEntry], **update: Unpack[SessionUpdate]
     ) -> int:
+        context = update.get("context")
         context_json = _MESSAGES.dump_json(list(context)).decode() if context is not None else None
         rows = [(e.agent, e.kind, json.dumps(e.body, ensure_ascii=False)) for e in entries]
-        return await self._append(EncodedAppend(session_id, rows, active_agent, context_json, expected_seq))
+        encoded = EncodedAppend(
+            session_id, rows, update.get("active_agent"), context_json, update.get("expected_seq")
+        )
+        return await self._append(encoded)
 
     @abstractmethod
     async def _append(self, append: EncodedAppend) -> int:

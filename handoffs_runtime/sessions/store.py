@@ -7,7 +7,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
+from typing import Any, Literal, Protocol, TypedDict, TypeVar, Unpack, runtime_checkable
 
 from autogen_core.models import AssistantMessage, FunctionExecutionResultMessage, LLMMessage, UserMessage
 from pydantic import TypeAdapter
@@ -72,6 +72,17 @@ class StoredEntry:
         """The entry's words, when it has any (the person's message, a reply, a notice)."""
         content = self.body.get("content", self.body.get("text", ""))
         return content if isinstance(content, str) else ""
+
+
+class SessionUpdate(TypedDict, total=False):
+    """What an append may change besides adding entries (a key left out, or ``None``: nothing)."""
+
+    active_agent: str | None
+    """The agent that answers the session's next message."""
+    context: Sequence[LLMMessage] | None
+    """The conversation the next agent reads; it accounts for everything appended so far."""
+    expected_seq: int | None
+    """Write only if the session's last sequence number is still this (compare-and-set)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,20 +187,13 @@ class SessionStore(Protocol):
         ...
 
     async def append(
-        self,
-        session_id: str,
-        entries: Sequence[NewEntry],
-        *,
-        active_agent: str | None = None,
-        context: Sequence[LLMMessage] | None = None,
-        expected_seq: int | None = None,
+        self, session_id: str, entries: Sequence[NewEntry], **update: Unpack[SessionUpdate]
     ) -> int:
-        """Append ``entries`` and, if given, the new active agent and context, in one transaction.
+        """Append ``entries`` and make ``update`` (see :class:`SessionUpdate`), in one transaction.
 
-        Returns the last sequence number. A given ``context`` accounts for everything appended so far.
-        With ``expected_seq``, nothing is written unless the session's last sequence number is still that
-        (:class:`StoreConflictError` otherwise). :class:`SessionTakenOverError` when this store does not
-        hold the session.
+        Returns the last sequence number. :class:`StoreConflictError` when ``expected_seq`` is given and
+        no longer the session's last sequence number (nothing is written then);
+        :class:`SessionTakenOverError` when this store does not hold the session.
         """
         ...
 
