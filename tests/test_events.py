@@ -6,21 +6,24 @@ from typing import Any
 
 import pytest
 
-from handoffs_runtime import OfflineModel, QueueChannel, TeamPolicy, register_team, start_session
-from handoffs_runtime.agents import toolloop
-from handoffs_runtime.channels.memory import ScriptedChannel
-from handoffs_runtime.messages import (
-    PROGRESS,
+from handoffs_runtime import (
     HandoffLine,
     Notice,
+    OfflineModel,
     Question,
+    QueueChannel,
     Reply,
     Said,
     SessionEnded,
+    TeamPolicy,
     ToolFinished,
     ToolStarted,
-    event_json,
+    register_team,
+    start_session,
 )
+from handoffs_runtime.agents import toolloop
+from handoffs_runtime.channels.memory import ScriptedChannel
+from handoffs_runtime.messages import PROGRESS, event_json
 from handoffs_runtime.runtime.single_threaded import HandoffsRuntime
 from handoffs_runtime.teams.acme import acme_team
 

@@ -39,24 +39,12 @@ from autogen_core.models import (
 )
 from autogen_core.tools import Tool, ToolSchema
 
+from handoffs_runtime.agents import turn
 from handoffs_runtime.agents.once import OnceATurn
 from handoffs_runtime.agents.replies import ToolCalls, read_reply, sort_calls
 from handoffs_runtime.agents.streaming import StreamReader
 from handoffs_runtime.agents.toolcalls import capped, run_tool_call, unknown_tool_result
 from handoffs_runtime.agents.trim import MAX_TRIMS, trimmed
-from handoffs_runtime.agents.turn import (
-    GuardStop,
-    HandedOff,
-    HandoffCalls,
-    HandoffDecider,
-    LoopStopped,
-    ModelFailed,
-    OutOfRounds,
-    OverBudget,
-    Replied,
-    Transfer,
-    TurnEnd,
-)
 from handoffs_runtime.channels.base import Channel
 from handoffs_runtime.errors import ContextOverflowError
 from handoffs_runtime.handoffs.handoff import Handoff, SessionContext, call_maybe_async
@@ -127,8 +115,8 @@ class ToolLoop:
         cancellation_token: CancellationToken,
         *,
         usage: Usage = Usage.EMPTY,
-        decider: HandoffDecider | None = None,
-    ) -> TurnEnd:
+        decider: turn.HandoffDecider | None = None,
+    ) -> turn.TurnEnd:
         """Ask the model, act on its calls, repeat until it answers, a decision ends the turn, or the
         rounds run out.
 
@@ -144,28 +132,28 @@ class ToolLoop:
         once = OnceATurn() if self.irreversible else None
         for _ in range(policy.max_tool_rounds):
             if policy.token_budget is not None and (usage + tally.usage).over(policy.token_budget):
-                return OverBudget(history, new, usage + tally.usage)
+                return turn.OverBudget(history, new, usage + tally.usage)
             offer = self._static or await self._enabled_now(context.session_id, history + new)
             try:
                 result, history = await self._ask(context, history, new, offer, cancellation_token)
             except Exception as exc:
                 logger.exception("model call failed for %s in session %s", self.name, context.session_id)
-                return ModelFailed(history, new, usage + tally.usage, self._describe_failure(exc), exc)
+                return turn.ModelFailed(history, new, usage + tally.usage, self._describe_failure(exc), exc)
             reported = getattr(result, "usage", None)  # the result is untrusted: it may be anything
             if isinstance(reported, RequestUsage) and (reported.prompt_tokens or reported.completion_tokens):
                 tally.usage += Usage.reported(self.name, reported)
             reply = read_reply(result, policy.max_reply_chars)
             if isinstance(reply, str):
-                return Replied(history, new, usage + tally.usage, reply)
+                return turn.Replied(history, new, usage + tally.usage, reply)
             results, ending = await self._act(reply, offer[1], context, decider, once, cancellation_token)
             new.append(AssistantMessage(content=reply.calls, thought=reply.thought, source=self.name))
             new.append(FunctionExecutionResultMessage(content=results))
             match ending:
-                case Transfer():
-                    return HandedOff(history, new, usage + tally.usage, ending)
-                case GuardStop():
-                    return LoopStopped(history, new, usage + tally.usage, ending)
-        return OutOfRounds(history, new, usage + tally.usage)
+                case turn.Transfer():
+                    return turn.HandedOff(history, new, usage + tally.usage, ending)
+                case turn.GuardStop():
+                    return turn.LoopStopped(history, new, usage + tally.usage, ending)
+        return turn.OutOfRounds(history, new, usage + tally.usage)
 
     async def _ask(
         self,
@@ -212,10 +200,10 @@ class ToolLoop:
         reply: ToolCalls,
         enabled: frozenset[str],
         context: ToolContext,
-        decider: HandoffDecider | None,
+        decider: turn.HandoffDecider | None,
         once: OnceATurn | None,
         cancellation_token: CancellationToken,
-    ) -> tuple[list[FunctionExecutionResult], Transfer | GuardStop | None]:
+    ) -> tuple[list[FunctionExecutionResult], turn.Transfer | turn.GuardStop | None]:
         """A result per call, in call order and cut to the size cap, and the decision's end of the turn,
         if any. The regular calls run first; the decider sees the handoff calls after them, as the person
         does."""
@@ -227,10 +215,10 @@ class ToolLoop:
             results[i] = unknown_tool_result(call, [*self.tools, *enabled])
         if regular:
             await self._run_regular(regular, results, context, once, cancellation_token)
-        ending: Transfer | GuardStop | None = None
+        ending: turn.Transfer | turn.GuardStop | None = None
         if handoffs and decider is not None:
             decision = await decider.decide(
-                HandoffCalls([call for _, call in handoffs], enabled, reply.thought)
+                turn.HandoffCalls([call for _, call in handoffs], enabled, reply.thought)
             )
             for (i, _), result in zip(handoffs, decision.results, strict=True):
                 results[i] = result

@@ -108,13 +108,26 @@ class HandedOff(_Ended):
     """The agent decided to hand the conversation on."""
 
     transfer: Transfer
+    """The handoff carried out, with its call and its validated input."""
 
 
 @dataclass(frozen=True, slots=True)
 class LoopStopped(_Ended):
-    """A handoff was refused by the loop guard (too many handoffs in a turn, or ping-pong)."""
+    """A handoff was refused by the loop guard (too many handoffs in a turn, or ping-pong); the team's
+    ``on_loop`` policy says what happens instead (the human agent, or a message to the person)."""
 
     stop: GuardStop
+
+
+@dataclass(frozen=True, slots=True)
+class OutOfRounds(_Ended):
+    """The model still wanted tools after ``policy.max_tool_rounds`` rounds."""
+
+
+@dataclass(frozen=True, slots=True)
+class OverBudget(_Ended):
+    """The session's token budget (``policy.token_budget``) was used up before the next model call;
+    the model is not called again in this session."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,15 +140,5 @@ class ModelFailed(_Ended):
     """For a caller that explains it to a person."""
 
 
-@dataclass(frozen=True, slots=True)
-class OutOfRounds(_Ended):
-    """The model still wanted tools after ``policy.max_tool_rounds`` rounds."""
-
-
-@dataclass(frozen=True, slots=True)
-class OverBudget(_Ended):
-    """The session's token budget was used up before the next model call."""
-
-
-TurnEnd = Replied | HandedOff | LoopStopped | ModelFailed | OutOfRounds | OverBudget
+TurnEnd = Replied | HandedOff | LoopStopped | OutOfRounds | OverBudget | ModelFailed
 """Every way a turn of the loop ends; closed: agents ``match`` it with ``assert_never`` as the last case."""
