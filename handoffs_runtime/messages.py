@@ -12,14 +12,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, get_args
 
+from autogen_core import FunctionCall
 from autogen_core.models import (
-    AssistantMessage,
-    FunctionExecutionResultMessage,
+    FunctionExecutionResult,
     LLMMessage,
-    SystemMessage,
-    UserMessage,
 )
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -224,6 +222,11 @@ class ToolStarted(_ToolProgress):
     type: Literal["tool_started"] = "tool_started"
     arguments: str
 
+    @classmethod
+    def of(cls, call: FunctionCall, *, agent: str, label: str = "") -> ToolStarted:
+        """``agent``'s ``call`` as it starts, live or read back from the store."""
+        return cls(agent=agent, tool=call.name, call_id=call.id, arguments=call.arguments, label=label)
+
 
 @dataclass(slots=True, kw_only=True)
 class ToolFinished(_ToolProgress):
@@ -232,6 +235,18 @@ class ToolFinished(_ToolProgress):
     type: Literal["tool_finished"] = "tool_finished"
     result: str
     is_error: bool = False
+
+    @classmethod
+    def of(cls, result: FunctionExecutionResult, *, agent: str, label: str = "") -> ToolFinished:
+        """The ``result`` of a call of ``agent``'s, live or read back from the store."""
+        return cls(
+            agent=agent,
+            tool=result.name,
+            call_id=result.call_id,
+            result=result.content,
+            is_error=bool(result.is_error),
+            label=label,
+        )
 
 
 @dataclass(slots=True, kw_only=True)
@@ -387,12 +402,8 @@ MESSAGE_TYPES: tuple[type[BaseModel], ...] = (
 _Model = TypeVar("_Model", bound=BaseModel)
 _object_setattr = object.__setattr__
 
-_LLM_MESSAGE_TYPES: tuple[type[BaseModel], ...] = (
-    SystemMessage,
-    UserMessage,
-    AssistantMessage,
-    FunctionExecutionResultMessage,
-)
+_LLM_MESSAGE_TYPES: tuple[type[BaseModel], ...] = get_args(get_args(LLMMessage)[0])
+"""The members of autogen's ``LLMMessage`` union (``Annotated[Union[...], discriminator]``)."""
 
 
 def _validated_already(context: object, *names: object) -> bool:

@@ -21,7 +21,6 @@ from handoffs_runtime import (
     register_team,
     start_session,
 )
-from handoffs_runtime.agents import toolloop
 from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.messages import PROGRESS, event_json
 from handoffs_runtime.runtime.single_threaded import HandoffsRuntime
@@ -114,14 +113,13 @@ async def test_progress_events_are_built_only_for_a_channel_that_shows_them(
 ) -> None:
     """The hot path of a channel without progress (the console, scripts) pays nothing for it."""
     built: list[str] = []
-    for name in ("Delta", "ToolStarted", "ToolFinished"):
-        kind = getattr(toolloop, name)
+    for kind in PROGRESS:
 
-        def counted(*args: Any, _kind: type[Any] = kind, **fields: Any) -> Any:
-            built.append(_kind.__name__)
-            return _kind(*args, **fields)
+        def counted(event: Any, *args: Any, _init: Any = kind.__init__, **fields: Any) -> None:
+            built.append(type(event).__name__)
+            _init(event, *args, **fields)
 
-        monkeypatch.setattr(toolloop, name, counted)
+        monkeypatch.setattr(kind, "__init__", counted)
     channel = ScriptedChannel.for_sessions({"s1": ["I want a refund for my shoes", "yes"]})
     channel.shows_progress = shows_progress
     team = acme_team(policy=TeamPolicy(stream=True))

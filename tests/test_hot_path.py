@@ -7,7 +7,7 @@ from dataclasses import FrozenInstanceError
 import pytest
 from autogen_core import AgentId, MessageContext, TopicId, message_handler
 from autogen_core.models import AssistantMessage, LLMMessage, UserMessage
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from handoffs_runtime import AgentResponse, HandoffEvent, UserLogin, UserTask
 from handoffs_runtime.agents import AIAgent, UserAgent
@@ -31,6 +31,29 @@ def test_user_task_from_messages_equals_the_validated_one() -> None:
 def test_agent_response_from_messages_equals_the_validated_one() -> None:
     fast = agent_response(list(CONTEXT), "Sales")
     assert fast == AgentResponse(context=list(CONTEXT), reply_to_topic_type="Sales")
+
+
+def test_every_kind_of_conversation_message_takes_the_shortcut(monkeypatch: pytest.MonkeyPatch) -> None:
+    call = {"id": "c1", "name": "look_up", "arguments": "{}"}
+    every = TypeAdapter(list[LLMMessage]).validate_python(
+        [
+            {"type": "SystemMessage", "content": "Be brief."},
+            {"type": "UserMessage", "content": "hi", "source": "User"},
+            {"type": "AssistantMessage", "content": [call], "source": "Triage"},
+            {
+                "type": "FunctionExecutionResultMessage",
+                "content": [{"call_id": "c1", "name": "look_up", "content": "ok"}],
+            },
+        ]
+    )
+    assert {type(m).__name__ for m in every} == {
+        "SystemMessage",
+        "UserMessage",
+        "AssistantMessage",
+        "FunctionExecutionResultMessage",
+    }
+    monkeypatch.setattr(UserTask, "__init__", None)  # the validating constructor is never reached
+    assert user_task(every, ["Triage"]).context is every
 
 
 def test_anything_else_is_validated_as_before() -> None:

@@ -273,20 +273,9 @@ class ToolLoop:
         progress = self._progress
         if progress is None:
             return await run_tool_call(tool, call, cancellation_token)
-        started = ToolStarted(
-            agent=self.name, tool=call.name, call_id=call.id, arguments=call.arguments, label=self.label
-        )
-        await progress.show(context.session_id, started)
+        await progress.show(context.session_id, ToolStarted.of(call, agent=self.name, label=self.label))
         result = await run_tool_call(tool, call, cancellation_token)
-        finished = ToolFinished(
-            agent=self.name,
-            tool=call.name,
-            call_id=call.id,
-            result=result.content,
-            is_error=bool(result.is_error),
-            label=self.label,
-        )
-        await progress.show(context.session_id, finished)
+        await progress.show(context.session_id, ToolFinished.of(result, agent=self.name, label=self.label))
         return result
 
     def _describe_failure(self, exc: Exception) -> str:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from autogen_core.models import LLMMessage, UserMessage
+from autogen_core.models import AssistantMessage, FunctionExecutionResultMessage, LLMMessage, UserMessage
 
 from handoffs_runtime.channels.base import describe
 from handoffs_runtime.messages import (
@@ -87,29 +87,11 @@ def entry_events(entry: StoredEntry, labels: Labels = NO_LABELS) -> list[Event]:
         answer = body["answer"]
         said = Said(text=answer, person=person) if answer is not None else Notice(text=NO_ANSWER)
         return [Question.asking(body["prompt"], person), said]
-    if entry.kind == "tool_calls":
-        return [
-            ToolStarted(
-                agent=entry.agent,
-                tool=str(c.get("name")),
-                call_id=str(c.get("id", "")),
-                arguments=str(c.get("arguments") or ""),
-                label=label,
-            )
-            for c in body["content"]
-        ]
-    if entry.kind == "tool_results":
-        return [
-            ToolFinished(
-                agent=entry.agent,
-                tool=str(r.get("name")),
-                call_id=str(r.get("call_id", "")),
-                result=str(r.get("content")),
-                is_error=bool(r.get("is_error")),
-                label=label,
-            )
-            for r in body["content"]
-        ]
+    match entry.message():
+        case AssistantMessage(content=list() as calls):
+            return [ToolStarted.of(call, agent=entry.agent, label=label) for call in calls]
+        case FunctionExecutionResultMessage(content=results):
+            return [ToolFinished.of(result, agent=entry.agent, label=label) for result in results]
     event = entry.event()
     return [event.line(labels)] if event is not None else []
 
