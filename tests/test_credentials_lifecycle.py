@@ -11,11 +11,17 @@ from pathlib import Path
 
 import grpc  # type: ignore[import-untyped]
 import pytest
+from cryptography import x509
 
 from handoffs_runtime import QueueChannel
 from handoffs_runtime.distributed import FrontEnd, Host, start_worker
-from handoffs_runtime.distributed.certificates import day, expires
-from handoffs_runtime.distributed.credentials import ClientCredentials, HostCredentials, create_credentials
+from handoffs_runtime.distributed.certificates import day, expires, lifetime_days, names_of
+from handoffs_runtime.distributed.credentials import (
+    ClientCredentials,
+    HostCredentials,
+    create_credentials,
+    renew_host_certificate,
+)
 from handoffs_runtime.errors import DistributedError
 from handoffs_runtime.models.offline import OfflineModel
 from handoffs_runtime.teams.acme import acme_team
@@ -89,6 +95,22 @@ async def test_renew_makes_an_expired_deployment_work_again_with_the_same_ca_and
                 await front.wait("alice")
         finally:
             await asyncio.gather(*(worker.stop() for worker in workers))
+
+
+def test_a_renewed_host_certificate_lasts_as_long_as_the_one_it_replaces(tmp_path: Path) -> None:
+    create_credentials(tmp_path, ["gateway.example"], valid_days=90, now=NOW - datetime.timedelta(days=80))
+    renew_host_certificate(tmp_path)
+    renewed = x509.load_pem_x509_certificate((tmp_path / "host.pem").read_bytes())
+    assert lifetime_days(renewed) == 90 and renewed.not_valid_after_utc > NOW + datetime.timedelta(days=89)
+    assert "gateway.example" in names_of(renewed)
+
+
+def test_renewing_under_an_expired_ca_is_refused_and_changes_nothing(tmp_path: Path) -> None:
+    create_credentials(tmp_path, now=NOW - datetime.timedelta(days=3700))  # the CA lasts 3650 days
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    with pytest.raises(DistributedError, match=r"the CA in .* expired on .*create new credentials"):
+        renew_host_certificate(tmp_path)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
 
 
 async def test_a_host_certificate_about_to_expire_is_warned_of_at_start_and_daily(

@@ -117,14 +117,13 @@ def _remote(args: argparse.Namespace, team: TeamSpec, channel: ConsoleChannel) -
         check_session_id(session)
     except ValueError as exc:
         raise DistributedError(f"--session: {exc}") from exc
-    banner = f"handoffs · {team.title or team.name} · distributed"
     store = open_store(args.store, session=session, take_over=args.take_over)
     conversation = chat_remote(
         team,
         args.host,
         channel,
         session_id=session,
-        banner=banner,
+        banner=f"handoffs · {team.title or team.name} · distributed",
         max_message_mb=args.max_message_mb,
         turn_timeout=args.turn_timeout,
         connect_timeout=args.connect_timeout,

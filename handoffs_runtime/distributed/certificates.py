@@ -79,6 +79,11 @@ def names_of(cert: x509.Certificate) -> list[str]:
     return [*alternatives.get_values_for_type(x509.DNSName), *ips]
 
 
+def lifetime_days(cert: x509.Certificate) -> int:
+    """How many whole days ``cert`` was made to last (at least one)."""
+    return max((cert.not_valid_after_utc - cert.not_valid_before_utc).days, 1)
+
+
 def expires(pem: bytes) -> datetime.datetime:
     """When the (first) certificate in ``pem`` expires, in UTC."""
     return x509.load_pem_x509_certificate(pem).not_valid_after_utc

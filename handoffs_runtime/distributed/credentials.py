@@ -10,7 +10,7 @@ import asyncio
 import datetime
 import os
 import secrets
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
@@ -26,6 +26,7 @@ from handoffs_runtime.distributed.certificates import (
     day,
     expires,
     key_pem,
+    lifetime_days,
     names_of,
     new_ca,
     new_host_certificate,
@@ -44,9 +45,6 @@ HOST_CERT_FILE = "host.pem"
 HOST_KEY_FILE = "host.key"
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 """Always in the host certificate, so a deployment on one machine needs no ``--host-name``."""
-
-CreateCredentials = Callable[..., list[Path]]
-
 
 def token_file(role: Role) -> str:
     """``worker.token`` / ``frontend.token``: operators and tools rely on these names."""
@@ -94,15 +92,11 @@ def create_credentials(
 
 
 def renew_host_certificate(
-    directory: str | os.PathLike[str],
-    host_names: Iterable[str] = (),
-    *,
-    valid_days: int = HOST_DAYS,
-    now: datetime.datetime | None = None,
+    directory: str | os.PathLike[str], host_names: Iterable[str] = (), *, now: datetime.datetime | None = None
 ) -> list[Path]:
     """Replace the host's certificate and key in ``directory`` with new ones signed by the same CA,
-    naming what the old one named plus ``host_names``; tokens and ``ca.pem`` are kept, so only the host
-    restarts."""
+    naming what the old one named plus ``host_names`` and lasting as long as it did (``HOST_DAYS``
+    without one); tokens and ``ca.pem`` are kept, so only the host restarts."""
     folder = Path(directory)
     _check_folder(folder)
     ca_pem = _read(folder, CA_FILE, "renewing")
@@ -118,9 +112,11 @@ def renew_host_certificate(
     if not isinstance(ca_key, ec.EllipticCurvePrivateKey):
         raise DistributedError(f"{folder / CA_KEY_FILE} is not the key of a handoffs-runtime CA")
     old = folder / HOST_CERT_FILE
-    kept = names_of(x509.load_pem_x509_certificate(old.read_bytes())) if old.exists() else []
+    previous = x509.load_pem_x509_certificate(old.read_bytes()) if old.exists() else None
+    kept = names_of(previous) if previous is not None else []
+    days = lifetime_days(previous) if previous is not None else HOST_DAYS
     names = list(dict.fromkeys([*kept, *LOOPBACK_NAMES, *(n.strip() for n in host_names if n.strip())]))
-    key, cert = new_host_certificate(ca_key, ca_cert, names, moment, valid_days)
+    key, cert = new_host_certificate(ca_key, ca_cert, names, moment, days)
     return [_replace_private(folder / HOST_KEY_FILE, key_pem(key)), _replace_private(old, pem(cert))]
 
 
