@@ -110,40 +110,45 @@ def _acme_status() -> list[Row]:
 
 def _acme_requests() -> list[Row]:
     """What may run after a yes: a refund or an order, of the item named (or asked for when there is none)."""
-    requests = [
-        ("I want to return my shoes and buy new ones", "refund", "shoes"),
-        ("I want a refund for my shoes", "refund", "shoes"),
-        ("I'd like to return my anvil", "refund", "anvil"),
-        ("refund my broken anvil", "refund", "broken anvil"),
-        ("I want my money back for the skates", "refund", "the skates"),
-        ("I want refunds for my rocket skates", "refund", "rocket skates"),
-        ("I want a refund", "refund", None),
-        ("I want a refund for my order", "refund", None),
-        ("refund it", "refund", None),
-        (("can I get my money back?", "skates"), "refund", "skates"),
-        (("I want a refund please.", "skates"), "refund", "skates"),
-        (("ok can I just get my money back then", "skates"), "refund", "skates"),
-        (("I want to return something", "the left roller skate"), "refund", "the left roller skate"),
-        ("refund my naïve café shoes 👟", "refund", "naïve café shoes 👟"),
-        ("please take it back and refund me", "refund", None),
-        ("I'd like a refund for the 抹茶 whisk", "refund", "the 抹茶 whisk"),
-        ("I'd like to buy rocket skates", "buy", "rocket skates"),
-        ("I'd like to buy rocket skates.", "buy", "rocket skates"),
-        ("I want to purchase an anvil", "buy", "anvil"),
-        ("I want to order giant magnets", "buy", "giant magnets"),
-        ("I'd like to shop for roadrunner traps", "buy", "roadrunner traps"),
-        ("buying a jet-propelled unicycle", "buy", "jet-propelled unicycle"),
-        ("I want to buy skates and return my anvil", "buy", "skates"),
-        ("ok I'll take one anvil please", "buy", "anvil"),
-        ("I'll have a box of bird seed", "buy", "box of bird seed"),
-        ("get me a portable hole", "buy", "portable hole"),
-        ("I want to buy Ωmega glue", "buy", "Ωmega glue"),
-        ("can I order the giant slingshot?", "buy", "the giant slingshot"),
-        ("I want to buy something", "buy", None),
-        ("buy new ones", "buy", None),
-        ("I want to order", "buy", None),
-        ("can you help me buy it", "buy", None),
-    ]
+    # what the customer says (a tuple: one message after another): the item named; None: none is named
+    refunds: dict[str | tuple[str, ...], str | None] = {
+        "I want to return my shoes and buy new ones": "shoes",
+        "I want a refund for my shoes": "shoes",
+        "I'd like to return my anvil": "anvil",
+        "refund my broken anvil": "broken anvil",
+        "I want my money back for the skates": "the skates",
+        "I want refunds for my rocket skates": "rocket skates",
+        "I want a refund": None,
+        "I want a refund for my order": None,
+        "refund it": None,
+        ("can I get my money back?", "skates"): "skates",
+        ("I want a refund please.", "skates"): "skates",
+        ("ok can I just get my money back then", "skates"): "skates",
+        ("I want to return something", "the left roller skate"): "the left roller skate",
+        "refund my naïve café shoes 👟": "naïve café shoes 👟",
+        "please take it back and refund me": None,
+        "I'd like a refund for the 抹茶 whisk": "the 抹茶 whisk",
+    }
+    purchases: dict[str | tuple[str, ...], str | None] = {
+        "I'd like to buy rocket skates": "rocket skates",
+        "I'd like to buy rocket skates.": "rocket skates",
+        "I want to purchase an anvil": "anvil",
+        "I want to order giant magnets": "giant magnets",
+        "I'd like to shop for roadrunner traps": "roadrunner traps",
+        "buying a jet-propelled unicycle": "jet-propelled unicycle",
+        "I want to buy skates and return my anvil": "skates",
+        "ok I'll take one anvil please": "anvil",
+        "I'll have a box of bird seed": "box of bird seed",
+        "get me a portable hole": "portable hole",
+        "I want to buy Ωmega glue": "Ωmega glue",
+        "can I order the giant slingshot?": "the giant slingshot",
+        "I want to buy something": None,
+        "buy new ones": None,
+        "I want to order": None,
+        "can you help me buy it": None,
+    }
+    requests = [(said, "refund", item) for said, item in refunds.items()]
+    requests += [(said, "buy", item) for said, item in purchases.items()]
     tools = {"refund": (ISSUES, "execute refund", "item"), "buy": (SALES, "execute order", "product")}
 
     def request(said: str | tuple[str, ...], kind: str, item: str | None) -> Row:
