@@ -46,6 +46,7 @@ HOST_KEY_FILE = "host.key"
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 """Always in the host certificate, so a deployment on one machine needs no ``--host-name``."""
 
+
 def token_file(role: Role) -> str:
     """``worker.token`` / ``frontend.token``: operators and tools rely on these names."""
     return f"{role}.token"
