@@ -30,7 +30,7 @@ from handoffs_runtime.teams.orchestrator import code_tool, orchestrator_team
 from handoffs_runtime.tools.approval import ApprovalTool
 from handoffs_runtime.tools.effects import is_code_runner
 from handoffs_runtime.web.backends import RemoteTeam
-from handoffs_runtime.web.hub import WAITING_FOR_APPROVAL, SessionHub
+from handoffs_runtime.web.hub import APPROVED, NOT_APPROVED, WAITING_FOR_APPROVAL, SessionHub
 
 from .distributed_support import Process, start_host
 from .web_support import approve, customer, customer_back, operator, served, waiting_list
@@ -56,6 +56,7 @@ async def test_a_web_customers_code_runs_only_after_the_operator_approves_it(tmp
         assert asked["kind"] == "approval" and code in asked["prompt"]  # the operator reads the code
         refused = await page.until("question")
         assert "did not approve" in refused[-2]["text"]
+        assert [m["text"] for m in refused if m["type"] == "notice"] == [NOT_APPROVED]
         assert not stolen.exists()
         assert not any(m["type"] == "question" and m["choices"] for m in page.seen)
 
@@ -82,7 +83,7 @@ async def test_an_approval_in_a_session_the_operator_holds_still_tells_the_custo
         await console.send({"type": "say", "session": sid, "text": "yes"})
         await console.until("released", session=sid)
         got = await page.until("reply")
-        assert [m["text"] for m in got if m["type"] == "notice"] == [WAITING_FOR_APPROVAL]
+        assert [m["text"] for m in got if m["type"] == "notice"] == [WAITING_FOR_APPROVAL, APPROVED]
         await page.socket.close()
         await console.socket.close()
 

@@ -16,7 +16,7 @@ import pytest
 
 from handoffs_runtime import OfflineModel
 from handoffs_runtime.teams.acme import acme_team
-from handoffs_runtime.web.hub import WAITING_FOR_APPROVAL
+from handoffs_runtime.web.hub import APPROVED, WAITING_FOR_APPROVAL
 
 from .browser_support import WAIT_MS, artifacts, needs_chromium, send
 from .test_browser import approve_in_console, sign_in
@@ -103,6 +103,7 @@ async def test_yes_no_questions_are_buttons(browser: object, tmp_path: Path) -> 
             == 'Allow execute_order(product="anvil for 30 dollars", price=30)?'
         )
         await operator.locator("#log .line.asked", has_text="Allow execute_order").wait_for(timeout=WAIT_MS)
+        await page.get_by_text(APPROVED).wait_for(timeout=WAIT_MS)  # the customer reads the decision
         # Then the tool's own question is the customer's: their order, as buttons, without the "y/n".
         prompt = page.locator("#question .prompt")
         await prompt.wait_for(timeout=WAIT_MS)

@@ -32,6 +32,7 @@ from handoffs_runtime.sessions.store import SessionStore, StoredEntry
 from handoffs_runtime.sessions.transcript import entry_events
 from handoffs_runtime.team.oversight import check_remote_oversight, operator_oversight
 from handoffs_runtime.team.spec import TeamSpec
+from handoffs_runtime.tools.approval import is_approval
 from handoffs_runtime.web.audience import customer_json, operator_json
 from handoffs_runtime.web.backends import LocalTeam, TeamBackend
 from handoffs_runtime.web.history import Transcripts
@@ -48,6 +49,8 @@ View = Callable[[Event], dict[str, Any] | None]
 WAITING_FOR_APPROVAL = (
     "Your request is waiting for a member of our staff to approve it. Please wait a moment."
 )
+APPROVED = "A member of our staff approved your request."
+NOT_APPROVED = "A member of our staff did not approve your request."
 
 
 class Peer(Protocol):
@@ -338,7 +341,9 @@ class SessionHub:
         if question is None:
             raise HubError("the session is not waiting for your answer")
         await self.channel.answer(session_id, text, person="operator")
-        if question.choices:
+        if question.choices:  # the customer, told to wait for it, hears how it was decided
+            decided = APPROVED if is_approval(text) else NOT_APPROVED
+            await self._to_customers(live, self._notice(live, decided))
             live.operator = None
             await self._keep(self.store.release_operator(session_id))
             await peer.send(_released(session_id, "Answered: the agents carry on."))
