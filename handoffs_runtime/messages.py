@@ -15,10 +15,7 @@ from functools import cache
 from typing import Annotated, Any, Literal, TypeVar, get_args
 
 from autogen_core import FunctionCall
-from autogen_core.models import (
-    FunctionExecutionResult,
-    LLMMessage,
-)
+from autogen_core.models import FunctionExecutionResult, LLMMessage
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from handoffs_runtime.usage import Usage

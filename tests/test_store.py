@@ -66,6 +66,15 @@ async def test_append_assigns_sequence_numbers_and_keeps_state(backend: Backend)
     await reopened.close()
 
 
+async def test_a_misspelled_update_is_refused_and_nothing_is_written(backend: Backend) -> None:
+    store = backend.make()
+    await store.open_session("s1", agent="Triage")
+    with pytest.raises(TypeError, match="unexpected keyword arguments: activ_agent"):
+        await store.append("s1", [entry_for_message(HI)], activ_agent="Sales")  # type: ignore[call-arg]
+    assert await store.entries("s1") == [] and (await store.get_session("s1")).active_agent == "Triage"
+    await store.close()
+
+
 async def test_ended_session_reopens_and_list_is_most_recent_first(backend: Backend) -> None:
     store = backend.make()
     await store.open_session("old", agent="A")

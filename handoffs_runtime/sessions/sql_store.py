@@ -61,6 +61,8 @@ class SQLStore(ABC):
     async def append(
         self, session_id: str, entries: Sequence[NewEntry], **update: Unpack[SessionUpdate]
     ) -> int:
+        if unknown := update.keys() - SessionUpdate.__optional_keys__:  # a typo must not pass unseen
+            raise TypeError(f"append() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
         context = update.get("context")
         context_json = _MESSAGES.dump_json(list(context)).decode() if context is not None else None
         rows = [(e.agent, e.kind, json.dumps(e.body, ensure_ascii=False)) for e in entries]
