@@ -23,7 +23,7 @@ from handoffs_runtime import (
 )
 from handoffs_runtime.models.scripted import ScriptedModel
 from handoffs_runtime.teams.acme import acme_team
-from handoffs_runtime.web.hub import HELD_ELSEWHERE, WAITING_FOR_APPROVAL
+from handoffs_runtime.web.hub import APPROVED, HELD_ELSEWHERE, WAITING_FOR_APPROVAL
 from handoffs_runtime.web.waiting import PERSON_JOINED
 
 from .fake_openai import fake_openai
@@ -87,9 +87,18 @@ async def test_the_refund_path_over_a_websocket_in_order(tmp_path: Path) -> None
             'reason="I want a refund for my shoes")? y/n',
         }
         second += await page.until("question")
-        assert kinds(second) == ["said", "tool_started", "tool_started", "notice", "reply", "question"]
+        assert kinds(second) == [
+            "said",
+            "tool_started",
+            "tool_started",
+            "notice",
+            "notice",
+            "reply",
+            "question",
+        ]
         assert second[1]["text"] == "ACME repairs is working on your request…"
-        assert second[4]["text"] == "Done: look up item → item_132612938; execute refund → success."
+        assert second[4]["text"] == APPROVED
+        assert second[5]["text"] == "Done: look up item → item_132612938; execute refund → success."
         assert all(m["session"] == sid for m in first + second)
         await page.socket.close()
 
