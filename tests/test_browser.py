@@ -15,7 +15,7 @@ import pytest
 from handoffs_runtime import TeamPolicy, openai_model
 from handoffs_runtime.teams.acme import acme_team
 from handoffs_runtime.teams.orchestrator import orchestrator_team
-from handoffs_runtime.web.hub import WAITING_FOR_APPROVAL
+from handoffs_runtime.web.hub import NOT_APPROVED, WAITING_FOR_APPROVAL
 from handoffs_runtime.web.limits import Limits
 
 from .browser_support import CHROMIUM, WAIT_MS, artifacts, needs_chromium, send
@@ -217,7 +217,8 @@ async def test_a_customers_code_runs_only_once_the_operator_approves_it_in_the_c
         assert not ran.exists()
         await operator.screenshot(path=str(artifacts(tmp_path) / "operator-approval.png"))
         assert str(ran) in await approve_in_console(operator, "Refuse")
-        await customer.get_by_text("did not approve", exact=False).wait_for(timeout=WAIT_MS)
+        await customer.get_by_text(NOT_APPROVED).wait_for(timeout=WAIT_MS)  # the decision, then the agent
+        await customer.locator(".msg.agent", has_text="did not approve").wait_for(timeout=WAIT_MS)
         assert not ran.exists()
         await send(customer, f"run this python: open({str(ran)!r}, 'w').write('ran')")
         await approve_in_console(operator, "Approve")
