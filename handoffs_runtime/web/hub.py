@@ -3,14 +3,13 @@
 The team runs in this process or behind a gRPC host (see ``backends``).
 
 Each live session has a pump that reads its event stream
-(:class:`~handoffs_runtime.channels.events.EventChannel`)
-and sends each event to the pages attached to it: the customer's, and the console of the operator who
-took it. A question for the operator in a session nobody has taken puts the session on the waiting list
-every operator sees (kept honest by ``web/waiting``); :meth:`SessionHub.take` gives it to exactly one of
-them. Which session waits and
-who took it is also kept in the store (``wait_for_operator``, ``take_for_operator``), so every server on
-it sees the same and a take is decided there. Nothing here knows HTTP: a peer is anything with an async
-``send(dict)``, so the rules are tested without a browser.
+(:class:`~handoffs_runtime.channels.events.EventChannel`) and sends each event to the pages attached to it:
+the customer's, and the console of the operator who took it. A question for the operator in a session nobody
+has taken puts the session on the waiting list every operator sees (kept honest by ``web/waiting``);
+:meth:`SessionHub.take` gives it to exactly one of them. Which session waits and who took it is also kept in
+the store (``wait_for_operator``, ``take_for_operator``), so every server on it sees the same and a take is
+decided there. Nothing here knows HTTP: a peer is anything with an async ``send(dict)``, so the rules are
+tested without a browser.
 """
 
 from __future__ import annotations
