@@ -22,9 +22,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "usage", "text"),
     ("messages", "topics"),
     ("handoffs", "models", "channels"),
-    ("tools", "sessions"),
+    ("tools", "sessions", "runtime"),
     ("agents",),
-    ("telemetry", "runtime"),
+    ("telemetry",),
     ("team",),
     ("teams",),
     ("distributed",),
@@ -37,8 +37,12 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 A module may import from its own room or from a room of a lower layer, never sideways or upward.
 """
 
-NEVER: Mapping[str, tuple[str, ...]] = {"agents": ("cli", "web", "distributed", "teams")}
-"""Rooms that must never reach certain others, whatever the layers become: agents serve any team anywhere."""
+NEVER: Mapping[str, tuple[str, ...]] = {
+    "agents": ("cli", "web", "distributed", "teams"),
+    "runtime": ("agents",),
+}
+"""Rooms that must never reach certain others, whatever the layers become: agents serve any team anywhere,
+and the runtime carries any agents' messages without knowing them."""
 
 ACME_NAMES = {
     "TRIAGE_AGENT": "TriageAgent",

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from autogen_core import MessageContext, message_handler
@@ -46,13 +45,13 @@ from handoffs_runtime.messages import (
     goes_on_from,
     user_task,
 )
+from handoffs_runtime.runtime.release import SessionEndHook
 from handoffs_runtime.sessions.leases import NOTHING_WRITTEN
 from handoffs_runtime.sessions.recording import record_event, record_joined, record_reply, record_user, resume
 from handoffs_runtime.sessions.store import SessionStore
 from handoffs_runtime.topics import base_agent_type, session_topic
 from handoffs_runtime.usage import Usage
 
-SessionEndHook = Callable[[str], None]
 _RELAYED = ", ".join(kind.__name__ for kind in RELAYED)
 logger = logging.getLogger("handoffs_runtime")
 

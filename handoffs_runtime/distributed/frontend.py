@@ -20,7 +20,6 @@ from types import TracebackType
 
 import grpc  # type: ignore[import-untyped]
 
-from handoffs_runtime.agents.user import SessionEndHook
 from handoffs_runtime.channels.base import Channel
 from handoffs_runtime.distributed.credentials import ClientCredentials, Role
 from handoffs_runtime.distributed.options import DEFAULT_MAX_MESSAGE_MB
@@ -30,6 +29,7 @@ from handoffs_runtime.distributed.worker_runtime import Backoff
 from handoffs_runtime.errors import DistributedError
 from handoffs_runtime.messages import Notice
 from handoffs_runtime.models.offline import OfflineModel
+from handoffs_runtime.runtime.release import SessionEndHook
 from handoffs_runtime.sessions.store import SessionStore
 from handoffs_runtime.team.register import register_team, start_session
 from handoffs_runtime.team.spec import TeamSpec

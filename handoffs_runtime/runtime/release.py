@@ -34,9 +34,12 @@ from autogen_core import (
     TypeSubscription,
 )
 
-from handoffs_runtime.agents.user import SessionEndHook
 from handoffs_runtime.runtime.subscriptions import TypeIndexedSubscriptions
 from handoffs_runtime.topics import known_agent_id, session_of_key, worker_key
+
+SessionEndHook = Callable[[str], None]
+"""Called with a session's id when the session ends; defined here, below the agents that call it, so
+that ending a session is the runtime's concept and the runtime needs nothing of the agents."""
 
 
 def _internals(runtime: SingleThreadedAgentRuntime) -> tuple[dict[AgentId, Any], Any]:

@@ -18,13 +18,12 @@ from handoffs_runtime.agents import (
     UserAgentConfig,
 )
 from handoffs_runtime.agents.person import PersonChannel
-from handoffs_runtime.agents.user import SessionEndHook
 from handoffs_runtime.agents.worker import WorkerAgent, WorkerAgentConfig
 from handoffs_runtime.channels.base import Channel
 from handoffs_runtime.errors import TeamConfigError
 from handoffs_runtime.messages import UserLogin
 from handoffs_runtime.models.redaction import install_redaction
-from handoffs_runtime.runtime.release import release_on_end
+from handoffs_runtime.runtime.release import SessionEndHook, release_on_end
 from handoffs_runtime.sessions.outage import ReportsDelays, notices_to
 from handoffs_runtime.sessions.store import SessionStore
 from handoffs_runtime.team.build import BuiltAgent, build_team, human_handoff_targets, tool_served_agents
