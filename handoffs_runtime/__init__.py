@@ -69,7 +69,7 @@ from handoffs_runtime.models.local import LocalModel as LocalModel
 from handoffs_runtime.models.local import ModelCall as ModelCall
 from handoffs_runtime.models.local import current_model_call as current_model_call
 from handoffs_runtime.models.local import tool_call as tool_call
-from handoffs_runtime.models.offline import OfflineModel as OfflineModel
+from handoffs_runtime.models.offline.model import OfflineModel as OfflineModel
 from handoffs_runtime.models.openai_compatible import openai_model as openai_model
 from handoffs_runtime.runtime.release import SessionActivity as SessionActivity
 from handoffs_runtime.runtime.release import release_idle as release_idle

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from handoffs_runtime import OfflineModel, TeamSpec
 from handoffs_runtime.channels.memory import ScriptedChannel
-from handoffs_runtime.models.offline_intents import FOREIGN_REPLY
+from handoffs_runtime.models.offline.intents import FOREIGN_REPLY
 from handoffs_runtime.teams.acme import acme_team
 
 from .parcel_team import CLAIMS, CLERK_REPLY, COUNTER, PERSON, SHIPPING, TRACKING, parcel_team

@@ -50,7 +50,7 @@ FACE = {
     # models
     "openai_model": "handoffs_runtime.models.openai_compatible",
     "model_from_options": "handoffs_runtime.models.choice",
-    "OfflineModel": "handoffs_runtime.models.offline",
+    "OfflineModel": "handoffs_runtime.models.offline.model",
     "LocalModel": "handoffs_runtime.models.local",
     "ModelCall": "handoffs_runtime.models.local",
     "current_model_call": "handoffs_runtime.models.local",

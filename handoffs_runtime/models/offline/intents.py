@@ -1,6 +1,6 @@
 """What a customer means beyond single words: asking for a person, about a status, a billing problem.
 
-The offline model routes by words (see ``offline_words``); a few intents are phrases rather than words:
+The offline model routes by words (see ``words``); a few intents are phrases rather than words:
 ``where is my order?`` asks about a status, ``I need to talk to an agent`` asks for a person, ``I'll take
 one`` buys, ``can I get my money back`` asks for a refund. :func:`intent_words` adds the concept words
 those phrases stand for, so the same word matching routes them; :func:`blocks_action` says when a
@@ -14,7 +14,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from handoffs_runtime.models.offline_words import Word, tokens
+from handoffs_runtime.models.offline.words import Word, tokens
 
 _FLAGS = re.IGNORECASE
 

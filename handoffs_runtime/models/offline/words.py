@@ -39,7 +39,7 @@ _CONCEPTS = {
 }
 """Words that mean the same to a router. Values are concept names; keys are listed words."""
 CONCEPTS = frozenset(_CONCEPTS) | {"billing"}
-"""Every concept a word or a phrase (see ``offline_intents``) can stand for."""
+"""Every concept a word or a phrase (see ``intents``) can stand for."""
 _NOT_OBJECTS = CONCEPTS - {"problem"}
 """Concepts that are never what a request acts on (``broken`` in ``refund my broken anvil`` is)."""
 

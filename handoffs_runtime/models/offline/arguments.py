@@ -11,8 +11,8 @@ from typing import Any
 
 from autogen_core.tools import ToolSchema
 
-from handoffs_runtime.models.offline_routing import tool_terms
-from handoffs_runtime.models.offline_words import object_text, stem, without_symbols, words
+from handoffs_runtime.models.offline.routing import tool_terms
+from handoffs_runtime.models.offline.words import object_text, stem, without_symbols, words
 
 LITERAL_PARAMS = frozenset({"code", "script", "source", "command", "expression", "program", "snippet"})
 SPELLED_OUT_PARAMS = frozenset({"task", "description", "request", "instruction", "prompt"})

@@ -1,7 +1,7 @@
 """The built-in offline model: deterministic, no network, good enough to demo any team.
 
-It is not a language model. It reads the person's latest words (see ``offline_words``) and the phrases
-that say more than their words (``offline_intents``), clause by clause (``return my shoes and buy new
+It is not a language model. It reads the person's latest words (see ``words``) and the phrases
+that say more than their words (``intents``), clause by clause (``return my shoes and buy new
 ones`` is two requests; the first one that matches decides), and:
 
 1. answers honestly when the words are not English, and sends a person who asks for a person to the
@@ -41,9 +41,9 @@ from autogen_core.models import (
 )
 from autogen_core.tools import ToolSchema
 
-from handoffs_runtime.models import offline_arguments as args
+from handoffs_runtime.models.offline import arguments as args
 from handoffs_runtime.models.local import LocalModel, Reply, current_model_call, tool_call
-from handoffs_runtime.models.offline_intents import (
+from handoffs_runtime.models.offline.intents import (
     FOREIGN_REPLY,
     asks_status,
     blocks_action,
@@ -51,8 +51,8 @@ from handoffs_runtime.models.offline_intents import (
     intent_words,
     wants_person,
 )
-from handoffs_runtime.models.offline_routing import Examples, best, concepts, fit, tool_terms
-from handoffs_runtime.models.offline_words import Word, clauses, negated, score, terms, words
+from handoffs_runtime.models.offline.routing import Examples, best, concepts, fit, tool_terms
+from handoffs_runtime.models.offline.words import Word, clauses, negated, score, terms, words
 
 ASK_CONFIRMATION = "Shall I go ahead? (yes/no)"
 _WAY_BACK = frozenset({"back", "outside", "other", "purview", "else"})

@@ -14,8 +14,8 @@ from functools import lru_cache
 
 from autogen_core.tools import ToolSchema
 
-from handoffs_runtime.models.offline_intents import intent_words
-from handoffs_runtime.models.offline_words import CONCEPTS, Word, score, terms
+from handoffs_runtime.models.offline.intents import intent_words
+from handoffs_runtime.models.offline.words import CONCEPTS, Word, score, terms
 
 Examples = Mapping[str, Sequence[str]]
 """Example requests by handoff tool name (its target's), and the calling agent's own under its name."""
