@@ -71,6 +71,8 @@ from handoffs_runtime.models.local import current_model_call as current_model_ca
 from handoffs_runtime.models.local import tool_call as tool_call
 from handoffs_runtime.models.offline.model import OfflineModel as OfflineModel
 from handoffs_runtime.models.openai_compatible import openai_model as openai_model
+from handoffs_runtime.models.profile import AgentProfile as AgentProfile
+from handoffs_runtime.models.profile import TakesAgentProfile as TakesAgentProfile
 from handoffs_runtime.runtime.release import SessionActivity as SessionActivity
 from handoffs_runtime.runtime.release import release_idle as release_idle
 from handoffs_runtime.runtime.release import release_session as release_session
@@ -80,6 +82,8 @@ from handoffs_runtime.sessions.store import SessionStore as SessionStore
 from handoffs_runtime.team.build import build_team as build_team
 from handoffs_runtime.team.chat import run_chat as run_chat
 from handoffs_runtime.team.graph import team_mermaid as team_mermaid
+from handoffs_runtime.team.register import register_agents as register_agents
+from handoffs_runtime.team.register import register_customer_side as register_customer_side
 from handoffs_runtime.team.register import register_team as register_team
 from handoffs_runtime.team.register import start_session as start_session
 from handoffs_runtime.team.spec import AgentSpec as AgentSpec
@@ -113,6 +117,7 @@ __all__ = [
     "RECOMMENDED_PROMPT_PREFIX",
     "AIAgent",
     "AIAgentConfig",
+    "AgentProfile",
     "AgentResponse",
     "AgentSpec",
     "Channel",
@@ -150,6 +155,7 @@ __all__ = [
     "SessionTakenOverError",
     "StoreConflictError",
     "StoreError",
+    "TakesAgentProfile",
     "TeamConfigError",
     "TeamPolicy",
     "TeamSpec",
@@ -185,6 +191,8 @@ __all__ = [
     "openai_model",
     "prompt_with_handoff_instructions",
     "python_code_tool",
+    "register_agents",
+    "register_customer_side",
     "register_team",
     "release_idle",
     "release_session",

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from autogen_core.models import LLMMessage
 from autogen_core.tools import ToolSchema
 
-from handoffs_runtime import LocalModel, ModelCall, OfflineModel, current_model_call
+from handoffs_runtime import AgentProfile, LocalModel, OfflineModel, current_model_call
 from handoffs_runtime.channels.memory import ScriptedChannel
 
 from .parcel_team import CLAIMS, PERSON, SHIPPING, TRACKING, TRACKING_EXAMPLES, parcel_team
@@ -65,25 +65,27 @@ async def test_without_examples_descriptions_still_route_and_the_example_only_re
 
 
 class _Recording(LocalModel):
-    """Records what each model call is told, and answers so that the conversation ends."""
+    """Records the profile each agent's model is given, and answers so that the conversation ends."""
 
-    def __init__(self) -> None:
+    def __init__(self, told: list[AgentProfile] | None = None) -> None:
         super().__init__()
-        self.told: list[ModelCall] = []
+        self.told = told if told is not None else []
+
+    def for_agent(self, profile: AgentProfile) -> _Recording:
+        self.told.append(profile)
+        return _Recording(self.told)
 
     def respond(self, messages: Sequence[LLMMessage], tools: Sequence[ToolSchema]) -> str:
         call = current_model_call()
-        assert call is not None
-        self.told.append(call)
+        assert call is not None and call.agent == "Counter"
         return "noted"
 
 
-async def test_the_examples_reach_the_model_call_by_handoff_tool_and_by_agent() -> None:
+async def test_the_examples_reach_the_model_by_handoff_tool_and_by_agent() -> None:
     model = _Recording()
     channel = ScriptedChannel.for_sessions({"s1": ["hello"]})
     await run_sessions(parcel_team(), channel, model=model)
-    [call] = model.told
-    assert call.agent == "Counter"
-    assert call.examples["transfer_to_tracking"] == TRACKING_EXAMPLES
-    assert call.examples["transfer_to_clerk"] == ("a real person",)
-    assert "Counter" not in call.examples  # the counter lists none of its own
+    profile = next(p for p in model.told if p.name == "Counter")
+    assert profile.examples["transfer_to_tracking"] == TRACKING_EXAMPLES
+    assert profile.examples["transfer_to_clerk"] == ("a real person",)
+    assert "Counter" not in profile.examples  # the counter lists none of its own

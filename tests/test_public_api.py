@@ -16,6 +16,8 @@ FACE = {
     "TeamSpec": "handoffs_runtime.team.spec",
     "human_agent": "handoffs_runtime.team.spec",
     "build_team": "handoffs_runtime.team.build",
+    "register_agents": "handoffs_runtime.team.register",
+    "register_customer_side": "handoffs_runtime.team.register",
     "register_team": "handoffs_runtime.team.register",
     "start_session": "handoffs_runtime.team.register",
     "run_chat": "handoffs_runtime.team.chat",
@@ -53,6 +55,8 @@ FACE = {
     "OfflineModel": "handoffs_runtime.models.offline.model",
     "LocalModel": "handoffs_runtime.models.local",
     "ModelCall": "handoffs_runtime.models.local",
+    "AgentProfile": "handoffs_runtime.models.profile",
+    "TakesAgentProfile": "handoffs_runtime.models.profile",
     "current_model_call": "handoffs_runtime.models.local",
     "tool_call": "handoffs_runtime.models.local",
     # runtimes and sessions' lifetime

@@ -90,12 +90,9 @@ class AIAgentConfig:
     human_agent: str | None = None
     user_topic: str = USER
     description: str = ""
-    examples: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    """Example requests by agent and handoff tool name, for models that route by words."""
+    """What the agent is for, as autogen describes the agent (a model learns it from its profile)."""
     label: str = ""
     """What people read for this agent (``AgentSpec.display_name``)."""
-    targets: Mapping[str, tuple[str, str]] = field(default_factory=dict)
-    """The handoffs' targets as people know them: display name and description, by tool name."""
     loop: ToolLoop = field(init=False)
     """The model, tools, handoffs and the loop's rules (the loop is shared with ``WorkerAgent``)."""
 
@@ -107,12 +104,9 @@ class AIAgentConfig:
             self.tools,
             self.handoffs,
             self.policy,
-            self.description,
             self.channel,
+            self.label,
             shows_progress=True,
-            examples=self.examples,
-            label=self.label,
-            targets=self.targets,
         )
         object.__setattr__(self, "loop", loop)  # the documented way to derive a field of a frozen dataclass
 

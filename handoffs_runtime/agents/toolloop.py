@@ -72,20 +72,14 @@ class ToolLoop:
     handoffs: Mapping[str, Handoff] = field(default_factory=dict)
     """By tool name; offered while enabled, decided on by the turn's ``HandoffDecider``."""
     policy: TeamPolicy = field(default_factory=TeamPolicy)
-    description: str = ""
-    """What the agent is for; models that route by words (the offline one) read it."""
     channel: Channel | None = None
-    examples: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    """Example requests, for models that route by words (``ModelCall.examples``)."""
     label: str = ""
-    """What people read for this agent (its display name), on its progress events and model calls."""
-    targets: Mapping[str, tuple[str, str]] = field(default_factory=dict)
-    """The handoffs' targets as people know them (``ModelCall.targets``)."""
+    """What people read for this agent (its display name), on its progress events."""
     shows_progress: bool = False
     """Whether text deltas and tool activity go to ``channel`` as they happen (an agent that talks to the
     person, on a channel that shows progress); a worker's do not."""
     irreversible: frozenset[str] = field(init=False)
-    """The tools marked irreversible, for models that must not act on a guess."""
+    """The tools marked irreversible: each runs at most once a turn with the same arguments."""
     model_timeout: float | None = field(init=False)
     """The policy's per-call timeout, or ``None`` for a model that answers promptly (in-process)."""
     _progress: Channel | None = field(init=False)
@@ -293,17 +287,7 @@ class ToolLoop:
         """The model's answer to ``conversation`` with the ``offer``'s tools (and handoffs among them)."""
         tools, handoffs = offer
         messages = [self.system_message, *conversation]
-        call = ModelCall(
-            self.name,
-            context.session_id,
-            handoffs,
-            self.description,
-            self.irreversible,
-            self.examples,
-            self.label,
-            self.targets,
-        )
-        with model_call_scope(call):
+        with model_call_scope(ModelCall(self.name, context.session_id, handoffs)):
             if self.policy.stream:
                 return await self._read_stream(context, messages, tools, cancellation_token)
             create = self.model.create(messages, tools=tools, cancellation_token=cancellation_token)

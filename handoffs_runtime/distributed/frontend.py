@@ -28,10 +28,9 @@ from handoffs_runtime.distributed.watch import TurnWatch, WatchedChannel, Watche
 from handoffs_runtime.distributed.worker_runtime import Backoff
 from handoffs_runtime.errors import DistributedError
 from handoffs_runtime.messages import Notice
-from handoffs_runtime.models.offline import OfflineModel
 from handoffs_runtime.runtime.release import SessionEndHook
 from handoffs_runtime.sessions.store import SessionStore
-from handoffs_runtime.team.register import register_team, start_session
+from handoffs_runtime.team.register import register_customer_side, start_session
 from handoffs_runtime.team.spec import TeamSpec
 from handoffs_runtime.topics import check_session_id, session_agent_type
 
@@ -53,7 +52,7 @@ class FrontEnd:
     ``credentials``: the directory with ``ca.pem`` and ``frontend.token`` (``worker.token`` when not
     pinned), for a host started with credentials. ``on_session_end`` is called with each session that
     ends; an ended session can be opened again (it resumes from the ``store``). ``greet`` opens each new
-    session with the team's greeting (see ``register_team``).
+    session with the team's greeting (see ``register_customer_side``).
     """
 
     def __init__(
@@ -172,12 +171,11 @@ class FrontEnd:
             raise DistributedError(f"the host refused this front end for {which}: {reason}{hint}") from exc
 
     async def _register_team(self, session_id: str | None) -> None:
-        await register_team(
+        """The person's side only: the agents, and their models, live in the workers."""
+        await register_customer_side(
             self.runtime,
             self.team,
-            model=OfflineModel(),  # no AI agent is registered here; register_team wants a default model
             channel=self.channel,
-            only=(),
             on_session_end=self._session_ended,
             store=self.store,
             agent_type=None if session_id is None else (lambda name: session_agent_type(name, session_id)),

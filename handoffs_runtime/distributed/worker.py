@@ -25,7 +25,7 @@ from handoffs_runtime.distributed.relay import relay_channel
 from handoffs_runtime.distributed.worker_runtime import Backoff, WorkerRuntime
 from handoffs_runtime.errors import DistributedError
 from handoffs_runtime.team.build import build_team
-from handoffs_runtime.team.register import register_team
+from handoffs_runtime.team.register import register_agents
 from handoffs_runtime.team.spec import TeamSpec
 from handoffs_runtime.topics import shard_agent_type
 
@@ -47,7 +47,7 @@ async def start_worker(
     team: TeamSpec,
     host: str,
     *,
-    model: ChatCompletionClient,
+    model: ChatCompletionClient | None = None,
     channel: Channel | None = None,
     agents: Iterable[str] | None = None,
     shard: tuple[int, int] | None = None,
@@ -60,8 +60,9 @@ async def start_worker(
 ) -> tuple[WorkerRuntime, list[str]]:
     """Connect to ``host`` and register ``agents`` of ``team`` (all when None); returns the runtime and names.
 
-    ``channel`` reaches the people; by default a ``RelayChannel`` to each session's front end, which
-    relays text deltas and tool activity too when ``team.policy.stream`` is on.
+    ``model`` (or ``models``, or each ``AgentSpec.model``) is needed only by the AI and worker agents
+    among ``agents``. ``channel`` reaches the people; by default a ``RelayChannel`` to each session's
+    front end, which relays text deltas and tool activity too when ``team.policy.stream`` is on.
     A type still held by another worker is retried for ``takeover_timeout`` seconds: a worker restarted
     right after a crash often reaches the host before the host has noticed the crash.
     ``credentials``: the directory with ``ca.pem`` and ``worker.token``, for a host started with them.
@@ -88,14 +89,13 @@ async def start_worker(
         await runtime.start()
         relay = relay_channel(runtime, user_topic=team.user_topic, stream=team.policy.stream)
         try:
-            await register_team(
+            await register_agents(
                 runtime,
                 team,
-                model=model,
                 channel=channel or relay,
-                models=models,
                 only=wanted,
-                with_user=False,
+                model=model,
+                models=models,
                 agent_type=agent_type,
             )
             return runtime, wanted
@@ -112,3 +112,6 @@ async def start_worker(
                 continue
             hint = "; to serve one agent from several workers, start each with --shard i/N" if taken else ""
             raise DistributedError(f"the host refused this worker: {exc.details()}{hint}") from exc
+        except BaseException:  # an agent without a model, a cancellation: the connection goes too
+            await runtime.stop()
+            raise

@@ -13,7 +13,7 @@ import itertools
 import json
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, TypedDict, Unpack, runtime_checkable
 
 from autogen_core import CancellationToken, FunctionCall
@@ -31,23 +31,16 @@ from autogen_core.tools import Tool, ToolSchema
 
 @dataclass(frozen=True, slots=True)
 class ModelCall:
-    """Who is calling the model right now."""
+    """Who is calling the model right now: what changes from call to call.
+
+    What stays (the agent's description, examples, whom its handoffs reach) is the agent's profile,
+    given once when the team is registered (see :mod:`handoffs_runtime.models.profile`).
+    """
 
     agent: str
     session_id: str
     handoff_tools: frozenset[str]
-    description: str = ""
-    """What the calling agent is for (its ``AgentSpec.description``)."""
-    irreversible_tools: frozenset[str] = frozenset()
-    """The offered tools marked :func:`~handoffs_runtime.tools.effects.irreversible`."""
-    examples: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    """Example requests (``AgentSpec.examples``): the calling agent's own under its name, and those of
-    each handoff's target under the handoff's tool name."""
-    label: str = ""
-    """What people read for the calling agent (its display name); empty: its name."""
-    targets: Mapping[str, tuple[str, str]] = field(default_factory=dict)
-    """Each handoff's target as people know it, by the handoff's tool name: its display name (or name)
-    and its description."""
+    """The handoffs among the offered tools (only the enabled ones are offered)."""
 
 
 _current_call: ContextVar[ModelCall | None] = ContextVar("handoffs_model_call", default=None)

@@ -1,16 +1,30 @@
-"""Building a team: validate its spec and make every agent's configuration."""
+"""Building a team: validate its spec and make every agent's configuration.
+
+:func:`build_team` validates and resolves (tools wrapped, handoffs checked); :func:`plan_team` turns the
+agents wanted into plans, one per agent type, each with its finished configuration (its model chosen and
+given the agent's profile, traced when telemetry is on), so that registering is a loop over plans.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from autogen_core.models import ChatCompletionClient, SystemMessage
 from autogen_core.tools import Tool
 
+from handoffs_runtime.agents.ai import AIAgentConfig
+from handoffs_runtime.agents.human import HumanAgentConfig
+from handoffs_runtime.agents.worker import WorkerAgentConfig
+from handoffs_runtime.channels.base import Channel
 from handoffs_runtime.errors import TeamConfigError
 from handoffs_runtime.handoffs.handoff import Handoff, handoff
+from handoffs_runtime.models.profile import AgentProfile, TakesAgentProfile
 from handoffs_runtime.team.spec import AgentSpec, TeamSpec
+from handoffs_runtime.telemetry import Telemetry
+from handoffs_runtime.telemetry.instrument import traced_model, traced_tools
 from handoffs_runtime.tools.capabilities import delegate_of
+from handoffs_runtime.tools.effects import irreversible_names
 from handoffs_runtime.tools.functions import function_tool
 from handoffs_runtime.tools.workers import agent_tool
 from handoffs_runtime.topics import HANDOFF_EVENTS, TOOL_AGENT_SUFFIX, tool_agent_type
@@ -146,3 +160,173 @@ def _wrap_tools(spec: AgentSpec) -> dict[str, Tool]:
             raise TeamConfigError(f"agent {spec.name!r}: two tools are named {tool.name!r}")
         tools[tool.name] = tool
     return tools
+
+
+AgentConfig = AIAgentConfig | HumanAgentConfig | WorkerAgentConfig
+"""The finished configuration of one agent type; its type is the agent's role."""
+
+
+@dataclass(frozen=True)
+class AgentPlan:
+    """One agent type to register: its name, its finished configuration, and the topic it listens on."""
+
+    agent_type: str
+    """The type's name before a shard's or a front end's mapping: the agent's name, or ``<name>.tool``."""
+    config: AgentConfig
+    topic: str | None
+    """The topic type it subscribes to (its name); ``None`` for a worker type, which answers RPCs."""
+
+
+@dataclass(frozen=True)
+class TeamPlan:
+    """A built team (tools traced when telemetry is on) and the plans of the agents wanted from it."""
+
+    built: dict[str, BuiltAgent]
+    plans: tuple[AgentPlan, ...]
+
+
+def plan_team(
+    team: TeamSpec,
+    *,
+    channel: Channel,
+    model: ChatCompletionClient | None = None,
+    models: Mapping[str, ChatCompletionClient] | None = None,
+    only: Iterable[str] | None = None,
+    telemetry: Telemetry | None = None,
+) -> TeamPlan:
+    """Build ``team`` and plan ``only`` its named agents (all when ``None``).
+
+    An agent's model is ``models[name]``, else its ``AgentSpec.model``, else ``model``; only the agents
+    planned that run a model need one (a :class:`TeamConfigError` names the first without). A model
+    that :class:`~handoffs_runtime.models.profile.TakesAgentProfile` is given the agent's profile.
+    """
+    built = build_team(team)
+    if telemetry is not None:
+        built = {name: _traced(agent, telemetry) for name, agent in built.items()}
+    wanted = set(built) if only is None else set(only)
+    unknown = wanted - set(built) - {team.user_topic}
+    if unknown:
+        raise TeamConfigError(f"unknown agents {sorted(unknown)}; team {team.name!r} has {', '.join(built)}")
+    as_tools = tool_served_agents(built)
+    pick = _ModelPicker(model, models or {}, telemetry)
+    plans: list[AgentPlan] = []
+    for name, agent in built.items():
+        if name not in wanted:
+            continue
+        spec = agent.spec
+        if spec.kind == "worker" or name in as_tools:
+            worker_type = name if spec.kind == "worker" else tool_agent_type(name)
+            profile = AgentProfile(name, tools=tuple(agent.tools), irreversible=_irreversible(agent))
+            worker = _worker_config(agent, pick(agent, profile), channel, team)
+            plans.append(AgentPlan(worker_type, worker, None))
+        if spec.kind == "human":
+            description = spec.description or "A human operator."
+            human = HumanAgentConfig(
+                name, channel, team.user_topic, description, human_handoff_targets(built)
+            )
+            plans.append(AgentPlan(name, human, name))
+        elif spec.kind == "ai":
+            plans.append(
+                AgentPlan(name, _ai_config(agent, pick(agent, _profile(agent, team)), channel, team), name)
+            )
+    return TeamPlan(built, tuple(plans))
+
+
+def worker_types(built: Mapping[str, BuiltAgent]) -> set[str]:
+    """Every worker type of the team: its worker agents, and ``<name>.tool`` for each AI agent offered as
+    a tool (what a finished session's workers are released by)."""
+    return {n for n, a in built.items() if a.spec.kind == "worker"} | {
+        tool_agent_type(n) for n in tool_served_agents(built)
+    }
+
+
+class _ModelPicker:
+    """The model of each agent planned: chosen, given the agent's profile, traced."""
+
+    def __init__(
+        self,
+        model: ChatCompletionClient | None,
+        models: Mapping[str, ChatCompletionClient],
+        telemetry: Telemetry | None,
+    ) -> None:
+        self._model = model
+        self._models = models
+        self._telemetry = telemetry
+
+    def __call__(self, agent: BuiltAgent, profile: AgentProfile) -> ChatCompletionClient:
+        name = agent.spec.name
+        chosen = self._models.get(name) or agent.spec.model or self._model
+        if chosen is None:
+            raise TeamConfigError(
+                f"agent {name!r} needs a model: pass model=..., models={{{name!r}: ...}}, or give its "
+                "AgentSpec a model"
+            )
+        if isinstance(chosen, TakesAgentProfile):
+            chosen = chosen.for_agent(profile)
+        return chosen if self._telemetry is None else traced_model(self._telemetry, chosen)
+
+
+def _profile(agent: BuiltAgent, team: TeamSpec) -> AgentProfile:
+    """An AI agent as its model may know it: who it is, what it does, whom its handoffs reach."""
+    spec = agent.spec
+    targets = {tool: team.agent(h.target) for tool, h in agent.handoffs.items()}
+    examples = {tool: target.examples for tool, target in targets.items()}
+    examples[spec.name] = spec.examples
+    return AgentProfile(
+        spec.name,
+        label=spec.display_name,
+        description=spec.description or spec.name,
+        tools=tuple(agent.tools),
+        handoffs=tuple(agent.handoffs),
+        targets={tool: (target.label, target.description) for tool, target in targets.items()},
+        examples={key: tuple(listed) for key, listed in examples.items() if listed},
+        irreversible=_irreversible(agent),
+    )
+
+
+def _irreversible(agent: BuiltAgent) -> frozenset[str]:
+    return irreversible_names(agent.tools.values())
+
+
+def _ai_config(
+    agent: BuiltAgent, model: ChatCompletionClient, channel: Channel, team: TeamSpec
+) -> AIAgentConfig:
+    spec = agent.spec
+    return AIAgentConfig(
+        name=spec.name,
+        system_message=_system_message(spec),
+        model=model,
+        tools=agent.tools,
+        handoffs=agent.handoffs,
+        policy=team.policy,
+        channel=channel,
+        human_agent=team.human,
+        user_topic=team.user_topic,
+        description=spec.description or spec.name,
+        label=spec.display_name,
+    )
+
+
+def _worker_config(
+    agent: BuiltAgent, model: ChatCompletionClient, channel: Channel, team: TeamSpec
+) -> WorkerAgentConfig:
+    """How an agent answers when it serves as a tool: its prompt, model and tools, without handoffs."""
+    spec = agent.spec
+    return WorkerAgentConfig(
+        name=spec.name,
+        system_message=_system_message(spec),
+        model=model,
+        tools=agent.tools,
+        channel=channel,
+        policy=team.policy,
+        description=spec.description or spec.name,
+    )
+
+
+def _system_message(spec: AgentSpec) -> SystemMessage:
+    return SystemMessage(content=spec.system_message or f"You are {spec.name}.")
+
+
+def _traced(agent: BuiltAgent, telemetry: Telemetry) -> BuiltAgent:
+    """``agent`` with every tool traced (handoffs are not tools that run: their events are traced)."""
+    return BuiltAgent(agent.spec, traced_tools(telemetry, agent.tools), agent.handoffs)

@@ -27,6 +27,7 @@ ones`` is two requests; the first one that matches decides), and:
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -41,8 +42,8 @@ from autogen_core.models import (
 )
 from autogen_core.tools import ToolSchema
 
-from handoffs_runtime.models.offline import arguments as args
 from handoffs_runtime.models.local import LocalModel, Reply, current_model_call, tool_call
+from handoffs_runtime.models.offline import arguments as args
 from handoffs_runtime.models.offline.intents import (
     FOREIGN_REPLY,
     asks_status,
@@ -53,6 +54,7 @@ from handoffs_runtime.models.offline.intents import (
 )
 from handoffs_runtime.models.offline.routing import Examples, best, concepts, fit, tool_terms
 from handoffs_runtime.models.offline.words import Word, clauses, negated, score, terms, words
+from handoffs_runtime.models.profile import AgentProfile
 
 ASK_CONFIRMATION = "Shall I go ahead? (yes/no)"
 _WAY_BACK = frozenset({"back", "outside", "other", "purview", "else"})
@@ -186,6 +188,14 @@ class OfflineModel(LocalModel):
     """The deterministic stand-in for a language model used when no model is configured."""
 
     label = "offline"
+    profile: AgentProfile | None = None
+    """The agent this model serves, given by :meth:`for_agent`; without one it knows only the call."""
+
+    def for_agent(self, profile: AgentProfile) -> OfflineModel:
+        """This model for one agent: it routes by the agent's words; calls are recorded with this one's."""
+        model = copy.copy(self)
+        model.profile = profile
+        return model
 
     def respond(self, messages: Sequence[LLMMessage], tools: Sequence[ToolSchema]) -> Reply:
         call = current_model_call()
@@ -195,15 +205,16 @@ class OfflineModel(LocalModel):
             else frozenset(t["name"] for t in tools if t["name"].startswith(("transfer_", "escalate_")))
         )
         regular = [t for t in tools if t["name"] not in handoff_names]
+        profile = self.profile or AgentProfile(call.agent if call else "assistant")
         me = _Agent(
-            name=call.agent if call else "assistant",
+            name=profile.name,
             regular=regular,
             handoffs=[t for t in tools if t["name"] in handoff_names],
-            description=call.description if call else "",
-            irreversible=call.irreversible_tools if call else frozenset(),
-            examples=call.examples if call else {},
-            label=call.label if call else "",
-            targets=call.targets if call else {},
+            description=profile.description,
+            irreversible=profile.irreversible,
+            examples=profile.examples,
+            label=profile.label,
+            targets=profile.targets,
         )
         talk = _read(messages, {t["name"] for t in regular})
 
@@ -377,7 +388,7 @@ def _in_words(description: str) -> str:
 def _person(me: _Agent, handoff: ToolSchema) -> str:
     """Whom ``handoff`` reaches, as people know them: ``Billing (invoices and payments)``."""
     target = me.targets.get(handoff["name"])
-    if target is None:  # a model call without the team's words (a test calling the model directly)
+    if target is None:  # a model given no profile (a test calling it directly)
         return _topic(handoff)
     label, description = target
     words = _in_words(description)
