@@ -144,7 +144,7 @@ class FrontEnd:
             else session_agent_type(self.team.user_topic, session_id)
         )
         try:
-            await self._register_team(session_id)
+            await self._register_customer_side(session_id)
         except ValueError as exc:  # registered here already: nothing of ours to undo
             raise DistributedError(str(exc)) from exc
         except (grpc.aio.AioRpcError, DistributedError) as exc:
@@ -170,7 +170,7 @@ class FrontEnd:
             )
             raise DistributedError(f"the host refused this front end for {which}: {reason}{hint}") from exc
 
-    async def _register_team(self, session_id: str | None) -> None:
+    async def _register_customer_side(self, session_id: str | None) -> None:
         """The person's side only: the agents, and their models, live in the workers."""
         await register_customer_side(
             self.runtime,
