@@ -16,7 +16,7 @@ from autogen_core.models import AssistantMessage, UserMessage
 from handoffs_runtime.errors import StoreError, UnknownSessionError
 from handoffs_runtime.messages import HandoffEvent, Notice, Question, Said
 from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
-from handoffs_runtime.sessions.sqlite_schema import MIGRATIONS, SCHEMA_VERSION
+from handoffs_runtime.sessions.sqlite.schema import MIGRATIONS, SCHEMA_VERSION
 from handoffs_runtime.sessions.store import (
     SessionStore,
     default_store_path,
