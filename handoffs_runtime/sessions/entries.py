@@ -154,4 +154,5 @@ def _reason(kind: str, exc: ValidationError) -> str:
     """The first thing wrong, in one line: ``a question body: answer: Field required``."""
     error = exc.errors()[0]
     where = ".".join(str(part) for part in error["loc"][1:])
-    return f"a {kind} body: {where + ': ' if where else ''}{error['msg']}"
+    said = str(error["ctx"]["error"]) if error["type"] == "value_error" else error["msg"]
+    return f"a {kind} body: {where + ': ' if where else ''}{said}"
