@@ -33,31 +33,13 @@ ENTRY_KINDS: frozenset[str] = frozenset(get_args(EntryKind))
 
 
 class _Body(BaseModel):
-    """A body as read: validated from ``{"kind": kind, "body": <the stored JSON object>}``."""
-
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
-
-    @classmethod
-    def _fields(cls, body: dict[str, Any]) -> dict[str, Any]:
-        """The model's fields from the stored object (by default: the object's own keys)."""
-        return body
-
-    @model_validator(mode="before")
-    @classmethod
-    def _from_stored(cls, data: Any) -> Any:
-        if isinstance(data, dict) and isinstance(data.get("body"), dict):
-            return {**cls._fields(data["body"]), "kind": data["kind"]}
-        return data
 
 
 class _MessageBody(_Body):
     """A conversation message: the message's own fields, and the turn's token usage on one of them."""
 
     usage: Annotated[Usage, BeforeValidator(Usage.from_json)] = Usage.EMPTY
-
-    @classmethod
-    def _fields(cls, body: dict[str, Any]) -> dict[str, Any]:
-        return {"message": body, "usage": body.get("usage")}
 
 
 class UserBody(_MessageBody):
@@ -103,10 +85,6 @@ class HandoffBody(_Body):
     kind: Literal["handoff"]
     event: HandoffEvent
 
-    @classmethod
-    def _fields(cls, body: dict[str, Any]) -> dict[str, Any]:
-        return {"event": body}
-
 
 class NoticeBody(_Body):
     """A line the runtime told the person (the session resumed, a message went unanswered)."""
@@ -145,9 +123,21 @@ def read_body(session_id: str, seq: int, kind: str, body: object) -> EntryBody:
     if not isinstance(body, dict):
         raise CorruptEntryError(session_id, seq, f"kind {kind!r} with a body of type {type(body).__name__}")
     try:
-        return _BODY.validate_python({"kind": kind, "body": body})
+        return _BODY.validate_python(_shaped(kind, body))
     except ValidationError as exc:
         raise CorruptEntryError(session_id, seq, _reason(kind, exc)) from exc
+
+
+def _shaped(kind: str, body: dict[str, Any]) -> dict[str, Any]:
+    """The stored object in its body model's shape: a message or an event nested under its field, the
+    rest as they are (built here rather than in a model validator: this is every read's cost)."""
+    if kind == "handoff":
+        return {"kind": kind, "event": body}
+    if kind in ("notice", "question"):
+        return {**body, "kind": kind}
+    if "usage" in body:
+        return {"kind": kind, "message": body, "usage": body["usage"]}
+    return {"kind": kind, "message": body}
 
 
 def _reason(kind: str, exc: ValidationError) -> str:
