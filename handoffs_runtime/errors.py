@@ -14,7 +14,8 @@
     │   ├── UnknownSessionError   no session with that id in the store
     │   ├── SessionBusyError      another live process holds the session (its lease is in force)
     │   ├── SessionTakenOverError this store lost the session to another holder; it stops writing
-    │   └── StoreConflictError    the session changed between a read and a compare-and-set write
+    │   ├── StoreConflictError    the session changed between a read and a compare-and-set write
+    │   └── CorruptEntryError     a stored transcript entry's body is not what its kind says
     ├── OutputFileError      a file named on the command line cannot or may not be written
     ├── DistributedError     a distributed deployment is misconfigured or its host cannot be reached
     │   └── AlreadyRunningError   a worker runtime was started twice (a ValueError, as autogen-ext's)
@@ -74,6 +75,24 @@ class SessionTakenOverError(StoreError):
 
 class StoreConflictError(StoreError):
     """The session gained entries since it was read; nothing was written, read it again and retry."""
+
+
+class CorruptEntryError(StoreError):
+    """A stored entry's body is not what its kind says (a person or a bug wrote over it); the message
+    names the session and the entry, and says what to do. Nothing was changed in the store."""
+
+    def __init__(self, session_id: str, seq: int, reason: str) -> None:
+        super().__init__(
+            f"entry {seq} of session {session_id!r} is damaged in the store ({reason}); the store was left "
+            f"as is: repair or remove that entry, or delete the session (`handoffs sessions delete "
+            f"{session_id}`)"
+        )
+        self.session_id = session_id
+        self.seq = seq
+        self.reason = reason
+
+    def __reduce__(self) -> tuple[type[CorruptEntryError], tuple[str, int, str]]:
+        return (type(self), (self.session_id, self.seq, self.reason))
 
 
 class OutputFileError(HandoffsError, OSError):

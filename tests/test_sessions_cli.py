@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from handoffs_runtime.cli import main as cli
-from handoffs_runtime.sessions.sqlite_schema import SCHEMA_VERSION
+from handoffs_runtime.sessions.sqlite.schema import SCHEMA_VERSION
 
 
 def _chat(monkeypatch: pytest.MonkeyPatch, store: Path, session: str, *lines: str) -> None:

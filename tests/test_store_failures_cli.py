@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from handoffs_runtime.sessions.sqlite_schema import SCHEMA_VERSION
+from handoffs_runtime.sessions.sqlite.schema import SCHEMA_VERSION
 
 from .chat_process import ROOT
 

@@ -26,7 +26,7 @@ from handoffs_runtime.models.local import Reply
 from handoffs_runtime.models.scripted import FunctionModel
 from handoffs_runtime.sessions.outage import DELAYED, RECOVERED, ReportsDelays
 from handoffs_runtime.sessions.postgres import PostgresSessionStore
-from handoffs_runtime.sessions.postgres_schema import SCHEMA_VERSION
+from handoffs_runtime.sessions.postgres.schema import SCHEMA_VERSION
 from handoffs_runtime.teams.acme import acme_team
 
 from .postgres_support import PostgresServer, fresh_schema, start_server

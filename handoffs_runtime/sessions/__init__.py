@@ -1,1 +1,1 @@
-"""Durable sessions: the ``SessionStore`` protocol, SQLite, leases, what is recorded, transcripts."""
+"""Durable sessions: store, operator desk and secrets protocols, SQLite, PostgreSQL, typed entries."""

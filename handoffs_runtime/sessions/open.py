@@ -10,6 +10,8 @@ import os
 from typing import Protocol, runtime_checkable
 
 from handoffs_runtime.errors import StoreError
+from handoffs_runtime.sessions.desk import OperatorDesk
+from handoffs_runtime.sessions.secrets import SharedSecrets
 from handoffs_runtime.sessions.store import SessionStore, default_store_path
 
 ENV = "HANDOFFS_STORE"
@@ -17,7 +19,16 @@ URL_PREFIXES = ("postgresql://", "postgres://")
 
 
 @runtime_checkable
-class OpenedStore(SessionStore, Protocol):
+class SharedStore(SessionStore, OperatorDesk, SharedSecrets, Protocol):
+    """One store serving every concern of a server: sessions, the operator desk and the shared secrets.
+
+    Whoever holds one hands each consumer the narrowest protocol it needs (agents a ``SessionStore``,
+    the operator console an ``OperatorDesk``, key signing ``SharedSecrets``); both backends are one.
+    """
+
+
+@runtime_checkable
+class OpenedStore(SharedStore, Protocol):
     """A store as the command line holds it: it can be closed without a loop and says why it failed."""
 
     failure: StoreError | None

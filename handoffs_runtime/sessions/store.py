@@ -1,24 +1,33 @@
-"""Durable sessions: the ``SessionStore`` protocol and the values it stores."""
+"""Durable sessions: the ``SessionStore`` protocol and the values it stores.
+
+The store of a session's conversation only: entries, context, the active agent and the session's one
+writer. The web's operator desk (:mod:`~handoffs_runtime.sessions.desk`) and the secrets its servers
+share (:mod:`~handoffs_runtime.sessions.secrets`) are protocols of their own, so each consumer asks for
+the narrowest one; both backends implement all three.
+"""
 
 from __future__ import annotations
 
 import logging
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, TypedDict, TypeVar, Unpack, runtime_checkable
+from typing import Any, Literal, Protocol, TypedDict, Unpack, runtime_checkable
 
 from autogen_core.models import AssistantMessage, FunctionExecutionResultMessage, LLMMessage, UserMessage
 from pydantic import TypeAdapter
 
 from handoffs_runtime.messages import HandoffEvent, Person
+from handoffs_runtime.sessions.entries import (
+    MESSAGE_BODIES,
+    EntryBody,
+    EntryKind,
+    HandoffBody,
+    read_body,
+)
 from handoffs_runtime.sessions.leases import Holder
 
-T = TypeVar("T")
-
-EntryKind = Literal["user", "reply", "tool_calls", "tool_results", "handoff", "system", "notice", "question"]
-ENTRY_KINDS: frozenset[str] = frozenset(EntryKind.__args__)  # type: ignore[attr-defined]
 SessionStatus = Literal["open", "ended"]
 
 _MESSAGES: TypeAdapter[list[LLMMessage]] = TypeAdapter(list[LLMMessage])
@@ -49,23 +58,30 @@ class NewEntry:
 
 @dataclass(frozen=True, slots=True)
 class StoredEntry:
-    """One stored transcript entry."""
+    """One stored transcript entry, its body checked against its kind when it is made (read).
+
+    :class:`~handoffs_runtime.errors.CorruptEntryError` when the body is not what the kind says.
+    """
 
     session_id: str
     seq: int
     agent: str
     kind: EntryKind
     body: dict[str, Any]
+    """The body as stored: what a JSON export shows, exactly."""
     created_at: float
+    value: EntryBody = field(init=False, repr=False, compare=False)
+    """The body as its kind's type (see :mod:`~handoffs_runtime.sessions.entries`)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "value", read_body(self.session_id, self.seq, self.kind, self.body))
 
     def message(self) -> LLMMessage | None:
         """The conversation message this entry holds; ``None`` for handoff events, notices, questions."""
-        if self.kind in ("handoff", "notice", "question"):
-            return None
-        return _MESSAGE.validate_python(self.body)
+        return self.value.message if isinstance(self.value, MESSAGE_BODIES) else None
 
     def event(self) -> HandoffEvent | None:
-        return HandoffEvent.model_validate(self.body) if self.kind == "handoff" else None
+        return self.value.event if isinstance(self.value, HandoffBody) else None
 
     @property
     def text(self) -> str:
@@ -117,20 +133,6 @@ class SessionInfo:
     updated_at: float
 
 
-@dataclass(frozen=True, slots=True)
-class OperatorWait:
-    """A session waiting for a person (an operator), as every web server on the store sees it.
-
-    ``since`` is when it first asked (kept while the same person answers turn after turn); ``taken_by``
-    names the operator who took it, ``None`` while it is on the waiting list.
-    """
-
-    session_id: str
-    prompt: str
-    since: float
-    taken_by: str | None
-
-
 def entry_for_message(message: LLMMessage, *, agent: str | None = None) -> NewEntry:
     """The transcript entry for a conversation message; ``agent`` defaults to the message's source."""
     if isinstance(message, UserMessage):
@@ -166,7 +168,10 @@ def question_entry(prompt: str, person: Person, answer: str | None, *, asker: st
 
 @runtime_checkable
 class SessionStore(Protocol):
-    """What the runtime needs from a session store. Every method may raise :class:`StoreError`."""
+    """What the runtime needs from a session store: the conversation, the active agent, one writer.
+
+    Every method may raise :class:`StoreError`.
+    """
 
     async def claim(self, session_id: str, *, take_over: bool = False) -> Holder | None:
         """Make this store the session's one writer; returns the live holder it took over, if any.
@@ -210,30 +215,5 @@ class SessionStore(Protocol):
         ...
 
     async def delete_session(self, session_id: str) -> None: ...
-
-    async def secret(self, name: str, *, size: int = 32) -> bytes:
-        """The secret called ``name`` that every process on this store shares (the web servers' key
-        secret): ``size`` random bytes made by whoever asked first, atomically, and kept."""
-        ...
-
-    # --- operator state: which session waits for a person, and who took it ---------------------------
-
-    async def wait_for_operator(self, session_id: str, prompt: str) -> OperatorWait:
-        """Record that the session waits for an operator (kept as it is if it waits already)."""
-        ...
-
-    async def take_for_operator(self, session_id: str, operator: str) -> bool:
-        """Give the waiting session to ``operator``, atomically: ``False`` when another has it or it
-        does not wait (of two operators on two servers, exactly one gets it)."""
-        ...
-
-    async def release_operator(self, session_id: str, operator: str | None = None) -> None:
-        """``operator`` lets go of the session, which goes back on the waiting list; without
-        ``operator``, the session waits no more (handed back, answered, ended)."""
-        ...
-
-    async def operator_waits(self) -> list[OperatorWait]:
-        """Every session waiting for an operator, the longest waiting first."""
-        ...
 
     async def close(self) -> None: ...

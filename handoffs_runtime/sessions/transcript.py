@@ -18,7 +18,6 @@ from handoffs_runtime.messages import (
     Event,
     Labels,
     Notice,
-    Person,
     Question,
     Reply,
     Said,
@@ -26,6 +25,7 @@ from handoffs_runtime.messages import (
     ToolStarted,
     shown_name,
 )
+from handoffs_runtime.sessions.entries import MESSAGE_BODIES, QuestionBody
 from handoffs_runtime.sessions.store import SessionState, StoredEntry
 from handoffs_runtime.text import inert_json, printable
 from handoffs_runtime.usage import Usage
@@ -63,8 +63,8 @@ def new_messages(sent: Sequence[LLMMessage], received: Sequence[LLMMessage]) -> 
 
 def stored_usage(entries: Sequence[StoredEntry]) -> Usage:
     """The tokens a session used: the sum of the usage stored with its reply entries (``body.usage``,
-    ``{agent: [input, output]}``); anything else found there is ignored."""
-    return Usage.sum(Usage.from_json(e.body.get("usage")) for e in entries)
+    ``{agent: [input, output]}``, read with the body); anything else found there is ignored."""
+    return Usage.sum(e.value.usage for e in entries if isinstance(e.value, MESSAGE_BODIES))
 
 
 def _iso(at: float) -> str:
@@ -74,7 +74,7 @@ def _iso(at: float) -> str:
 def entry_events(entry: StoredEntry, labels: Labels = NO_LABELS) -> list[Event]:
     """What a stored entry shows a person: the same events a live session shows (a tool-call entry holds
     one event per call), agents named by ``labels``. An entry of an unknown kind shows nothing."""
-    body = entry.body
+    body = entry.value
     label = labels.get(entry.agent, "")
     if entry.kind == "user":
         return [Said(text=entry.text)]
@@ -82,11 +82,10 @@ def entry_events(entry: StoredEntry, labels: Labels = NO_LABELS) -> list[Event]:
         return [Reply(agent=entry.agent, text=entry.text, label=label)]
     if entry.kind == "notice":
         return [Notice(text=entry.text)]
-    if entry.kind == "question":  # a confirmation or an approval, and how the person answered it
-        person: Person = body["person"]
-        answer = body["answer"]
-        said = Said(text=answer, person=person) if answer is not None else Notice(text=NO_ANSWER)
-        return [Question.asking(body["prompt"], person), said]
+    if isinstance(body, QuestionBody):  # a confirmation or an approval, and how the person answered it
+        answer = body.answer
+        said = Said(text=answer, person=body.person) if answer is not None else Notice(text=NO_ANSWER)
+        return [Question.asking(body.prompt, body.person), said]
     match entry.message():
         case AssistantMessage(content=list() as calls):
             return [ToolStarted.of(call, agent=entry.agent, label=label) for call in calls]
@@ -99,9 +98,9 @@ def entry_events(entry: StoredEntry, labels: Labels = NO_LABELS) -> list[Event]:
 def describe_entry(entry: StoredEntry, labels: Labels = NO_LABELS) -> str:
     """One line for an entry, as the console and ``handoffs sessions show`` print it (raw: the printer
     makes it :func:`printable`): a question as it was asked, ``Confirm order? y/n › y``."""
-    if entry.kind == "question":
-        answer = entry.body.get("answer")
-        return f"{entry.body.get('prompt')} › {NO_ANSWER if answer is None else answer}"
+    if isinstance(question := entry.value, QuestionBody):
+        answer = question.answer
+        return f"{question.prompt} › {NO_ANSWER if answer is None else answer}"
     lines = [describe(event) for event in entry_events(entry, labels)]
     return "; ".join(lines) if lines else f"({entry.text})"
 

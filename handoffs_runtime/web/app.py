@@ -57,7 +57,7 @@ logger = logging.getLogger("handoffs_runtime.web")
 Message = TypeVar("Message")
 
 KEY_SECRET = "web-session-key"
-"""The store's secret (:meth:`SessionStore.secret`) that signs customer session keys: made once, kept
+"""The store's secret (:meth:`SharedSecrets.secret`) that signs customer session keys: made once, kept
 with the sessions, so a restart, a crash or a second server on the same store resumes every customer."""
 
 POLICY_VIOLATION = 1008
@@ -330,7 +330,7 @@ def create_app(
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         nonlocal key_secret
         if key_secret is None:
-            key_secret = await hub.store.secret(KEY_SECRET)
+            key_secret = await hub.secrets.secret(KEY_SECRET)
         await hub.start()
         try:
             yield

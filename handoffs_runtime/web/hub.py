@@ -27,6 +27,9 @@ from handoffs_runtime.agents.human import HANDOFF_COMMAND
 from handoffs_runtime.channels.events import EventChannel
 from handoffs_runtime.errors import HandoffsError, SessionBusyError, StoreError, UnknownSessionError
 from handoffs_runtime.messages import PROGRESS, Event, Notice, Person, Question, Reply, event_json
+from handoffs_runtime.sessions.desk import OperatorDesk
+from handoffs_runtime.sessions.open import SharedStore
+from handoffs_runtime.sessions.secrets import SharedSecrets
 from handoffs_runtime.sessions.store import SessionStore, StoredEntry
 from handoffs_runtime.sessions.transcript import entry_events
 from handoffs_runtime.team.oversight import check_remote_oversight, operator_oversight
@@ -112,7 +115,7 @@ class SessionHub:
         self,
         team: TeamSpec,
         model: ChatCompletionClient | None,
-        store: SessionStore,
+        store: SharedStore,
         *,
         idle_seconds: float = 600.0,
         max_sessions: int = 1000,
@@ -128,7 +131,9 @@ class SessionHub:
         else:
             check_remote_oversight(team, approve_code=approve_code)
         self.team = team
-        self.store = store
+        self.store: SessionStore = store
+        self.desk: OperatorDesk = store
+        self.secrets: SharedSecrets = store
         self.channel = EventChannel()
         self.backend = backend
         self.idle_seconds = idle_seconds
@@ -276,7 +281,7 @@ class SessionHub:
             raise HubError("the conversation is not waiting for a person")
         if (agent := self.reception.way_back(session_id, self.agents, self.team.entry)) is None:
             raise HubError("there is no assistant to go back to")
-        await self._keep(self.store.release_operator(session_id))
+        await self._keep(self.desk.release_operator(session_id))
         await self.reception.done(session_id)
         await self.channel.answer(session_id, f"{HANDOFF_COMMAND} {agent}", person="operator")
 
@@ -295,7 +300,7 @@ class SessionHub:
         for live in list(self._live.values()):
             if live.operator is peer:
                 live.operator = None
-                await self._keep(self.store.release_operator(live.session_id, name))
+                await self._keep(self.desk.release_operator(live.session_id, name))
                 if (question := self._asked_operator(live.session_id)) is not None:
                     await self.reception.waits(live.session_id, question, since=live.waiting_since)
         await self._announce_waiting()
@@ -314,7 +319,7 @@ class SessionHub:
             raise HubError("another operator has already taken that session")
         live.operator = peer  # no await between the check and this: two operators never both get it
         try:  # and the store decides between servers
-            taken = await self.store.take_for_operator(session_id, self._operators.get(peer, ""))
+            taken = await self.desk.take_for_operator(session_id, self._operators.get(peer, ""))
         except StoreError as exc:
             live.operator = None
             raise HubError("the session could not be taken right now; please try again") from exc
@@ -344,7 +349,7 @@ class SessionHub:
             decided = APPROVED if is_approval(text) else NOT_APPROVED
             await self._to_customers(live, self._notice(live, decided))
             live.operator = None
-            await self._keep(self.store.release_operator(session_id))
+            await self._keep(self.desk.release_operator(session_id))
             await peer.send(_released(session_id, "Answered: the agents carry on."))
 
     async def hand_back(self, peer: Peer, session_id: str, agent: str) -> None:
@@ -356,7 +361,7 @@ class SessionHub:
         if question is None or question.choices:
             raise HubError("the conversation can be handed back only when it waits for your answer")
         live.operator = None
-        await self._keep(self.store.release_operator(session_id))
+        await self._keep(self.desk.release_operator(session_id))
         await self.reception.done(session_id)
         await self.channel.answer(session_id, f"{HANDOFF_COMMAND} {agent}", person="operator")
         name = self.team.labels.get(agent) or agent  # as people read it
@@ -407,7 +412,7 @@ class SessionHub:
             self._live.pop(live.session_id, None)
             self.transcripts.forget(live.session_id)
             if live.waiting_since is not None:  # not live here any more: nobody can take it here
-                await self._keep(self.store.release_operator(live.session_id))
+                await self._keep(self.desk.release_operator(live.session_id))
             if live.idle is not None:
                 live.idle.cancel()
             if live.operator is not None:
@@ -443,7 +448,7 @@ class SessionHub:
 
     async def _waits(self, live: _Live, prompt: str) -> None:
         try:
-            live.waiting_since = (await self.store.wait_for_operator(live.session_id, prompt)).since
+            live.waiting_since = (await self.desk.wait_for_operator(live.session_id, prompt)).since
         except StoreError as exc:  # the operators here still see it; other servers do not
             logger.warning("could not store that session %s waits for an operator: %s", live.session_id, exc)
 

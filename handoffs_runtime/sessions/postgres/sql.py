@@ -10,8 +10,9 @@ from psycopg import AsyncConnection
 from psycopg.rows import TupleRow
 
 from handoffs_runtime.errors import StoreError, UnknownSessionError
+from handoffs_runtime.sessions.desk import OperatorWait
 from handoffs_runtime.sessions.rows import ENTRY_COLUMNS, STATE_COLUMNS, entry_from_row, state_from_row
-from handoffs_runtime.sessions.store import OperatorWait, SessionInfo, SessionState, StoredEntry
+from handoffs_runtime.sessions.store import SessionInfo, SessionState, StoredEntry
 
 Conn = AsyncConnection[TupleRow]
 

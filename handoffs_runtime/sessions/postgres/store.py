@@ -35,14 +35,13 @@ from psycopg.rows import TupleRow
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from handoffs_runtime.errors import SessionBusyError, StoreConflictError, StoreError, UnknownSessionError
-from handoffs_runtime.sessions import postgres_leases as leases
-from handoffs_runtime.sessions import postgres_sql as sql
+from handoffs_runtime.sessions.desk import OperatorWait
 from handoffs_runtime.sessions.leases import LEASE_SECONDS, Holder
 from handoffs_runtime.sessions.outage import DELAYED, RECOVERED, DelayListener
-from handoffs_runtime.sessions.postgres_schema import DEFAULT_SCHEMA, check_schema_name, migrate
+from handoffs_runtime.sessions.postgres import leases, sql
+from handoffs_runtime.sessions.postgres.schema import DEFAULT_SCHEMA, check_schema_name, migrate
 from handoffs_runtime.sessions.sql_store import EncodedAppend, SQLStore
 from handoffs_runtime.sessions.store import (
-    OperatorWait,
     SessionInfo,
     SessionState,
     StoredEntry,

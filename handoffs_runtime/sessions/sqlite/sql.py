@@ -12,13 +12,14 @@ import time
 from typing import Any
 
 from handoffs_runtime.errors import SessionBusyError, StoreError, UnknownSessionError
-from handoffs_runtime.sessions import leases
+from handoffs_runtime.sessions.desk import OperatorWait
 from handoffs_runtime.sessions.leases import Holder
 from handoffs_runtime.sessions.rows import STATE_COLUMNS as _STATE_COLUMNS
 from handoffs_runtime.sessions.rows import entry_from_row as _entry
 from handoffs_runtime.sessions.rows import state_from_row as _state
 from handoffs_runtime.sessions.sql_store import EncodedAppend
-from handoffs_runtime.sessions.store import OperatorWait, SessionInfo, SessionState, StoredEntry
+from handoffs_runtime.sessions.sqlite import leases
+from handoffs_runtime.sessions.store import SessionInfo, SessionState, StoredEntry
 
 
 def get_session(conn: sqlite3.Connection, session_id: str) -> SessionState:

@@ -15,21 +15,20 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from handoffs_runtime.errors import StoreConflictError, StoreError, UnknownSessionError
-from handoffs_runtime.sessions import leases
-from handoffs_runtime.sessions import sqlite_sql as sql
+from handoffs_runtime.sessions.desk import OperatorWait
 from handoffs_runtime.sessions.leases import LEASE_SECONDS, Holder
 from handoffs_runtime.sessions.sql_store import EncodedAppend, SQLStore
-from handoffs_runtime.sessions.sqlite_connection import (
+from handoffs_runtime.sessions.sqlite import leases, sql
+from handoffs_runtime.sessions.sqlite.connection import (
     close_failed,
     connect,
     error_code,
     roll_back,
     store_error,
 )
-from handoffs_runtime.sessions.sqlite_schema import READABLE_FROM, migrate, schema_version
+from handoffs_runtime.sessions.sqlite.schema import READABLE_FROM, migrate, schema_version
 from handoffs_runtime.sessions.store import (
     MEMORY,
-    OperatorWait,
     SessionInfo,
     SessionState,
     StoredEntry,

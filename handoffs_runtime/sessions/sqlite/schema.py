@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 
 from handoffs_runtime.errors import StoreError
-from handoffs_runtime.sessions import leases
+from handoffs_runtime.sessions.sqlite import leases
 
 _V1 = """
 CREATE TABLE schema_version (version INTEGER NOT NULL);
