@@ -37,7 +37,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 A module may import from its own room or from a room of a lower layer, never sideways or upward.
 """
 
-NEVER: Mapping[str, tuple[str, ...]] = {"agents": ("cli", "web", "distributed", "teams")}
+NEVER: Mapping[str, tuple[str, ...]] = {
+    "agents": ("cli", "web", "distributed", "teams"),
+    "web": ("agents",),
+}
 """Rooms that must never reach certain others, whatever the layers become: agents serve any team anywhere."""
 
 ACME_NAMES = {
