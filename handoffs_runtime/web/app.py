@@ -15,11 +15,9 @@ malformed message, or nothing within ``request_seconds``, gets one error and is 
 
 from __future__ import annotations
 
-import html
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from importlib import resources
 from typing import Any
 
 from starlette.applications import Starlette
@@ -34,6 +32,7 @@ from handoffs_runtime.web.frames import Problem, SessionGiven, frame_json
 from handoffs_runtime.web.hosts import AllowedHosts, HostGuard
 from handoffs_runtime.web.hub import SessionHub
 from handoffs_runtime.web.limits import ClientLimits, client_key
+from handoffs_runtime.web.pages import HEADERS, page_routes
 from handoffs_runtime.web.protocol import (
     Answer,
     Back,
@@ -71,31 +70,6 @@ with the sessions, so a restart, a crash or a second server on the same store re
 
 TOKEN_REQUIRED = "the operator token is required"
 WRONG_TOKEN = "wrong operator token"
-PAGES = {"/": "index.html", "/operator": "operator.html", "/sessions": "sessions.html"}
-ASSETS = {
-    "app.css": "text/css",
-    "chat.js": "text/javascript",
-    "operator.js": "text/javascript",
-    "sessions.js": "text/javascript",
-    "common.js": "text/javascript",
-    "waiting.js": "text/javascript",
-    "waitlist.js": "text/javascript",
-}
-HEADERS = {
-    "Content-Security-Policy": "default-src 'self'; connect-src 'self'; frame-ancestors 'none'",
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-    "Cache-Control": "no-store",
-}
-
-
-def _static(name: str) -> bytes:
-    return (resources.files("handoffs_runtime.web") / "static" / name).read_bytes()
-
-
-def _page(name: str, title: str) -> bytes:
-    """A page with the team's title in it (escaped: a team file is not HTML)."""
-    return _static(name).replace(b"{{title}}", html.escape(title).encode())
 
 
 def create_app(
@@ -112,20 +86,6 @@ def create_app(
     key_secret = secret
     clients = ClientLimits(hub.limits)
     hello_within = hub.limits.request_seconds
-    pages = {path: _page(name, hub.team.title or hub.team.name) for path, name in PAGES.items()}
-    assets = {name: _static(name) for name in ASSETS}
-
-    def page(path: str) -> Callable[[Request], Any]:
-        async def handler(request: Request) -> Response:
-            return Response(pages[path], media_type="text/html; charset=utf-8", headers=HEADERS)
-
-        return handler
-
-    async def asset(request: Request) -> Response:
-        name = request.path_params["name"]
-        if name not in assets:
-            return Response("not found", status_code=404, headers=HEADERS)
-        return Response(assets[name], media_type=ASSETS[name], headers=HEADERS)
 
     def refused(request: Request) -> Response | None:
         """``None`` for a request with the operator token, else the 401 that says what is wrong."""
@@ -286,9 +246,8 @@ def create_app(
         finally:
             await hub.stop()
 
-    routes: list[BaseRoute] = [Route(path, page(path)) for path in PAGES]
+    routes: list[BaseRoute] = page_routes(hub.team.title or hub.team.name)
     routes += [
-        Route("/static/{name}", asset),
         Route("/api/sessions", list_sessions),
         Route("/api/sessions/{session}", show_session),
         WebSocketRoute("/ws", customer_socket),
