@@ -1,4 +1,4 @@
-"""The pages of ``handoffs serve``: static files shipped in the package, served so that they stay inert.
+"""The pages of ``handoffs serve``: static files shipped in the package, served so they stay inert.
 
 Each page is read once, with the team's title in it (escaped), and served with headers that forbid
 scripts from anywhere else, framing and sniffing: everything a page shows arrives over its socket or the
