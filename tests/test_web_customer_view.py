@@ -27,9 +27,10 @@ from handoffs_runtime import (
     irreversible,
     tool_call,
 )
-from handoffs_runtime.messages import HandoffLine, Notice, Reply, ToolFinished, ToolStarted, event_json
+from handoffs_runtime.messages import Event, HandoffLine, Notice, Reply, ToolFinished, ToolStarted, event_json
 from handoffs_runtime.models.scripted import ScriptedModel
-from handoffs_runtime.web.audience import customer_json
+from handoffs_runtime.web.audience import customer_view
+from handoffs_runtime.web.frames import CustomerEvent, frame_json
 from handoffs_runtime.web.pump import WAITING_FOR_APPROVAL
 
 from .web_support import Client, Served, customer, http_get, operator, served, waiting_list
@@ -184,6 +185,12 @@ async def _fill(server: Served) -> None:
                 conn.execute("INSERT INTO filler VALUES (randomblob(3000))")
 
     await store._run(full)
+
+
+def customer_json(event: Event) -> dict[str, Any] | None:
+    """``event`` as a customer's page receives it, or ``None``."""
+    view = customer_view(event)
+    return None if view is None else frame_json(CustomerEvent(event=view))
 
 
 def test_the_operator_gets_every_event_whole_and_a_customer_none_of_its_internals() -> None:

@@ -50,7 +50,7 @@ class HumanAgentConfig:
     user_topic: str = USER
     description: str = "A human operator."
     handoff_targets: frozenset[str] = frozenset()
-    """Agents the operator may hand the conversation to with ``/handoff AGENT``."""
+    """Agents the operator may hand the conversation back to."""
 
 
 HELP_COMMAND = "/help"

@@ -18,7 +18,9 @@ The events (:data:`~handoffs_runtime.messages.Event`), in the order a turn produ
 answer), ``ToolStarted`` / ``ToolFinished``, ``HandoffLine`` (carried out, refused, or a loop stopped),
 ``Delta`` (only with ``TeamPolicy(stream=True)``), ``Reply`` (the whole reply, which replaces the deltas
 before it), ``Notice`` (a line from the runtime) and, last, ``SessionEnded``. A session opens with the
-team's greeting, as a ``Reply`` of the entry agent. ``messages.event_json(event)`` is the shape
+team's greeting, as a ``Reply`` of the entry agent. The operator answers with :meth:`EventChannel.answer`
+too, and hands the conversation back with :meth:`EventChannel.hand_back`: a value the human agent reads
+as such (:mod:`~handoffs_runtime.channels.handback`). ``messages.event_json(event)`` is the shape
 the web page reads.
 
 Deltas and tool activity come straight from the agent at work, the other events from the session's

@@ -9,9 +9,9 @@ approval. The operator console gets every event whole.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import ConfigDict, Field, TypeAdapter
+from pydantic import ConfigDict, Field
 
 from handoffs_runtime.messages import (
     Delta,
@@ -69,7 +69,6 @@ CustomerView = Annotated[
     Reply | Delta | Working | HandedOver | Question | Said | Told | SessionEnded, Field(discriminator="type")
 ]
 """An event as a customer's page receives it."""
-_VIEW: TypeAdapter[CustomerView] = TypeAdapter(CustomerView)
 
 
 def customer_view(event: Event) -> CustomerView | None:
@@ -94,9 +93,3 @@ def customer_view(event: Event) -> CustomerView | None:
             return None  # an approval and its answer, an operator's hand-back: the staff's side
         case _:
             return event
-
-
-def customer_json(event: Event) -> dict[str, Any] | None:
-    """``customer_view(event)`` as JSON, or ``None``."""
-    view = customer_view(event)
-    return None if view is None else _VIEW.dump_python(view, mode="json")
