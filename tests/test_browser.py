@@ -15,8 +15,9 @@ import pytest
 from handoffs_runtime import TeamPolicy, openai_model
 from handoffs_runtime.teams.acme import acme_team
 from handoffs_runtime.teams.orchestrator import orchestrator_team
-from handoffs_runtime.web.hub import NOT_APPROVED, WAITING_FOR_APPROVAL
 from handoffs_runtime.web.limits import Limits
+from handoffs_runtime.web.operators import NOT_APPROVED
+from handoffs_runtime.web.pump import WAITING_FOR_APPROVAL
 
 from .browser_support import CHROMIUM, WAIT_MS, artifacts, needs_chromium, send
 from .fake_openai import fake_openai

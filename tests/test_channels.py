@@ -1,11 +1,15 @@
-"""Channels: the console's output format, and the queue channel's questions."""
+"""Channels: the console's output format, the queue channel's questions, and the operator's hand-back."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 
 from handoffs_runtime import ConsoleChannel, HandoffEvent, HandoffLine, Notice, Question, QueueChannel, Reply
 from handoffs_runtime.channels.base import describe
+from handoffs_runtime.channels.events import EventChannel
+from handoffs_runtime.channels.handback import HandBack, ask_operator, read_line
+from handoffs_runtime.channels.memory import ScriptedChannel
 
 
 async def test_console_prints_replies_notices_and_echoes_piped_input() -> None:
@@ -119,3 +123,30 @@ async def test_a_second_question_waits_for_the_first_and_nothing_hangs() -> None
         stdin.close()
     assert second.cancelled()
     assert out.getvalue() == "you › buy skates\nHumanAgent input › I can help\nyou › next\n"
+
+
+async def test_typed_handoff_is_read_into_a_hand_back_at_a_text_channels_edge() -> None:
+    channel = ScriptedChannel.for_sessions(
+        {"s": []}, operator=["/handoff SalesAgent", "  hello  ", "/handoffs"]
+    )
+    assert await ask_operator(channel, "s", "input") == HandBack("SalesAgent")
+    assert await ask_operator(channel, "s", "input") == "  hello  "  # words as written: the agent trims
+    assert await ask_operator(channel, "s", "input") == "/handoffs"  # not the command: the agent asks again
+    assert await ask_operator(channel, "s", "input") is None  # gone
+
+
+async def test_the_event_channel_hands_back_a_value_and_relays_it_as_text() -> None:
+    """The web's button reaches the human agent as a value; a question relayed from another process
+    (plain ``ask``) gets the text form, read back into the value on the other side."""
+    channel = EventChannel()
+    asked = asyncio.ensure_future(ask_operator(channel, "s", "input"))
+    while channel.waiting("s", "operator") is None:
+        await asyncio.sleep(0)
+    await channel.hand_back("s", "TriageAgent")
+    assert await asked == HandBack("TriageAgent")
+    assert channel.waiting("s", "operator") is None
+    relayed = asyncio.ensure_future(channel.ask("s", "input", person="operator"))
+    while channel.waiting("s", "operator") is None:
+        await asyncio.sleep(0)
+    await channel.hand_back("s", "SalesAgent")
+    assert read_line(text := await relayed or "") == HandBack("SalesAgent") and text == "/handoff SalesAgent"

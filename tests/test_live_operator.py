@@ -57,7 +57,7 @@ async def test_both_write_at_once_and_the_conversation_stays_one(tmp_path: Path)
         await asyncio.sleep(0.002 * (i % 3))
     await watched.until(len(operator), "HumanAgent")
     await open_question(channel, "s1", "operator")
-    await channel.answer("s1", "/handoff TriageAgent", person="operator")
+    await channel.hand_back("s1", "TriageAgent")  # the operator's button: a value, not typed text
     await watched.until(1, "TriageAgent")
     await channel.answer("s1", "exit")  # after whatever the customer wrote: the session ends when all is done
     await watched.task

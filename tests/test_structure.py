@@ -40,9 +40,10 @@ A module may import from its own room or from a room of a lower layer, never sid
 NEVER: Mapping[str, tuple[str, ...]] = {
     "agents": ("cli", "web", "distributed", "teams"),
     "runtime": ("agents",),
+    "web": ("agents",),
 }
 """Rooms that must never reach certain others, whatever the layers become: agents serve any team anywhere,
-and the runtime carries any agents' messages without knowing them."""
+the runtime carries any agents' messages without knowing them, and the web hands back by value."""
 
 ACME_NAMES = {
     "TRIAGE_AGENT": "TriageAgent",

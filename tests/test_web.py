@@ -23,7 +23,9 @@ from handoffs_runtime import (
 )
 from handoffs_runtime.models.scripted import ScriptedModel
 from handoffs_runtime.teams.acme import acme_team
-from handoffs_runtime.web.hub import APPROVED, HELD_ELSEWHERE, WAITING_FOR_APPROVAL
+from handoffs_runtime.web.customers import HELD_ELSEWHERE
+from handoffs_runtime.web.operators import APPROVED
+from handoffs_runtime.web.pump import WAITING_FOR_APPROVAL
 from handoffs_runtime.web.waiting import PERSON_JOINED
 
 from .fake_openai import fake_openai

@@ -30,7 +30,10 @@ from handoffs_runtime.teams.orchestrator import code_tool, orchestrator_team
 from handoffs_runtime.tools.approval import ApprovalTool
 from handoffs_runtime.tools.effects import is_code_runner
 from handoffs_runtime.web.backends import RemoteTeam
-from handoffs_runtime.web.hub import APPROVED, NOT_APPROVED, WAITING_FOR_APPROVAL, SessionHub
+from handoffs_runtime.web.frames import frame_json
+from handoffs_runtime.web.hub import SessionHub
+from handoffs_runtime.web.operators import APPROVED, NOT_APPROVED
+from handoffs_runtime.web.pump import WAITING_FOR_APPROVAL
 
 from .distributed_support import Process, start_host
 from .web_support import approve, customer, customer_back, operator, served, waiting_list
@@ -226,7 +229,10 @@ async def test_an_order_the_operator_approves_is_confirmed_by_the_customer_and_k
 
         kinds = [e.kind for e in await server.hub.store.entries(sid)]
         assert kinds[-5:] == ["question", "question", "tool_calls", "tool_results", "reply"]  # answered first
-        said = [(i["type"], i.get("prompt") or i.get("text")) for i in await server.hub.history(sid)]
+        said = [
+            (i["type"], i.get("prompt") or i.get("text"))
+            for i in map(frame_json, await server.hub.history(sid))
+        ]
         exchange = [
             ("question", asked["prompt"]),
             ("said", "yes"),

@@ -27,10 +27,11 @@ from handoffs_runtime import (
     irreversible,
     tool_call,
 )
-from handoffs_runtime.messages import HandoffLine, Notice, Reply, ToolFinished, ToolStarted
+from handoffs_runtime.messages import Event, HandoffLine, Notice, Reply, ToolFinished, ToolStarted, event_json
 from handoffs_runtime.models.scripted import ScriptedModel
-from handoffs_runtime.web.audience import customer_json, operator_json
-from handoffs_runtime.web.hub import WAITING_FOR_APPROVAL
+from handoffs_runtime.web.audience import customer_view
+from handoffs_runtime.web.frames import CustomerEvent, frame_json
+from handoffs_runtime.web.pump import WAITING_FOR_APPROVAL
 
 from .web_support import Client, Served, customer, http_get, operator, served, waiting_list
 
@@ -186,6 +187,12 @@ async def _fill(server: Served) -> None:
     await store._run(full)
 
 
+def customer_json(event: Event) -> dict[str, Any] | None:
+    """``event`` as a customer's page receives it, or ``None``."""
+    view = customer_view(event)
+    return None if view is None else frame_json(CustomerEvent(event=view))
+
+
 def test_the_operator_gets_every_event_whole_and_a_customer_none_of_its_internals() -> None:
     events = [
         ToolStarted(agent="Clerk", tool="look_up", call_id="c1", arguments=f'{{"order": "{ARGUMENT}"}}'),
@@ -210,12 +217,12 @@ def test_the_operator_gets_every_event_whole_and_a_customer_none_of_its_internal
         None,
         {"type": "notice", "text": "⚠ the session could not be saved", "recap": False},
     ]
-    whole = json.dumps([operator_json(e) for e in events])
+    whole = json.dumps([event_json(e) for e in events])
     for internal in (ARGUMENT, RESULT, "transfer_to_clerk", "/srv/s.db", '"reason": "x"'):
         assert internal in whole
     reply = Reply(agent="Clerk", text="Done.")
     assert (
         customer_json(reply)
-        == operator_json(reply)
+        == event_json(reply)
         == {"type": "reply", "agent": "Clerk", "text": "Done.", "label": ""}
     )

@@ -10,6 +10,7 @@ from typing import Any
 from handoffs_runtime import OfflineModel, SQLiteSessionStore
 from handoffs_runtime.sessions.store import StoredEntry
 from handoffs_runtime.teams.acme import acme_team
+from handoffs_runtime.web.frames import frame_json
 from handoffs_runtime.web.hub import SessionHub
 from handoffs_runtime.web.limits import Limits
 
@@ -106,8 +107,9 @@ def test_a_customers_page_shows_nothing_of_a_question_put_to_the_operator() -> N
     asked_operator = StoredEntry("s1", 1, "Clerk", "question", approval, 0.0)
     asked_customer = StoredEntry("s1", 2, "SalesAgent", "question", confirmation, 0.0)
     assert hub.customer_items(asked_operator) == []
-    assert [item["type"] for item in hub.page_items(asked_operator)] == ["question", "said"]
-    assert [(i["type"], i.get("prompt", i.get("text"))) for i in hub.customer_items(asked_customer)] == [
+    assert [frame_json(item)["type"] for item in hub.page_items(asked_operator)] == ["question", "said"]
+    shown = [frame_json(item) for item in hub.customer_items(asked_customer)]
+    assert [(i["type"], i.get("prompt", i.get("text"))) for i in shown] == [
         ("question", "Confirm order? y/n"),
         ("said", "y"),
     ]

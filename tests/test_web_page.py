@@ -16,7 +16,8 @@ import pytest
 
 from handoffs_runtime import OfflineModel
 from handoffs_runtime.teams.acme import acme_team
-from handoffs_runtime.web.hub import APPROVED, WAITING_FOR_APPROVAL
+from handoffs_runtime.web.operators import APPROVED
+from handoffs_runtime.web.pump import WAITING_FOR_APPROVAL
 
 from .browser_support import WAIT_MS, artifacts, needs_chromium, send
 from .test_browser import approve_in_console, sign_in

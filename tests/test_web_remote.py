@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from handoffs_runtime.distributed import launch_worker
-from handoffs_runtime.web.hub import WAITING_FOR_APPROVAL
+from handoffs_runtime.web.pump import WAITING_FOR_APPROVAL
 
 from .distributed_support import TIMEOUT, Process, start_host, start_worker
 from .fake_openai import fake_openai

@@ -2,9 +2,10 @@
 
 The operator is reached through the team's channel (``person="operator"``), never through ``input()``,
 so a session waiting for the operator holds up nobody else. The operator answers the customer by typing,
-or hands the conversation back to an AI agent with ``/handoff AGENT``; the prompt says so (with the
-choices) when the operator takes a conversation over, and ``/help`` says it again. An empty line says
-nothing: the operator is asked again.
+or hands the conversation back to an AI agent: a :class:`~handoffs_runtime.channels.handback.HandBack`
+from the channel (a console reads it from ``/handoff AGENT``); the prompt says so (with the choices) when
+the operator takes a conversation over, and ``/help`` says it again. An empty line says nothing: the
+operator is asked again.
 
 How the two take turns depends on the channel. On a console, one keyboard for both, the operator answers
 once per customer message. On a channel whose operator is a person apart
@@ -30,6 +31,8 @@ from autogen_core.models import (
 
 from handoffs_runtime.agents.routing import SessionAgent
 from handoffs_runtime.channels.base import Channel, operator_apart
+from handoffs_runtime.channels.handback import HANDOFF_COMMAND as HANDOFF_COMMAND
+from handoffs_runtime.channels.handback import HandBack, ask_operator
 from handoffs_runtime.handoffs.handoff import snake_case
 from handoffs_runtime.messages import HandoffEvent, UserTask, agent_response, user_task
 from handoffs_runtime.topics import HANDOFF_EVENTS, USER, session_topic
@@ -47,10 +50,9 @@ class HumanAgentConfig:
     user_topic: str = USER
     description: str = "A human operator."
     handoff_targets: frozenset[str] = frozenset()
-    """Agents the operator may hand the conversation to with ``/handoff AGENT``."""
+    """Agents the operator may hand the conversation back to."""
 
 
-HANDOFF_COMMAND = "/handoff"
 HELP_COMMAND = "/help"
 _COMMANDS = (HANDOFF_COMMAND, HELP_COMMAND)
 
@@ -74,11 +76,6 @@ def way_back_hint(targets: frozenset[str]) -> str:
     if not targets:
         return "no agent to hand the conversation back to"
     return f"{HANDOFF_COMMAND} AGENT hands the conversation back (AGENT: {', '.join(sorted(targets))})"
-
-
-@dataclass(frozen=True)
-class _HandBack:
-    target: str
 
 
 @dataclass
@@ -120,8 +117,8 @@ class HumanAgent(SessionAgent):
         if handed_over:  # the operator takes the conversation over: say how to give it back
             prompt = f"{prompt} ({way_back_hint(self._config.handoff_targets)})"
         line = await self._next_line(prompt)
-        if isinstance(line, _HandBack):
-            await self._hand_back(message.context, message.usage, line.target)
+        if isinstance(line, HandBack):
+            await self._hand_back(message.context, message.usage, line.agent)
             return
         text = line if line is not None else OPERATOR_AWAY_REPLY
         await self._reply([*message.context, self._said(text)], message.usage)
@@ -134,9 +131,9 @@ class HumanAgent(SessionAgent):
             await self._reply(live.context, live.usage, live=True)  # nothing said yet: the customer's turn
             prompt = f"{name} input ({way_back_hint(self._config.handoff_targets)})"
             while (line := await self._next_line(prompt)) is not None:  # None: the session is over
-                if isinstance(line, _HandBack):  # announced here, sent on by the customer's side
+                if isinstance(line, HandBack):  # announced here, sent on by the customer's side
                     self._handed_back = True
-                    event = hand_back_event(self.id.key, name, line.target)
+                    event = hand_back_event(self.id.key, name, line.agent)
                     await self.publish_message(event, topic_id=session_topic(HANDOFF_EVENTS, self.id.key))
                     return
                 live.context = [*live.context, self._said(line)]
@@ -145,24 +142,25 @@ class HumanAgent(SessionAgent):
         finally:
             self._live = None
 
-    async def _next_line(self, prompt: str) -> str | _HandBack | None:
+    async def _next_line(self, prompt: str) -> str | HandBack | None:
         """The operator's next words, their hand back, or ``None`` when they are gone. Empty lines and
-        ``/help`` ask again; a ``/handoff`` to an agent that is not a choice says why and asks again."""
+        ``/help`` ask again; a hand back to an agent that is not a choice says why and asks again."""
         config = self._config
         while True:
-            answer = await config.channel.ask(self.id.key, prompt, person="operator")
-            if answer is None:
+            line = await ask_operator(config.channel, self.id.key, prompt)
+            if line is None:
                 return None
-            text = answer.strip()
-            if text and not text.startswith(_COMMANDS):
+            if isinstance(line, HandBack):
+                if line.agent in config.handoff_targets:
+                    return line
+                problem = f"unknown agent {line.agent!r}; "
+            elif not (text := line.strip()):
+                continue
+            elif not text.startswith(_COMMANDS):
                 return text
-            if text:
-                command, _, target = text.partition(" ")
-                target = target.strip()
-                if command == HANDOFF_COMMAND and target in config.handoff_targets:
-                    return _HandBack(target)
-                problem = f"unknown agent {target!r}; " if command == HANDOFF_COMMAND else ""
-                prompt = f"{problem}{way_back_hint(config.handoff_targets)}; {config.name} input"
+            else:
+                problem = ""
+            prompt = f"{problem}{way_back_hint(config.handoff_targets)}; {config.name} input"
 
     def _said(self, text: str) -> AssistantMessage:
         return AssistantMessage(content=text, source=self._config.name)

@@ -18,7 +18,9 @@ The events (:data:`~handoffs_runtime.messages.Event`), in the order a turn produ
 answer), ``ToolStarted`` / ``ToolFinished``, ``HandoffLine`` (carried out, refused, or a loop stopped),
 ``Delta`` (only with ``TeamPolicy(stream=True)``), ``Reply`` (the whole reply, which replaces the deltas
 before it), ``Notice`` (a line from the runtime) and, last, ``SessionEnded``. A session opens with the
-team's greeting, as a ``Reply`` of the entry agent. ``messages.event_json(event)`` is the shape
+team's greeting, as a ``Reply`` of the entry agent. The operator answers with :meth:`EventChannel.answer`
+too, and hands the conversation back with :meth:`EventChannel.hand_back`: a value the human agent reads
+as such (:mod:`~handoffs_runtime.channels.handback`). ``messages.event_json(event)`` is the shape
 the web page reads.
 
 Deltas and tool activity come straight from the agent at work, the other events from the session's
@@ -32,20 +34,21 @@ import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
+from handoffs_runtime.channels.handback import HandBack, OperatorLine, read_line
 from handoffs_runtime.messages import Event, Person, Question, Reply, Said, SessionEnded
 
 
 @dataclass
 class _Session:
     events: asyncio.Queue[Event] = field(default_factory=asyncio.Queue)
-    answers: dict[Person, asyncio.Queue[str | None]] = field(default_factory=dict)
+    answers: dict[Person, asyncio.Queue[OperatorLine | None]] = field(default_factory=dict)
     waiting: dict[Person, Question] = field(default_factory=dict)
     gone: set[Person] = field(default_factory=set)
     ended: bool = False
     last_reply: str = ""
     """The reply the customer read last: a turn after one that asks yes or no offers yes/no."""
 
-    def inbox(self, person: Person) -> asyncio.Queue[str | None]:
+    def inbox(self, person: Person) -> asyncio.Queue[OperatorLine | None]:
         return self.answers.setdefault(person, asyncio.Queue())
 
 
@@ -71,6 +74,16 @@ class EventChannel:
     # --- the channel side: what the runtime calls ----------------------------------------------------
 
     async def ask(self, session_id: str, prompt: str, *, person: Person = "customer") -> str | None:
+        answer = await self._ask(session_id, prompt, person)
+        return answer.text() if isinstance(answer, HandBack) else answer  # relayed as text
+
+    async def ask_operator(self, session_id: str, prompt: str) -> OperatorLine | None:
+        """The operator's answer (see :class:`~handoffs_runtime.channels.handback.HandsBack`): a
+        :meth:`hand_back` as it was given, text as it was typed."""
+        answer = await self._ask(session_id, prompt, "operator")
+        return read_line(answer) if isinstance(answer, str) else answer
+
+    async def _ask(self, session_id: str, prompt: str, person: Person) -> OperatorLine | None:
         session = self._session(session_id)
         if session.ended or person in session.gone:
             return None
@@ -127,10 +140,18 @@ class EventChannel:
 
         The question stops waiting at once, so :meth:`waiting` tells a second answer from a first.
         """
+        self._answered(session_id, person, text)
+
+    async def hand_back(self, session_id: str, agent: str) -> None:
+        """The operator hands the conversation back to ``agent``: the answer to their waiting question."""
+        self._answered(session_id, "operator", HandBack(agent))
+
+    def _answered(self, session_id: str, person: Person, line: OperatorLine) -> None:
         session = self._session(session_id)
         session.waiting.pop(person, None)
-        session.events.put_nowait(Said(text=text, person=person))
-        session.inbox(person).put_nowait(text)
+        said = line.text() if isinstance(line, HandBack) else line
+        session.events.put_nowait(Said(text=said, person=person))
+        session.inbox(person).put_nowait(line)
 
     async def leave(self, session_id: str, *, person: Person = "customer") -> None:
         """``person`` left (a closed window): this and every later question to them gets ``None``."""

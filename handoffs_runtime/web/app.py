@@ -15,27 +15,24 @@ malformed message, or nothing within ``request_seconds``, gets one error and is 
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import html
-import json
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from importlib import resources
-from typing import Any, TypeVar
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
-from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
+from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from handoffs_runtime.errors import UnknownSessionError
+from handoffs_runtime.web.frames import Problem, SessionGiven, frame_json
 from handoffs_runtime.web.hosts import AllowedHosts, HostGuard
-from handoffs_runtime.web.hub import HubError, SessionHub, TryLater
+from handoffs_runtime.web.hub import SessionHub
 from handoffs_runtime.web.limits import ClientLimits, client_key
+from handoffs_runtime.web.pages import HEADERS, page_routes
 from handoffs_runtime.web.protocol import (
     Answer,
     Back,
@@ -52,99 +49,27 @@ from handoffs_runtime.web.protocol import (
     session_key,
     token_matches,
 )
+from handoffs_runtime.web.sockets import (
+    POLICY_VIOLATION,
+    TRY_AGAIN_LATER,
+    Closing,
+    SocketPeer,
+    close,
+    deny,
+    parsed,
+    receive_text,
+    same_origin,
+)
+from handoffs_runtime.web.state import HubError, TryLater
 
 logger = logging.getLogger("handoffs_runtime.web")
-Message = TypeVar("Message")
 
 KEY_SECRET = "web-session-key"
 """The store's secret (:meth:`SharedSecrets.secret`) that signs customer session keys: made once, kept
 with the sessions, so a restart, a crash or a second server on the same store resumes every customer."""
 
-POLICY_VIOLATION = 1008
 TOKEN_REQUIRED = "the operator token is required"
 WRONG_TOKEN = "wrong operator token"
-UNSUPPORTED_DATA = 1003
-TRY_AGAIN_LATER = 1013
-MALFORMED = "malformed message: expected one JSON object"
-PAGES = {"/": "index.html", "/operator": "operator.html", "/sessions": "sessions.html"}
-ASSETS = {
-    "app.css": "text/css",
-    "chat.js": "text/javascript",
-    "operator.js": "text/javascript",
-    "sessions.js": "text/javascript",
-    "common.js": "text/javascript",
-    "waiting.js": "text/javascript",
-    "waitlist.js": "text/javascript",
-}
-HEADERS = {
-    "Content-Security-Policy": "default-src 'self'; connect-src 'self'; frame-ancestors 'none'",
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-    "Cache-Control": "no-store",
-}
-
-
-def _static(name: str) -> bytes:
-    return (resources.files("handoffs_runtime.web") / "static" / name).read_bytes()
-
-
-def _page(name: str, title: str) -> bytes:
-    """A page with the team's title in it (escaped: a team file is not HTML)."""
-    return _static(name).replace(b"{{title}}", html.escape(title).encode())
-
-
-class _SocketPeer:
-    """A WebSocket as a hub peer: JSON out, one send at a time."""
-
-    def __init__(self, socket: WebSocket) -> None:
-        self._socket = socket
-        self._lock = asyncio.Lock()
-
-    async def send(self, data: dict[str, Any]) -> None:
-        await self.send_json(json.dumps(data))
-
-    async def send_json(self, text: str) -> None:
-        async with self._lock:
-            if self._socket.application_state == WebSocketState.CONNECTED:
-                await self._socket.send_text(text)
-
-
-class _Closing(Exception):
-    """Ends the connection: its text is sent as one error, then the socket closes with ``code``."""
-
-    def __init__(self, message: str, code: int = POLICY_VIOLATION) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-async def _receive_text(socket: WebSocket, timeout: float | None = None) -> str | None:
-    """The next text frame; ``None`` when the page went away. ``_Closing`` for a binary frame, or for
-    no frame within ``timeout`` seconds."""
-    try:
-        message = await asyncio.wait_for(socket.receive(), timeout)
-    except TimeoutError:
-        raise _Closing("nothing was said in time: connect again when ready") from None
-    if message["type"] == "websocket.disconnect":
-        return None
-    text = message.get("text")
-    if not isinstance(text, str):
-        raise _Closing(MALFORMED, UNSUPPORTED_DATA)
-    return text
-
-
-async def _deny(socket: WebSocket, status: int, text: str) -> None:
-    """Refuse a WebSocket before it opens, with an HTTP status the page's network log shows."""
-    headers = {"Retry-After": "60"} if status == 429 else None
-    await socket.send_denial_response(PlainTextResponse(text, status_code=status, headers=headers))
-
-
-def _same_origin(socket: WebSocket) -> bool:
-    """Browsers send ``Origin`` with every WebSocket: only pages served from here may connect."""
-    origin = socket.headers.get("origin")
-    if origin is None:  # not a browser (a script, a test): it has to authenticate like anyone else
-        return True
-    host = socket.headers.get("host", "")
-    return origin.split("://", 1)[-1] == host
 
 
 def create_app(
@@ -161,20 +86,6 @@ def create_app(
     key_secret = secret
     clients = ClientLimits(hub.limits)
     hello_within = hub.limits.request_seconds
-    pages = {path: _page(name, hub.team.title or hub.team.name) for path, name in PAGES.items()}
-    assets = {name: _static(name) for name in ASSETS}
-
-    def page(path: str) -> Callable[[Request], Any]:
-        async def handler(request: Request) -> Response:
-            return Response(pages[path], media_type="text/html; charset=utf-8", headers=HEADERS)
-
-        return handler
-
-    async def asset(request: Request) -> Response:
-        name = request.path_params["name"]
-        if name not in assets:
-            return Response("not found", status_code=404, headers=HEADERS)
-        return Response(assets[name], media_type=ASSETS[name], headers=HEADERS)
 
     def refused(request: Request) -> Response | None:
         """``None`` for a request with the operator token, else the 401 that says what is wrong."""
@@ -212,7 +123,7 @@ def create_app(
             state = await hub.store.get_session(session_id)
         except UnknownSessionError:
             return _json({"error": "unknown session"}, 404)
-        items = await hub.history(session_id)
+        items = [frame_json(item) for item in await hub.history(session_id)]
         label = hub.team.label(state.active_agent) if state.team == hub.team.name else state.active_agent
         return _json(
             {
@@ -226,12 +137,12 @@ def create_app(
 
     async def opened(socket: WebSocket) -> str | None:
         """Accept the socket and return its client, or refuse it (``None``): a foreign page, too often."""
-        if not _same_origin(socket):
+        if not same_origin(socket):
             await socket.close(POLICY_VIOLATION)
             return None
         client = client_key(socket.client.host if socket.client else None)
         if not clients.may_connect(client):
-            await _deny(socket, 429, "too many connections from your address; please wait a minute\n")
+            await deny(socket, 429, "too many connections from your address; please wait a minute\n")
             return None
         await socket.accept()
         return client
@@ -239,12 +150,12 @@ def create_app(
     async def customer_socket(socket: WebSocket) -> None:
         if (client := await opened(socket)) is None:
             return
-        peer = _SocketPeer(socket)
+        peer = SocketPeer(socket)
         session: str | None = None
         try:
-            while (raw := await _receive_text(socket, None if session else hello_within)) is not None:
+            while (raw := await receive_text(socket, None if session else hello_within)) is not None:
                 try:
-                    message = _parsed(raw, parse_customer)
+                    message = parsed(raw, parse_customer)
                     if isinstance(message, Hello):
                         if session is not None:
                             raise BadMessage("this connection is in a session already")
@@ -252,75 +163,73 @@ def create_app(
                         if not hub.is_live(opening):
                             refused = clients.start_session(client, opening, hub.is_live)
                             if refused is not None:
-                                raise _Closing(refused, TRY_AGAIN_LATER)
+                                raise Closing(refused, TRY_AGAIN_LATER)
                         session = opening
-                        await peer.send(
-                            {"type": "session", "session": session, "key": session_key(signing(), session)}
-                        )
-                        await hub.attach_customer(session, peer)
+                        await peer.send(SessionGiven(session=session, key=session_key(signing(), session)))
+                        await hub.customers.attach(session, peer)
                     elif session is None:
                         raise BadMessage("send hello first")
                     elif isinstance(message, Earlier):
-                        await hub.earlier(session, peer, message.before)
+                        await hub.customers.earlier(session, peer, message.before)
                     elif isinstance(message, Back):
-                        await hub.back_to_assistant(session)
+                        await hub.customers.back_to_assistant(session)
                     else:
-                        await hub.customer_says(session, message.text)
+                        await hub.customers.says(session, message.text)
                 except TryLater as exc:  # the page comes back by itself, a little later
-                    raise _Closing(str(exc), TRY_AGAIN_LATER) from None
+                    raise Closing(str(exc), TRY_AGAIN_LATER) from None
                 except (BadMessage, HubError) as exc:
-                    await peer.send({"type": "error", "message": str(exc)})
-        except _Closing as exc:
-            await _close(socket, peer, exc)
+                    await peer.send(Problem(message=str(exc)))
+        except Closing as exc:
+            await close(socket, peer, exc)
         except WebSocketDisconnect:
             pass
         finally:
             if session is not None:
-                hub.detach_customer(session, peer)
+                hub.customers.detach(session, peer)
 
     def _open(message: Hello) -> str:
         if message.session is None:
-            return hub.new_session_id()
+            return hub.customers.new_session_id()
         if message.key is None or not key_matches(signing(), message.session, message.key):
-            raise _Closing("unknown session, or not yours: start a new one")
+            raise Closing("unknown session, or not yours: start a new one")
         return message.session
 
     async def operator_socket(socket: WebSocket) -> None:
         if await opened(socket) is None:
             return
-        peer = _SocketPeer(socket)
+        peer = SocketPeer(socket)
         signed_in = False
         try:
-            while (raw := await _receive_text(socket, None if signed_in else hello_within)) is not None:
-                message = _parsed(raw, parse_operator)
+            while (raw := await receive_text(socket, None if signed_in else hello_within)) is not None:
+                message = parsed(raw, parse_operator)
                 if not signed_in:  # an operator connection does nothing else before the token
                     if not isinstance(message, OperatorHello):
-                        raise _Closing(TOKEN_REQUIRED)
+                        raise Closing(TOKEN_REQUIRED)
                     if not token_matches(operator_token, message.token):
-                        raise _Closing(WRONG_TOKEN)
+                        raise Closing(WRONG_TOKEN)
                     signed_in = True
-                    await hub.add_operator(peer)
+                    await hub.operators.add(peer)
                     continue
                 try:
                     if isinstance(message, Take):
-                        await hub.take(peer, message.session)
+                        await hub.operators.take(peer, message.session)
                     elif isinstance(message, Answer):
-                        await hub.operator_says(peer, message.session, message.text)
+                        await hub.operators.says(peer, message.session, message.text)
                     elif isinstance(message, HandBack):
-                        await hub.hand_back(peer, message.session, message.agent)
+                        await hub.operators.hand_back(peer, message.session, message.agent)
                     elif isinstance(message, Dismiss):
-                        await hub.dismiss(message.session)
+                        await hub.operators.dismiss(message.session)
                     else:
                         raise BadMessage("signed in already")
                 except (BadMessage, HubError) as exc:
-                    await peer.send({"type": "error", "message": str(exc)})
-        except _Closing as exc:
-            await _close(socket, peer, exc)
+                    await peer.send(Problem(message=str(exc)))
+        except Closing as exc:
+            await close(socket, peer, exc)
         except WebSocketDisconnect:
             pass
         finally:
             if signed_in:
-                await hub.remove_operator(peer)
+                await hub.operators.remove(peer)
 
     def signing() -> bytes:
         assert key_secret is not None, "the application signs keys only once started"
@@ -337,9 +246,8 @@ def create_app(
         finally:
             await hub.stop()
 
-    routes: list[BaseRoute] = [Route(path, page(path)) for path in PAGES]
+    routes: list[BaseRoute] = page_routes(hub.team.title or hub.team.name)
     routes += [
-        Route("/static/{name}", asset),
         Route("/api/sessions", list_sessions),
         Route("/api/sessions/{session}", show_session),
         WebSocketRoute("/ws", customer_socket),
@@ -347,21 +255,6 @@ def create_app(
     ]
     guard = Middleware(HostGuard, hosts=hosts or AllowedHosts("127.0.0.1"))
     return Starlette(routes=routes, lifespan=lifespan, middleware=[guard])
-
-
-def _parsed(raw: str, parse: Callable[[str], Message]) -> Message:
-    """A message the protocol allows; anything else ends the connection (a page never sends it)."""
-    try:
-        return parse(raw)
-    except BadMessage as exc:
-        raise _Closing(str(exc)) from None
-
-
-async def _close(socket: WebSocket, peer: _SocketPeer, closing: _Closing) -> None:
-    with contextlib.suppress(WebSocketDisconnect):  # the page may be gone already
-        await peer.send({"type": "error", "message": str(closing)})
-        if socket.application_state == WebSocketState.CONNECTED:
-            await socket.close(closing.code)
 
 
 def _json(data: Mapping[str, Any], status: int = 200) -> Response:

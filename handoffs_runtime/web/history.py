@@ -10,18 +10,17 @@ every other customer waits for it.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from handoffs_runtime.errors import StoreError, UnknownSessionError
 from handoffs_runtime.sessions.store import SessionStore, StoredEntry
+from handoffs_runtime.web.frames import CustomerItem, encode, transcript_page
 
 logger = logging.getLogger("handoffs_runtime.web")
 
-ItemsOf = Callable[[StoredEntry], "list[dict[str, Any]]"]
+ItemsOf = Callable[[StoredEntry], list[CustomerItem]]
 """How a stored entry is shown on a page: as no item, one, or several."""
 
 
@@ -47,14 +46,14 @@ class Transcripts:
         """The ``history`` message with the last page of the session's items, and how many it has."""
         items = await self._items(session_id)
         start = max(0, len(items) - self.page_size)
-        return _message("history", start, items[start:]), len(items)
+        return transcript_page("history", start, items[start:]), len(items)
 
     async def earlier(self, session_id: str, before: int) -> str:
         """The ``earlier`` message: the page of items just before item number ``before``."""
         items = await self._items(session_id)
         end = min(before, len(items))
         start = max(0, end - self.page_size)
-        return _message("earlier", start, items[start:end])
+        return transcript_page("earlier", start, items[start:end])
 
     def forget(self, session_id: str) -> None:
         self._live.pop(session_id, None)
@@ -75,9 +74,4 @@ class Transcripts:
         return transcript.items
 
     def _encode(self, entries: list[StoredEntry]) -> list[str]:
-        return [json.dumps(item) for entry in entries for item in self._items_of(entry)]
-
-
-def _message(kind: str, start: int, items: list[str]) -> str:
-    """``{"type": kind, "start": start, "items": [...]}`` from items encoded already."""
-    return f'{{"type": "{kind}", "start": {start}, "items": [{", ".join(items)}]}}'
+        return [encode(item) for entry in entries for item in self._items_of(entry)]

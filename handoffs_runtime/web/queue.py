@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Protocol
 
 from handoffs_runtime.errors import StoreError
 from handoffs_runtime.sessions.store import SessionStore
+from handoffs_runtime.web.frames import Listed, WaitKind
 
 logger = logging.getLogger("handoffs_runtime.web")
 
-WaitKind = Literal["escalation", "approval"]
 _CONVERSATION = frozenset({"user", "reply", "tool_calls", "tool_results"})
 
 
@@ -41,16 +41,17 @@ class Waiting:
     """The customer has gone (the page closed, the server restarted): their message is there to read,
     but there is nobody to talk to until they come back."""
 
-    def listed(self, now: float) -> dict[str, Any]:
+    def listed(self, now: float) -> Listed:
         """The entry as the operator console shows it: ``waited`` in whole seconds."""
-        return {
-            "session": self.session,
-            "kind": self.kind,
-            "prompt": self.prompt,
-            "waited": max(0, int(now - self.since)),
-            "last": self.last_message,
-            "away": self.away,
-        }
+        waited = max(0, int(now - self.since))
+        return Listed(
+            session=self.session,
+            kind=self.kind,
+            prompt=self.prompt,
+            waited=waited,
+            last=self.last_message,
+            away=self.away,
+        )
 
 
 class OperatorQueue(Protocol):

@@ -13,13 +13,13 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
 
-from handoffs_runtime.messages import Event, HandoffLine, Notice, Question, Said
+from handoffs_runtime.messages import Event, HandoffLine, Question, Said
 from handoffs_runtime.sessions.store import SessionStore
 from handoffs_runtime.team.spec import TeamSpec
-from handoffs_runtime.web.audience import customer_json
-from handoffs_runtime.web.queue import OperatorQueue, Waiting, WaitKind, left_in_store
+from handoffs_runtime.web.audience import Told
+from handoffs_runtime.web.frames import CustomerEvent, Listed, QueueState, QueueStateName, WaitKind
+from handoffs_runtime.web.queue import OperatorQueue, Waiting, left_in_store
 
 WAITING_FOR_OPERATOR = "Please wait a moment: a person will answer you shortly."
 NOBODY_AVAILABLE = (
@@ -33,21 +33,22 @@ NOBODY_SIGNED_IN_SECONDS = 3.0
 """How long a customer waits to hear that nobody is signed in: an operator console that is reconnecting
 (a reload, a network drop) is back within it."""
 
-Frames = list[dict[str, Any]]
+Frames = list[CustomerEvent | QueueState]
 Tell = Callable[[str, Frames], Awaitable[None]]
 """Send frames to the customer pages of a session."""
 Announce = Callable[[], Awaitable[None]]
 """Send every operator the waiting list again."""
 
 
-def _state(session: str, state: str) -> dict[str, Any]:
+def _state(session: str, state: QueueStateName) -> QueueState:
     """What the customer's page shows beside the conversation: ``waiting`` and ``unavailable`` offer the
     way back to the assistant; ``joined`` (a person took it) and ``over`` put it away."""
-    return {"type": "queue", "session": session, "state": state}
+    return QueueState(session=session, state=state)
 
 
-def _notice(session: str, text: str) -> dict[str, Any]:
-    return {"session": session, **(customer_json(Notice(text=text)) or {})}
+def told(session: str, text: str) -> CustomerEvent:
+    """A line from the server to the session's customer."""
+    return CustomerEvent(session=session, event=Told(text=text))
 
 
 class Reception:
@@ -91,7 +92,7 @@ class Reception:
         entry = self.queue.join(Waiting(session, kind, since or self._clock(), prompt, last))
         if kind == "escalation" and (before is None or before.away):
             entry.told = False
-            await self._tell(session, [_notice(session, WAITING_FOR_OPERATOR), _state(session, "waiting")])
+            await self._tell(session, [told(session, WAITING_FOR_OPERATOR), _state(session, "waiting")])
             self._schedule(entry, self.operator_wait if self._operators else NOBODY_SIGNED_IN_SECONDS)
         await self._announce()
 
@@ -122,7 +123,7 @@ class Reception:
         """An operator took the session: the customer hears that a person is there."""
         entry = self._leave(session)
         if entry is not None and entry.kind == "escalation":
-            await self._tell(session, [_notice(session, PERSON_JOINED), _state(session, "joined")])
+            await self._tell(session, [told(session, PERSON_JOINED), _state(session, "joined")])
         await self._announce()
 
     async def done(self, session: str) -> None:
@@ -166,10 +167,11 @@ class Reception:
         entry = self.queue.get(session)
         if entry is None or entry.away or entry.kind != "escalation":
             return []
-        text, state = (NOBODY_AVAILABLE, "unavailable") if entry.told else (WAITING_FOR_OPERATOR, "waiting")
-        return [_notice(session, text), _state(session, state)]
+        if entry.told:
+            return [told(session, NOBODY_AVAILABLE), _state(session, "unavailable")]
+        return [told(session, WAITING_FOR_OPERATOR), _state(session, "waiting")]
 
-    def listing(self) -> list[dict[str, Any]]:
+    def listing(self) -> list[Listed]:
         now = self._clock()
         return [entry.listed(now) for entry in self.queue.entries()]
 
