@@ -77,6 +77,8 @@ from handoffs_runtime.runtime.release import SessionActivity as SessionActivity
 from handoffs_runtime.runtime.release import release_idle as release_idle
 from handoffs_runtime.runtime.release import release_session as release_session
 from handoffs_runtime.runtime.single_threaded import HandoffsRuntime as HandoffsRuntime
+from handoffs_runtime.sessions.desk import OperatorDesk as OperatorDesk
+from handoffs_runtime.sessions.secrets import SharedSecrets as SharedSecrets
 from handoffs_runtime.sessions.sqlite import SQLiteSessionStore as SQLiteSessionStore
 from handoffs_runtime.sessions.store import SessionStore as SessionStore
 from handoffs_runtime.team.build import build_team as build_team
@@ -140,6 +142,7 @@ __all__ = [
     "ModelConfigError",
     "Notice",
     "OfflineModel",
+    "OperatorDesk",
     "Question",
     "QueueChannel",
     "Reply",
@@ -153,6 +156,7 @@ __all__ = [
     "SessionEnded",
     "SessionStore",
     "SessionTakenOverError",
+    "SharedSecrets",
     "StoreConflictError",
     "StoreError",
     "TakesAgentProfile",

@@ -68,6 +68,8 @@ FACE = {
     # stores
     "SessionStore": "handoffs_runtime.sessions.store",
     "SQLiteSessionStore": "handoffs_runtime.sessions.sqlite",
+    "OperatorDesk": "handoffs_runtime.sessions.desk",
+    "SharedSecrets": "handoffs_runtime.sessions.secrets",
     # agents and the messages between them
     "AIAgent": "handoffs_runtime.agents.ai",
     "AIAgentConfig": "handoffs_runtime.agents.ai",
