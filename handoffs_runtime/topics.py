@@ -11,7 +11,9 @@ from __future__ import annotations
 import hashlib
 import re
 
-from autogen_core import AgentId, TopicId
+from autogen_core import TopicId
+
+from handoffs_runtime.private import agent_id_of, topic_id_of
 
 USER = "User"
 HANDOFF_EVENTS = "HandoffEvents"
@@ -28,20 +30,12 @@ def session_topic(topic_type: str, session_id: str) -> TopicId:
         if len(_CHECKED_TOPIC_TYPES) < _MAX_CHECKED:
             _CHECKED_TOPIC_TYPES.add(topic_type)
         return topic
-    topic = object.__new__(TopicId)
-    object.__setattr__(topic, "type", topic_type)  # what the frozen dataclass's __init__ does
-    object.__setattr__(topic, "source", session_id)
-    return topic
+    return topic_id_of(topic_type, session_id)
 
 
-def known_agent_id(agent_type: str, key: str) -> AgentId:
-    """``AgentId(agent_type, key)`` for an ``agent_type`` known to be valid (a registered or subscribed
-    agent type that was checked): the constructor checks it with a regular expression on every call, and a
-    runtime makes several agent ids per message."""
-    agent_id: AgentId = object.__new__(AgentId)
-    agent_id._type = agent_type
-    agent_id._key = key
-    return agent_id
+known_agent_id = agent_id_of
+"""``AgentId(agent_type, key)`` for an ``agent_type`` known to be valid, without the constructor's regular
+expression: a runtime makes several agent ids per message (the shortcut itself is fenced in ``private``)."""
 
 
 _CHECKED_TOPIC_TYPES: set[str] = set()
