@@ -26,11 +26,13 @@ from importlib import metadata
 from typing import Any, ClassVar, TypeVar
 
 from autogen_core import (
+    Agent,
     AgentId,
     AgentInstantiationContext,
     BaseAgent,
     MessageHandlerContext,
     RoutedAgent,
+    SingleThreadedAgentRuntime,
     TopicId,
 )
 from pydantic import BaseModel
@@ -103,11 +105,15 @@ __all__ = [
     "SubscriptionManager",
     "TableSharingRoutedAgent",
     "agent_id_of",
+    "cached_routes",
     "check_versions",
     "constructed_model",
     "installed_version",
+    "is_running",
     "is_valid_agent_type",
     "missing_private_parts",
+    "model_raw_config",
+    "runtime_state",
     "topic_id_of",
     "version_mismatch",
 ]
@@ -196,6 +202,36 @@ class TableSharingRoutedAgent(RoutedAgent):
         self._description = description
 
 
+# --- the stock runtime's state, which it has no public way to read ---------------------------------
+
+
+def runtime_state(
+    runtime: SingleThreadedAgentRuntime,
+) -> tuple[dict[AgentId, Agent], SubscriptionManager, set[str]]:
+    """A stock runtime's agent instances, subscription manager and registered agent types: it keeps an
+    instance per agent type and session for ever, and releasing a session forgets them by hand."""
+    return runtime._instantiated_agents, runtime._subscription_manager, runtime._known_agent_names
+
+
+def cached_routes(subscriptions: SubscriptionManager) -> tuple[set[TopicId], dict[TopicId, list[AgentId]]]:
+    """The topics a stock ``SubscriptionManager`` has seen and the recipients it cached for each: it
+    caches every topic for ever, and releasing a session forgets its topics by hand."""
+    return subscriptions._seen_topics, subscriptions._subscribed_recipients
+
+
+def is_running(runtime: SingleThreadedAgentRuntime) -> bool:
+    """Whether ``runtime`` was started and not stopped: ``stop()`` raises otherwise, and a chat stopped
+    early (Ctrl-C) must stop it without knowing how far it got."""
+    return runtime._run_context is not None
+
+
+def model_raw_config(client: object) -> object:
+    """The configuration an autogen-ext OpenAI client was built from (``None`` for other clients): the
+    model's name for a banner. Not checked at import: reading it is optional (``getattr`` with a default)
+    and checking would import the OpenAI client on every start."""
+    return getattr(client, "_raw_config", None)
+
+
 # --- what the shortcuts rely on ------------------------------------------------------------------
 
 
@@ -228,6 +264,16 @@ def missing_private_parts() -> list[str]:
             and isinstance(
                 getattr(AgentInstantiationContext, "_AGENT_INSTANTIATION_CONTEXT_VAR", None), ContextVar
             )
+        ),
+        "the stock runtime keeps _instantiated_agents, _subscription_manager and _run_context": lambda: (
+            {"_instantiated_agents", "_subscription_manager", "_run_context"}
+            <= _stored_attributes(SingleThreadedAgentRuntime.__init__)
+        ),
+        "SingleThreadedAgentRuntime has _known_agent_names": lambda: isinstance(
+            getattr(SingleThreadedAgentRuntime, "_known_agent_names", None), property
+        ),
+        "SubscriptionManager keeps _seen_topics and _subscribed_recipients": lambda: (
+            {"_seen_topics", "_subscribed_recipients"} <= _stored_attributes(SubscriptionManager.__init__)
         ),
         "BaseModel keeps __pydantic_fields_set__, __pydantic_extra__ and __pydantic_private__": lambda: (
             {"__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__"}
