@@ -4,8 +4,9 @@ The hot path builds topics, agent ids, messages and agents for every session, an
 constructors re-check what is valid by construction. The shortcuts that skip those checks reach into
 private modules and names of autogen-core and pydantic; they live here, and nowhere else (the runtime
 subclasses in ``runtime/single_threaded.py`` and ``distributed/`` aside, which extend private classes),
-so an upgrade breaks in this one named place. Callers import the functions directly; each shortcut costs
-what the inline code it replaced cost, plus at most one function call.
+so an upgrade breaks in this one named place. Nothing here costs more than the inline code it replaced:
+callers bind the functions as they are (``topics.session_topic`` is ``topic_id_checked_once``) or
+derive from the class (``SessionAgent``), with no call in between.
 
 At import the module checks two things. The installed versions against ``WRITTEN_FOR``: a mismatch is a
 one-line ``PrivatePartsVersionWarning`` (a warning, not a log line: it names its category, so a test run
@@ -114,7 +115,7 @@ __all__ = [
     "missing_private_parts",
     "model_raw_config",
     "runtime_state",
-    "topic_id_of",
+    "topic_id_checked_once",
     "version_mismatch",
 ]
 
@@ -134,13 +135,26 @@ _new = object.__new__
 _set = object.__setattr__
 
 
-def topic_id_of(topic_type: str, source: str) -> TopicId:
-    """``TopicId(topic_type, source)`` for a topic type checked before: what the frozen dataclass's
-    ``__init__`` does, without its ``__post_init__`` regular expression."""
+def topic_id_checked_once(topic_type: str, session_id: str) -> TopicId:
+    """The topic of ``topic_type`` for one session (``topics.session_topic``): ``TopicId(topic_type,
+    session_id)``, its type checked by ``TopicId``'s regular expression the first time only (an invalid
+    one fails as it does there), since a runtime makes several topics per message. Later calls do what the
+    frozen dataclass's ``__init__`` does, without its ``__post_init__`` check."""
+    if topic_type not in _checked_topic_types:
+        topic = TopicId(topic_type, source=session_id)
+        if len(_checked_topic_types) < _MAX_CHECKED:
+            _checked_topic_types.add(topic_type)
+        return topic
     topic = _new(TopicId)
     _set(topic, "type", topic_type)
-    _set(topic, "source", source)
+    _set(topic, "source", session_id)
     return topic
+
+
+_checked_topic_types: set[str] = set()
+_MAX_CHECKED = 1024
+"""Topic types are a team's agents and a few more; a program that makes up new ones is checked each time
+past this many."""
 
 
 def agent_id_of(agent_type: str, key: str) -> AgentId:
