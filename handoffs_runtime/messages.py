@@ -12,12 +12,13 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Annotated, Any, Literal, TypeVar, get_args
+from typing import Annotated, Any, Literal, get_args
 
 from autogen_core import FunctionCall
 from autogen_core.models import FunctionExecutionResult, LLMMessage
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from handoffs_runtime.private import constructed_model
 from handoffs_runtime.usage import Usage
 
 
@@ -396,9 +397,6 @@ MESSAGE_TYPES: tuple[type[BaseModel], ...] = (
 # would do, so it is done here in one pass and the model is constructed without re-validation. Anything
 # else (a filter that returned dicts, say) goes through full validation as before.
 
-_Model = TypeVar("_Model", bound=BaseModel)
-_object_setattr = object.__setattr__
-
 _LLM_MESSAGE_TYPES: tuple[type[BaseModel], ...] = get_args(get_args(LLMMessage)[0])
 """The members of autogen's ``LLMMessage`` union (``Annotated[Union[...], discriminator]``)."""
 
@@ -409,18 +407,6 @@ def _validated_already(context: object, *names: object) -> bool:
         and all(isinstance(m, _LLM_MESSAGE_TYPES) for m in context)
         and all(type(n) is str for n in names)
     )
-
-
-def _constructed(cls: type[_Model], values: dict[str, Any]) -> _Model:
-    """``cls.model_construct(**values)`` when ``values`` holds every field, in order, of a model without
-    aliases, extra fields, private attributes or a post-init hook (``UserTask``, ``AgentResponse``): what
-    pydantic does then, without its walk over the fields looking for aliases and defaults."""
-    model = cls.__new__(cls)
-    _object_setattr(model, "__dict__", values)
-    _object_setattr(model, "__pydantic_fields_set__", set(values))
-    _object_setattr(model, "__pydantic_extra__", None)
-    _object_setattr(model, "__pydantic_private__", None)
-    return model
 
 
 def goes_on_from(context: list[LLMMessage], earlier: list[LLMMessage]) -> bool:
@@ -434,7 +420,7 @@ def user_task(context: list[LLMMessage], turn_path: list[str], usage: Usage = Us
     LLMMessages already (``usage`` is a ``Usage``: valid by construction)."""
     if type(turn_path) is list and _validated_already(context, *turn_path):
         values = {"context": context, "turn_path": turn_path, "trace": None, "usage": usage}
-        return _constructed(UserTask, values)
+        return constructed_model(UserTask, values)
     return UserTask(context=context, turn_path=turn_path, usage=usage)
 
 
@@ -450,5 +436,5 @@ def agent_response(
             "usage": usage,
             "live": live,
         }
-        return _constructed(AgentResponse, values)
+        return constructed_model(AgentResponse, values)
     return AgentResponse(context=context, reply_to_topic_type=reply_to_topic_type, usage=usage, live=live)

@@ -11,43 +11,23 @@ from __future__ import annotations
 import hashlib
 import re
 
-from autogen_core import AgentId, TopicId
+from handoffs_runtime.private import agent_id_of, topic_id_checked_once
 
 USER = "User"
 HANDOFF_EVENTS = "HandoffEvents"
 """Observers subscribe to this topic type to receive every ``HandoffEvent``."""
 
 
-def session_topic(topic_type: str, session_id: str) -> TopicId:
-    """The topic of ``topic_type`` for one session, e.g. ``session_topic("SalesAgent", "s1")``.
+session_topic = topic_id_checked_once
+"""The topic of ``topic_type`` for one session, e.g. ``session_topic("SalesAgent", "s1")``.
 
-    ``TopicId`` checks its type with a regular expression each time; a topic type is checked here once
-    (an invalid one fails as it does there), and a runtime makes several topics per message."""
-    if topic_type not in _CHECKED_TOPIC_TYPES:
-        topic = TopicId(topic_type, source=session_id)
-        if len(_CHECKED_TOPIC_TYPES) < _MAX_CHECKED:
-            _CHECKED_TOPIC_TYPES.add(topic_type)
-        return topic
-    topic = object.__new__(TopicId)
-    object.__setattr__(topic, "type", topic_type)  # what the frozen dataclass's __init__ does
-    object.__setattr__(topic, "source", session_id)
-    return topic
+``TopicId`` checks its type with a regular expression each time; a topic type is checked here once (an
+invalid one fails as it does there), and a runtime makes several topics per message. The shortcut that
+skips the check is fenced in ``private``, bound here as it is: no call in between."""
 
-
-def known_agent_id(agent_type: str, key: str) -> AgentId:
-    """``AgentId(agent_type, key)`` for an ``agent_type`` known to be valid (a registered or subscribed
-    agent type that was checked): the constructor checks it with a regular expression on every call, and a
-    runtime makes several agent ids per message."""
-    agent_id: AgentId = object.__new__(AgentId)
-    agent_id._type = agent_type
-    agent_id._key = key
-    return agent_id
-
-
-_CHECKED_TOPIC_TYPES: set[str] = set()
-_MAX_CHECKED = 1024
-"""Topic types are a team's agents and a few more; a program that makes up new ones is checked each time
-past this many."""
+known_agent_id = agent_id_of
+"""``AgentId(agent_type, key)`` for an ``agent_type`` known to be valid, without the constructor's regular
+expression: a runtime makes several agent ids per message (the shortcut is fenced in ``private``)."""
 
 
 # --- placement: which worker serves which session (distributed mode) ----------------------------------

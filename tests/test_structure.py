@@ -9,17 +9,24 @@ offending ``file:line -> module`` or the exact README line to write, so it is fi
 from __future__ import annotations
 
 import ast
+import dis
+import importlib
 import re
+from abc import ABC
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
+from types import FunctionType
+from typing import Generic, Protocol, TypeVar
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "handoffs_runtime"
 README = ROOT / "README.md"
+_T = TypeVar("_T")
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "usage", "text"),
+    ("errors", "usage", "text", "private"),
     ("messages", "topics"),
     ("handoffs", "models", "channels"),
     ("tools", "sessions", "runtime"),
@@ -414,3 +421,297 @@ def test_readme_maps_every_module_with_its_first_docstring_line() -> None:
 
 def test_readme_states_the_layers_this_test_keeps() -> None:
     assert readme_layers(README.read_text()) == LAYERS
+
+
+# --- others' private parts stay behind the fence -------------------------------------------------------
+
+FOREIGN = ("autogen_core", "autogen_ext", "pydantic", "pydantic_core")
+"""The distributions whose private modules and names only the fence may use (``pydantic_core``'s public
+``core_schema`` is how a custom type speaks to pydantic, so only its ``_`` modules count)."""
+
+FENCE = "private"
+"""The fenced module: the one place that uses others' private parts, and re-exports a few of their classes."""
+
+FENCED: frozenset[str] = frozenset(
+    {
+        f"{FENCE}.py",
+        "runtime/single_threaded.py",  # HandoffsRuntime extends the stock runtime's internals
+        "distributed/worker_runtime.py",  # WorkerRuntime extends autogen-ext's gRPC worker runtime
+        "distributed/host_connection.py",  # ... and its connection, split from worker_runtime.py for length
+        "distributed/host_servicer.py",  # the host servicer extends autogen-ext's
+        "distributed/watch.py",  # WatchedRuntime extends WorkerRuntime's handling of incoming events
+        "models/stream_fallback.py",  # the OpenAI client, with its private stream reader replaced
+    }
+)
+"""The fence, and the subclasses of autogen's classes that extend their private methods and state: they
+cannot go through the fence (each is its base class's private parts, and the gRPC and OpenAI ones would
+make every import of the package import gRPC or OpenAI)."""
+
+
+class _MadeByPython(Protocol):
+    """Names that Python's ``abc``, ``typing`` and ``enum`` put on a class are nobody's private parts."""
+
+
+class _MadeByAbc(ABC, Generic[_T]):
+    pass
+
+
+class _MadeByEnum(Enum):
+    ONE = 1
+
+
+PYTHON_MADE = {name for cls in (_MadeByPython, _MadeByAbc, _MadeByEnum) for name in (*vars(cls), *dir(cls))}
+
+
+def is_foreign(module: str) -> bool:
+    return module.split(".")[0] in FOREIGN
+
+
+def is_private_name(name: str) -> bool:
+    """``_x`` and pydantic's ``__pydantic_x__``; Python's own dunders (``__init__``) are everybody's."""
+    dunder = name.startswith("__") and name.endswith("__")
+    return name.startswith("_") and (not dunder or name.startswith("__pydantic")) and name not in PYTHON_MADE
+
+
+def is_private_module(module: str) -> bool:
+    return is_foreign(module) and any(part.startswith("_") for part in module.split(".")[1:])
+
+
+def _private_attributes(cls: type) -> set[str]:
+    """The private names ``cls`` defines or assigns (to ``self`` in its methods: read from bytecode)."""
+    names = {name for name in vars(cls) if is_private_name(name)}
+    for value in vars(cls).values():
+        function = value.__func__ if isinstance(value, classmethod | staticmethod) else value
+        function = function.fget if isinstance(function, property) else function
+        if isinstance(function, FunctionType):
+            names.update(
+                str(i.argval)
+                for i in dis.get_instructions(function)
+                if i.opname == "STORE_ATTR" and is_private_name(str(i.argval))
+            )
+    return names
+
+
+def private_names_of(cls: type) -> set[str]:
+    """The private names of ``cls`` and of the autogen or pydantic classes it derives from."""
+    return {name for k in cls.__mro__ if is_foreign(k.__module__) for name in _private_attributes(k)}
+
+
+@dataclass
+class _Module:
+    """What the check needs of one module: its tree, and the names it binds to others' parts."""
+
+    tree: ast.Module
+    foreign: dict[str, object]
+    """Each name imported from autogen or pydantic (or through the fence), and what it is."""
+    modules: set[str]
+    """Each name bound to an autogen or pydantic module (``import pydantic``)."""
+
+
+def _read_modules(package: Path) -> dict[str, _Module]:
+    """Every module of ``package`` by its path under it, with its imports of others' parts resolved."""
+    found: dict[str, _Module] = {}
+    for name, path in module_files(package).items():
+        tree = ast.parse(path.read_text(), str(path))
+        here = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        module = _Module(tree, {}, set())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                base = here[: len(here) - node.level + 1] if node.level else []
+                source = ".".join([*base, *([node.module] if node.module else [])])
+                if not is_foreign(source) and source != f"{package.name}.{FENCE}":
+                    continue
+                try:
+                    imported: object = importlib.import_module(source)
+                except ImportError:  # a sample's fence
+                    imported = None
+                for alias in node.names:
+                    module.foreign[alias.asname or alias.name] = getattr(imported, alias.name, None)
+            elif isinstance(node, ast.Import):
+                module.modules.update(
+                    alias.asname or alias.name.split(".")[0] for alias in node.names if is_foreign(alias.name)
+                )
+        found[path.relative_to(package).as_posix()] = module
+    return found
+
+
+def foreign_private_names(modules: Mapping[str, _Module]) -> set[str]:
+    """By introspection: the private names of every autogen or pydantic class the modules import (from
+    them or through the fence), and of the autogen and pydantic classes those derive from."""
+    classes = {value for m in modules.values() for value in m.foreign.values() if isinstance(value, type)}
+    return {name for cls in classes for name in private_names_of(cls)}
+
+
+def _base_name(node: ast.expr) -> str | None:
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+
+
+def _defined_in(cls: ast.ClassDef) -> set[str]:
+    """The names a class of the package defines: in its body, and on ``self`` or ``cls`` in its methods."""
+    names: set[str] = set()
+    for node in cls.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(t.id for target in targets for t in ast.walk(target) if isinstance(t, ast.Name))
+    for node in ast.walk(cls):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.ctx, ast.Store)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in ("self", "cls")
+        ):
+            names.add(node.attr)
+    return names
+
+
+def _inherited(modules: Mapping[str, _Module]) -> dict[str, set[str]]:
+    """The package's classes derived from autogen's or pydantic's (by name), each with the private names
+    it inherits from them."""
+    classes = [
+        (module, node)
+        for module in modules.values()
+        for node in ast.walk(module.tree)
+        if isinstance(node, ast.ClassDef)
+    ]
+    inherited: dict[str, set[str]] = {}
+    changed = True
+    while changed:
+        changed = False
+        for module, cls in classes:
+            names: set[str] | None = None
+            for base in map(_base_name, cls.bases):
+                value = module.foreign.get(base or "")
+                if isinstance(value, type):
+                    names = (names or set()) | private_names_of(value)
+                elif base in inherited:
+                    names = (names or set()) | inherited[base]
+            if names is not None and inherited.get(cls.name) != names:
+                inherited[cls.name] = names
+                changed = True
+    return inherited
+
+
+def private_uses(package: Path) -> list[str]:
+    """Each use of a private part of autogen or pydantic outside ``FENCED``, as ``file:line what``.
+
+    A private part: an import of a private module (``autogen_core._agent_id``) or name; an attribute
+    private to an autogen or pydantic class the package imports (read from the classes themselves) that no
+    class of the package defines for itself, or that a class derived from theirs inherits; such a name in
+    quotes given to ``getattr``, ``setattr`` and the like; and ``__new__`` of one of their classes, which
+    builds it without its constructor.
+    """
+    modules = _read_modules(package)
+    private = foreign_private_names(modules)
+    inherited = _inherited(modules)
+    own = {
+        name
+        for module in modules.values()
+        for cls in ast.walk(module.tree)
+        if isinstance(cls, ast.ClassDef)
+        for name in _defined_in(cls) - inherited.get(cls.name, set())
+    }
+    found: list[tuple[str, int, str]] = []
+    for relative, module in modules.items():
+        if relative in FENCED:
+            continue
+        inside = {
+            id(node): cls.name
+            for cls in ast.walk(module.tree)
+            if isinstance(cls, ast.ClassDef)
+            for node in ast.walk(cls)
+        }
+        for node in ast.walk(module.tree):
+            what = _private_use(node, module, private - own, inherited.get(inside.get(id(node), ""), set()))
+            if what is not None:
+                found.append((relative, getattr(node, "lineno", 0), what))
+    return [f"{relative}:{line} {what}" for relative, line, what in sorted(found)]
+
+
+def _private_use(node: ast.AST, module: _Module, private: set[str], inherited: set[str]) -> str | None:
+    """What private part ``node`` uses, if any: ``private`` names anywhere, ``inherited`` ones on ``self``."""
+    if isinstance(node, ast.ImportFrom) and node.level == 0 and is_foreign(node.module or ""):
+        if is_private_module(node.module or ""):
+            return f"imports private module {node.module}"
+        names = [alias.name for alias in node.names if alias.name.startswith("_")]
+        return f"imports private {node.module}.{names[0]}" if names else None
+    if isinstance(node, ast.Import):
+        names = [alias.name for alias in node.names if is_private_module(alias.name)]
+        return f"imports private module {names[0]}" if names else None
+    if isinstance(node, ast.Attribute):
+        on = node.value.id if isinstance(node.value, ast.Name) else None
+        if node.attr in private or (on in ("self", "cls") and node.attr in inherited):
+            return f"uses private name {node.attr}"
+        if on in module.modules and is_private_name(node.attr):
+            return f"uses private {on}.{node.attr}"
+        return None
+    if not isinstance(node, ast.Call):
+        return None
+    called = _base_name(node.func) or ""
+    if "attr" in called.lower():  # getattr, setattr, object.__setattr__ and their aliases
+        spelled = [a.value for a in node.args if isinstance(a, ast.Constant) and a.value in private]
+        return f"spells private name {spelled[0]}" if spelled else None
+    if called == "__new__" and node.args and _base_name(node.args[0]) in module.foreign:
+        return f"builds {_base_name(node.args[0])} without its constructor (__new__)"
+    return None
+
+
+def test_private_parts_are_found_by_the_check(tmp_path: Path) -> None:
+    package = write_package(
+        tmp_path,
+        {
+            "topics.py": (
+                "from autogen_core import AgentId, RoutedAgent\n"
+                "from pydantic import BaseModel\n"
+                "from autogen_core._agent_id import is_valid_agent_type\n"
+                "from autogen_ext.runtimes.grpc import _constants\n"
+                "import pydantic_core._pydantic_core\n"
+                "agent_id = object.__new__(AgentId)\n"
+                "agent_id._key = 'k'\n"
+                "setattr(agent_id, '__pydantic_fields_set__', set())\n"
+                "class Fast(RoutedAgent):\n"
+                "    def __init__(self) -> None:\n"
+                "        self._runtime = None\n"
+            ),
+            "private.py": "from autogen_core._agent_id import is_valid_agent_type\nx = object.__new__(int)\n",
+            "clean.py": (
+                "import pydantic_core\n"
+                "from pydantic_core import core_schema\n"
+                "from autogen_core import AgentId\n"
+                "agent_id = AgentId('a', 'k')\n"
+                "class Watch:\n"
+                "    def __init__(self, runtime: object) -> None:\n"
+                "        self._runtime = runtime\n"
+                "print(Watch(None)._runtime, agent_id.key, pydantic_core.__version__)\n"
+            ),
+        },
+    )
+    assert private_uses(package) == [
+        "topics.py:3 imports private module autogen_core._agent_id",
+        "topics.py:4 imports private autogen_ext.runtimes.grpc._constants",
+        "topics.py:5 imports private module pydantic_core._pydantic_core",
+        "topics.py:6 builds AgentId without its constructor (__new__)",
+        "topics.py:7 uses private name _key",
+        "topics.py:8 spells private name __pydantic_fields_set__",
+        "topics.py:11 uses private name _runtime",
+    ]
+
+
+def test_the_private_names_are_read_from_their_classes() -> None:
+    names = foreign_private_names(_read_modules(PACKAGE))
+    assert {
+        "_type",
+        "_key",
+        "_handlers",
+        "_runtime",
+        "_discover_handlers",
+        "__pydantic_fields_set__",
+    } <= names
+    assert not names & {"__init__", "__new__", "_abc_impl", "model_construct"}
+
+
+def test_only_the_fence_uses_autogens_and_pydantics_private_parts() -> None:
+    """An upgrade of autogen or pydantic breaks in ``private.py`` (checked at import), not anywhere."""
+    problems = private_uses(PACKAGE)
+    assert not problems, "private parts of autogen or pydantic outside private.py:\n" + "\n".join(problems)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from autogen_core import JSON_DATA_CONTENT_TYPE
-from autogen_core._serialization import SerializationRegistry, try_get_known_serializers_for_type
+from autogen_core import JSON_DATA_CONTENT_TYPE, try_get_known_serializers_for_type
 from pydantic import BaseModel
 
 from handoffs_runtime.messages import MESSAGE_TYPES
+from handoffs_runtime.private import SerializationRegistry
 
 
 def protocol_serializers() -> SerializationRegistry:

@@ -36,8 +36,14 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypedDict, Unpack
 
 import grpc  # type: ignore[import-untyped]
-from autogen_core import Agent, AgentId, CancellationToken, Subscription, TopicId
-from autogen_core._serialization import try_get_known_serializers_for_type
+from autogen_core import (
+    Agent,
+    AgentId,
+    CancellationToken,
+    Subscription,
+    TopicId,
+    try_get_known_serializers_for_type,
+)
 from autogen_ext.runtimes.grpc import GrpcWorkerAgentRuntime
 from autogen_ext.runtimes.grpc import _constants as wire
 from autogen_ext.runtimes.grpc._utils import subscription_to_proto

@@ -12,6 +12,7 @@ from autogen_core.models import (
 from handoffs_runtime.errors import ModelConfigError
 from handoffs_runtime.models.offline import OfflineModel
 from handoffs_runtime.models.openai_compatible import openai_model
+from handoffs_runtime.private import model_raw_config
 
 
 def model_from_options(
@@ -39,6 +40,6 @@ def model_label(client: ChatCompletionClient) -> str:
     label = getattr(client, "label", None)
     if isinstance(label, str):
         return label
-    info = getattr(client, "_raw_config", None)
+    info = model_raw_config(client)
     name = info.get("model") if isinstance(info, dict) else None
     return str(name or type(client).__name__)

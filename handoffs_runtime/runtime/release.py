@@ -34,6 +34,7 @@ from autogen_core import (
     TypeSubscription,
 )
 
+from handoffs_runtime.private import cached_routes, runtime_state
 from handoffs_runtime.runtime.subscriptions import TypeIndexedSubscriptions
 from handoffs_runtime.topics import known_agent_id, session_of_key, worker_key
 
@@ -42,9 +43,9 @@ SessionEndHook = Callable[[str], None]
 that ending a session is the runtime's concept and the runtime needs nothing of the agents."""
 
 
-def _internals(runtime: SingleThreadedAgentRuntime) -> tuple[dict[AgentId, Any], Any]:
+def _internals(runtime: SingleThreadedAgentRuntime) -> tuple[dict[AgentId, Any], Any, set[str]]:
     try:
-        return runtime._instantiated_agents, runtime._subscription_manager
+        return runtime_state(runtime)
     except AttributeError as exc:  # a future autogen-core that reorganised its runtime
         raise RuntimeError(
             "release_session does not know this autogen-core runtime's internals; pin autogen-core==0.7.5 "
@@ -60,16 +61,15 @@ def release_session(
     The workers the session created go too: of ``worker_types`` when given (``register_team`` knows them),
     else of every agent type.
     """
-    agents, subscriptions = _internals(runtime)
+    agents, subscriptions, agent_types = _internals(runtime)
     released = 0
-    for agent_type in list(runtime._known_agent_names):
+    for agent_type in list(agent_types):
         released += agents.pop(known_agent_id(agent_type, session_id), None) is not None  # a lookup only
         if worker_types is None or agent_type in worker_types:
             released += _release_workers(agents, agent_type, session_id)
     if isinstance(subscriptions, TypeIndexedSubscriptions):  # it caches nothing per session
         return released
-    seen: set[TopicId] = subscriptions._seen_topics
-    routes: dict[TopicId, Any] = subscriptions._subscribed_recipients
+    seen, routes = cached_routes(subscriptions)
     topics: set[TopicId] = set()
     if all(isinstance(s, TypeSubscription) for s in subscriptions.subscriptions):
         topics = {TopicId(s.topic_type, session_id) for s in subscriptions.subscriptions}
@@ -96,7 +96,7 @@ def _release_workers(agents: dict[AgentId, Any], agent_type: str, session_id: st
 
 def live_sessions(runtime: SingleThreadedAgentRuntime) -> set[str]:
     """The sessions that have agent instances in ``runtime`` right now."""
-    agents, _ = _internals(runtime)
+    agents, _, _ = _internals(runtime)
     return {session_of_key(agent_id.key) for agent_id in agents}
 
 

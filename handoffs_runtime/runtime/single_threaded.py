@@ -37,21 +37,21 @@ from typing import Any, TypeVar
 from autogen_core import (
     Agent,
     AgentId,
-    AgentInstantiationContext,
     AgentType,
     CancellationToken,
     InterventionHandler,
     MessageContext,
-    MessageHandlerContext,
     SingleThreadedAgentRuntime,
     TopicId,
 )
-from autogen_core._single_threaded_agent_runtime import PublishMessageEnvelope
 from autogen_core.logging import AgentConstructionExceptionEvent, MessageHandlerExceptionEvent
 from opentelemetry import trace as otel_trace
 from opentelemetry.environment_variables import OTEL_PYTHON_TRACER_PROVIDER
 from opentelemetry.trace import NoOpTracerProvider, ProxyTracerProvider, TracerProvider, get_tracer_provider
 
+from handoffs_runtime.private import AGENT_INSTANTIATION_CONTEXT as _INSTANTIATING
+from handoffs_runtime.private import MESSAGE_HANDLER_CONTEXT as _HANDLING
+from handoffs_runtime.private import PublishMessageEnvelope
 from handoffs_runtime.runtime.subscriptions import TypeIndexedSubscriptions
 
 T = TypeVar("T", bound=Agent)
@@ -61,8 +61,6 @@ logger = logging.getLogger("autogen_core")
 event_logger = logging.getLogger("autogen_core.events")
 
 _SILENT_PROVIDERS = (NoOpTracerProvider, ProxyTracerProvider)
-_HANDLING = MessageHandlerContext._MESSAGE_HANDLER_CONTEXT
-_INSTANTIATING = AgentInstantiationContext._AGENT_INSTANTIATION_CONTEXT_VAR
 
 
 _NODE_MASK = (1 << 48) - 1

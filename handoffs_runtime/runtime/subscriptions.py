@@ -11,9 +11,8 @@ so it is decided once per topic type; any other subscription is matched against 
 from __future__ import annotations
 
 from autogen_core import AgentId, Subscription, TopicId, TypePrefixSubscription, TypeSubscription
-from autogen_core._agent_id import is_valid_agent_type
-from autogen_core._runtime_impl_helpers import SubscriptionManager
 
+from handoffs_runtime.private import SubscriptionManager, is_valid_agent_type
 from handoffs_runtime.topics import known_agent_id
 
 _Candidate = str | Subscription
@@ -41,7 +40,7 @@ class TypeIndexedSubscriptions(SubscriptionManager):
         found = self._candidates.get(topic_type)
         if found is None:
             found = self._candidates[topic_type] = []
-            for subscription in self._subscriptions:
+            for subscription in self.subscriptions:
                 candidate = _candidate(subscription, topic_type)
                 if candidate is not None:
                     found.append(candidate)

@@ -8,6 +8,7 @@ from autogen_core.models import ChatCompletionClient
 
 from handoffs_runtime.channels.base import Channel
 from handoffs_runtime.messages import Notice
+from handoffs_runtime.private import is_running
 from handoffs_runtime.runtime.single_threaded import HandoffsRuntime
 from handoffs_runtime.sessions.store import SessionStore
 from handoffs_runtime.team.register import register_team, start_session
@@ -50,7 +51,7 @@ async def run_chat(
         await start_session(runtime, session, user_topic=team.user_topic)
         await runtime.stop_when_idle()
     finally:
-        if runtime._run_context is not None:  # stopped early (Ctrl-C, cancellation)
+        if is_running(runtime):  # stopped early (Ctrl-C, cancellation)
             await runtime.stop()
         await model.close()
     return session

@@ -24,7 +24,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from autogen_core._component_config import WELL_KNOWN_PROVIDERS
 from autogen_core.models import ChatCompletionClient
 from autogen_core.tools import Tool
 from pydantic import BaseModel, ValidationError
@@ -34,6 +33,7 @@ from handoffs_runtime.handoffs.filters import keep_last_messages, remove_all_too
 from handoffs_runtime.handoffs.handoff import Handoff, InputFilter, handoff
 from handoffs_runtime.handoffs.policy import TeamPolicy
 from handoffs_runtime.messages import Person
+from handoffs_runtime.private import WELL_KNOWN_PROVIDERS
 from handoffs_runtime.team.build import build_team
 from handoffs_runtime.team.file_schema import (
     AgentEntry,
