@@ -50,11 +50,6 @@ UNKNOWN_NOTICE = (
 )
 
 
-def describe_action(tool: str, arguments: str) -> str:
-    """``execute_order({"price":10,"product":"anvil"})``: what the person and the log read."""
-    return f"{tool}({arguments})"
-
-
 class LedgerTurn:
     """The ledger's side of one agent's turn in one session (see the module docstring)."""
 
@@ -105,7 +100,7 @@ class LedgerTurn:
     ) -> FunctionExecutionResult | None:
         """Settle an earlier one with no outcome before running the same action: ``None`` to go on (this
         turn's call has a key of its own), else the answer to the call."""
-        action = describe_action(call.name, earlier.key.arguments)
+        action = earlier.key.action
         verdict = await self._reconcile(tool, earlier)
         if verdict is True:
             await self._ledger.record_outcome(earlier.key, "done", "settled by reconcile: it happened")
@@ -133,7 +128,7 @@ class LedgerTurn:
 
     async def _recorded(self, tool: Tool, call: FunctionCall, found: Effect) -> FunctionExecutionResult:
         """The answer to a call whose key the ledger holds already: the tool does not run."""
-        name, action = call.name, describe_action(call.name, found.key.arguments)
+        name, action = call.name, found.key.action
         if found.status == "done":
             return FunctionExecutionResult(
                 call_id=call.id,

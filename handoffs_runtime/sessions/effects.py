@@ -58,6 +58,11 @@ class EffectKey:
         text = json.dumps([self.session_id, self.turn, self.tool, self.arguments])
         return hashlib.sha256(text.encode()).hexdigest()[:32]
 
+    @property
+    def action(self) -> str:
+        """``execute_order({"price":10,"product":"anvil"})``: what the person and the log read."""
+        return f"{self.tool}({self.arguments})"
+
     def same_action(self, other: EffectKey) -> bool:
         """Whether ``other`` is the same tool with the same arguments in the same session."""
         return (self.session_id, self.tool, self.arguments) == (other.session_id, other.tool, other.arguments)
@@ -82,7 +87,7 @@ class Effect:
             text = "outcome unknown: no outcome was recorded (running, or stopped inside the tool)"
         else:
             text = f"{self.status}: {self.result}" if self.result else self.status
-        return f"effect {self.key.id} turn {self.key.turn} {self.key.tool}({self.key.arguments}) · {text}"
+        return f"effect {self.key.id} turn {self.key.turn} {self.key.action} · {text}"
 
     def to_json(self) -> dict[str, object]:
         return {
