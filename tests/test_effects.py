@@ -187,3 +187,16 @@ async def test_no_store_no_ledger_and_no_key() -> None:
     channel = ScriptedChannel.for_sessions({"s1": ["buy an anvil", "y"]})
     await run_sessions(shop(), channel, model=model)
     assert ORDERS == [("anvil", None)]
+
+
+async def test_acme_reconciles_an_order_by_looking_it_up(store: SQLiteSessionStore) -> None:
+    """An order placed whose outcome was never recorded (the step died after the tool) is found."""
+    from handoffs_runtime.teams.acme import ORDER_BOOK, order_placed
+
+    key = EffectKey("s1", 1, "execute_order", '{"price":10,"product":"anvil"}')
+    assert order_placed(key.id, {"price": 10, "product": "anvil"}) is None  # not in the book: unknown
+    ORDER_BOOK[key.id] = "anvil for $10"
+    try:
+        assert order_placed(key.id, {"price": 10, "product": "anvil"}) is True
+    finally:
+        del ORDER_BOOK[key.id]

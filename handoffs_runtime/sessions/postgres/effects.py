@@ -1,4 +1,6 @@
-"""The PostgreSQL store's effect ledger (see :mod:`handoffs_runtime.sessions.effects`).
+"""The PostgreSQL store's effect ledger: intents recorded once across machines, outcomes after.
+
+See :mod:`handoffs_runtime.sessions.effects`.
 
 Recording an intent is one ``INSERT ... ON CONFLICT``: of several front ends, web servers or workers
 with one key, one inserts and the others find its row. Each intent carries the id of the call that

@@ -1,4 +1,6 @@
-"""The SQLite store's effect ledger (see :mod:`handoffs_runtime.sessions.effects`), run on its thread.
+"""The SQLite store's effect ledger, run on its thread: intents recorded once, outcomes after.
+
+See :mod:`handoffs_runtime.sessions.effects`.
 
 Recording an intent is one ``INSERT ... ON CONFLICT`` in one ``BEGIN IMMEDIATE`` transaction: of two
 processes with one key, the second finds the first's row. Effects belong to no one writer of a session
