@@ -51,6 +51,11 @@ class PersonChannel:
         return self.inner.shows_progress
 
     @property
+    def store(self) -> SessionStore | None:
+        """The session store the process keeps its sessions in (the agents' effect ledger, too)."""
+        return self._store
+
+    @property
     def operator_apart(self) -> bool:
         """As the team's channel: whether a human agent holds a live conversation on it."""
         return operator_apart(self.inner)

@@ -40,7 +40,9 @@ from autogen_core.models import (
 from autogen_core.tools import Tool, ToolSchema
 
 from handoffs_runtime.agents import turn
+from handoffs_runtime.agents.ledgered import LedgerTurn
 from handoffs_runtime.agents.once import OnceATurn
+from handoffs_runtime.agents.person import PersonChannel
 from handoffs_runtime.agents.replies import ToolCalls, read_reply, sort_calls
 from handoffs_runtime.agents.streaming import StreamReader
 from handoffs_runtime.agents.toolcalls import capped, run_tool_call, unknown_tool_result
@@ -52,6 +54,8 @@ from handoffs_runtime.handoffs.policy import TeamPolicy
 from handoffs_runtime.messages import Delta, ToolFinished, ToolStarted
 from handoffs_runtime.models.failures import cut_note, is_overflow_error, overflow_ratio
 from handoffs_runtime.models.local import AnswersPromptly, ModelCall, model_call_scope
+from handoffs_runtime.sessions.effects import ledger_of
+from handoffs_runtime.sessions.store import SessionStore
 from handoffs_runtime.tools.context import ToolContext
 from handoffs_runtime.tools.effects import irreversible_names
 from handoffs_runtime.usage import Usage
@@ -80,6 +84,9 @@ class ToolLoop:
     person, on a channel that shows progress); a worker's do not."""
     irreversible: frozenset[str] = field(init=False)
     """The tools marked irreversible: each runs at most once a turn with the same arguments."""
+    effects: SessionStore | None = field(init=False)
+    """The store that keeps the effect ledger, when the agent has irreversible tools and the channel's
+    store keeps one: each of their calls goes through it (see :mod:`.ledgered`); else nothing does."""
     model_timeout: float | None = field(init=False)
     """The policy's per-call timeout, or ``None`` for a model that answers promptly (in-process)."""
     _progress: Channel | None = field(init=False)
@@ -91,6 +98,8 @@ class ToolLoop:
     def __post_init__(self) -> None:
         set_field = object.__setattr__  # the documented way to derive fields of a frozen dataclass
         set_field(self, "irreversible", irreversible_names(self.tools.values()))
+        store = self.channel.store if isinstance(self.channel, PersonChannel) else None
+        set_field(self, "effects", store if self.irreversible and ledger_of(store) is not None else None)
         prompt = isinstance(self.model, AnswersPromptly) and self.model.answers_promptly is True
         set_field(self, "model_timeout", None if prompt else self.policy.model_timeout)
         channel = self.channel
@@ -123,7 +132,7 @@ class ToolLoop:
         new: list[LLMMessage] = []  # handed to the end as it is: nothing changes it after
         tally = context.tally
         policy = self.policy
-        once = OnceATurn() if self.irreversible else None
+        once = self._once(context) if self.irreversible else None
         for _ in range(policy.max_tool_rounds):
             if policy.token_budget is not None and (usage + tally.usage).over(policy.token_budget):
                 return turn.OverBudget(history, new, usage + tally.usage)
@@ -148,6 +157,14 @@ class ToolLoop:
                 case turn.GuardStop():
                     return turn.LoopStopped(history, new, usage + tally.usage, ending)
         return turn.OutOfRounds(history, new, usage + tally.usage)
+
+    def _once(self, context: ToolContext) -> OnceATurn:
+        """The turn's guard of its irreversible calls; through the effect ledger when there is one."""
+        store = self.effects
+        ledger = ledger_of(store)
+        if store is None or ledger is None:
+            return OnceATurn()
+        return OnceATurn(LedgerTurn(store, ledger, context))
 
     async def _ask(
         self,

@@ -26,6 +26,7 @@ from handoffs_runtime.cli.options import (
 from handoffs_runtime.cli.output_file import database_files, write_output
 from handoffs_runtime.errors import StoreError, UnknownSessionError
 from handoffs_runtime.messages import NO_LABELS
+from handoffs_runtime.sessions.effects import Effect, ledger_of
 from handoffs_runtime.sessions.open import is_url
 from handoffs_runtime.sessions.store import MEMORY, SessionState, SessionStore
 from handoffs_runtime.sessions.transcript import EXPORT_FORMATS, describe_entry, export, stored_usage
@@ -135,17 +136,26 @@ def _show(store: SessionStore, args: argparse.Namespace) -> int:
     for entry in entries:
         print(f"{entry.seq:>4} {_stamp(entry.created_at)}  {printable(describe_entry(entry, labels))}")
     print(f"usage: {stored_usage(entries).describe()}")
+    for effect in _run(lambda: _effects(store, args.session)):
+        print(f"     {_stamp(effect.created_at)}  {printable(effect.describe())}")
     return 0
+
+
+async def _effects(store: SessionStore, session: str) -> list[Effect]:
+    """The session's irreversible effects, with their keys and outcomes (none from a store without)."""
+    ledger = ledger_of(store)
+    return await ledger.effects(session) if ledger is not None else []
 
 
 def _export(store: SessionStore, args: argparse.Namespace) -> int:
     state = _run(lambda: store.get_session(args.session))
     entries = _run(lambda: store.entries(args.session))
+    effects = _run(lambda: _effects(store, args.session))
     team = _team(args, state)
     if team is None:
-        text = export(state, entries, args.format)
+        text = export(state, entries, args.format, effects=effects)
     else:
-        text = export(state, entries, args.format, team.labels, title=team.title)
+        text = export(state, entries, args.format, team.labels, title=team.title, effects=effects)
     if args.output:
         write_output(args.output, text + "\n", overwrite=args.force, protected=_store_files(args.store))
     else:

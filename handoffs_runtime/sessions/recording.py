@@ -24,6 +24,7 @@ from autogen_core.models import LLMMessage
 
 from handoffs_runtime.errors import StoreConflictError
 from handoffs_runtime.messages import NO_LABELS, AgentResponse, HandoffEvent, Labels, Notice, Person
+from handoffs_runtime.sessions.effects import ledger_of
 from handoffs_runtime.sessions.store import (
     NewEntry,
     SessionStore,
@@ -103,7 +104,27 @@ async def resume(
             )
         )
         await store.append(session, [notice_entry(UNANSWERED)], context=state.context)
+    notices += await _unknown_effects(store, session)
     return Resumed(list(state.context), agent, notices, stored_usage(entries))
+
+
+UNKNOWN_EFFECT = (
+    "⚠ {action} was running when the session stopped: it may or may not have happened. It will not be "
+    "done again on its own; ask for it again to check, or to confirm a second one."
+)
+
+
+async def _unknown_effects(store: SessionStore, session: str) -> list[Notice]:
+    """A notice for each irreversible action whose outcome the ledger does not know (the process stopped
+    inside its tool)."""
+    ledger = ledger_of(store)
+    if ledger is None:
+        return []
+    return [
+        Notice(text=UNKNOWN_EFFECT.format(action=e.key.action))
+        for e in await ledger.effects(session)
+        if e.status == "pending"
+    ]
 
 
 async def record_user(store: SessionStore, session: str, message: LLMMessage, *, agent: str) -> None:

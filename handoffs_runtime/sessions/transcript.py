@@ -25,6 +25,7 @@ from handoffs_runtime.messages import (
     ToolStarted,
     shown_name,
 )
+from handoffs_runtime.sessions.effects import Effect
 from handoffs_runtime.sessions.entries import MESSAGE_BODIES, QuestionBody
 from handoffs_runtime.sessions.store import SessionState, StoredEntry
 from handoffs_runtime.text import inert_json, printable
@@ -117,7 +118,12 @@ def last_exchanges(entries: Sequence[StoredEntry], count: int) -> list[StoredEnt
 
 
 def to_markdown(
-    state: SessionState, entries: Sequence[StoredEntry], labels: Labels = NO_LABELS, *, title: str = ""
+    state: SessionState,
+    entries: Sequence[StoredEntry],
+    labels: Labels = NO_LABELS,
+    *,
+    title: str = "",
+    effects: Sequence[Effect] = (),
 ) -> str:
     """A readable transcript: the person's and agents' words in full, tool traffic and handoffs in italics.
 
@@ -146,14 +152,22 @@ def to_markdown(
         else:
             lines.append(f"*{_escape(describe_entry(entry, labels))}* ({stamp})")
         lines.append("")
+    if effects:
+        lines += ["## Effects", ""]
+        lines += [f"- {_escape(e.describe())} ({_iso(e.created_at)})" for e in effects]
+        lines.append("")
     return printable("\n".join(lines))
+
+
+def _settled(effect: Effect) -> str | None:
+    return _iso(effect.settled_at) if effect.settled_at is not None else None
 
 
 def _escape(text: str) -> str:
     return text.replace("*", "\\*").replace("_", "\\_")
 
 
-def to_json(state: SessionState, entries: Sequence[StoredEntry]) -> str:
+def to_json(state: SessionState, entries: Sequence[StoredEntry], effects: Sequence[Effect] = ()) -> str:
     """The whole record, machine-readable: session fields and every entry with its body as stored (control
     characters as JSON escapes, so the text is exact and still safe to print)."""
     document: dict[str, Any] = {
@@ -177,6 +191,9 @@ def to_json(state: SessionState, entries: Sequence[StoredEntry]) -> str:
             }
             for e in entries
         ],
+        "effects": [
+            {**e.to_json(), "created_at": _iso(e.created_at), "settled_at": _settled(e)} for e in effects
+        ],
     }
     return inert_json(json.dumps(document, ensure_ascii=False, indent=2))
 
@@ -188,11 +205,12 @@ def export(
     labels: Labels = NO_LABELS,
     *,
     title: str = "",
+    effects: Sequence[Effect] = (),
 ) -> str:
     """The session in ``fmt``; Markdown names agents by ``labels`` under the team's ``title``, JSON keeps
-    the stored names."""
+    the stored names. Both list the session's irreversible ``effects`` with their keys and outcomes."""
     if fmt == "md":
-        return to_markdown(state, entries, labels, title=title)
+        return to_markdown(state, entries, labels, title=title, effects=effects)
     if fmt == "json":
-        return to_json(state, entries)
+        return to_json(state, entries, effects)
     raise ValueError(f"unknown export format {fmt!r}; use one of {', '.join(EXPORT_FORMATS)}")

@@ -13,7 +13,7 @@ from autogen_core.tools import FunctionTool
 from handoffs_runtime.handoffs.handoff import handoff
 from handoffs_runtime.handoffs.policy import TeamPolicy
 from handoffs_runtime.team.spec import AgentSpec, TeamSpec, human_agent
-from handoffs_runtime.tools.context import ask_person
+from handoffs_runtime.tools.context import ask_person, current_tool_context
 from handoffs_runtime.tools.effects import irreversible
 
 TRIAGE_AGENT = "TriageAgent"
@@ -25,12 +25,25 @@ HUMAN_AGENT = "HumanAgent"
 ITEM_ID = "item_132612938"
 
 
+ORDER_BOOK: dict[str, str] = {}
+"""ACME's orders placed in this process, by the idempotency key each order carried."""
+
+
 async def execute_order(product: str, price: int) -> str:
     """Place an order after the customer confirms it (asked through the session's channel)."""
     answer = await ask_person(f"Order summary: {product} for ${price}. Confirm order? y/n")
     if answer is not None and answer.strip().lower() in ("y", "yes"):
+        ctx = current_tool_context()
+        if ctx is not None and ctx.idempotency_key is not None:
+            ORDER_BOOK.setdefault(ctx.idempotency_key, f"{product} for ${price}")
         return "Success"
     return "User cancelled order."
+
+
+def order_placed(idempotency_key: str, arguments: dict[str, object]) -> bool | None:
+    """ACME's reconcile: look the order up by its key. Found: it was placed; not found: this process
+    cannot tell (the order book of a process that died went with it), so the outcome stays unknown."""
+    return True if idempotency_key in ORDER_BOOK else None
 
 
 def look_up_item(search_query: str) -> str:
@@ -43,7 +56,9 @@ def execute_refund(item_id: str, reason: str = "not provided") -> str:
     return "success"
 
 
-execute_order_tool = irreversible(FunctionTool(execute_order, description="Price should be in USD."))
+execute_order_tool = irreversible(
+    FunctionTool(execute_order, description="Price should be in USD."), reconcile=order_placed
+)
 look_up_item_tool = FunctionTool(
     look_up_item, description="Use to find item ID.\nSearch query can be a description or keywords."
 )

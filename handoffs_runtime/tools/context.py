@@ -57,6 +57,11 @@ class ToolContext:
     depth: int = 0
     tally: TurnTally = field(default_factory=TurnTally, compare=False)
 
+    @property
+    def idempotency_key(self) -> str | None:
+        """The key of the irreversible effect the running tool call is (see :func:`effect_key`)."""
+        return _effect_key.get()
+
 
 _current: ContextVar[ToolContext | None] = ContextVar("handoffs_tool_context", default=None)
 
@@ -89,6 +94,28 @@ def tracing_call(carrier: dict[str, str] | None) -> Iterator[None]:
         yield
     finally:
         _call_trace.reset(token)
+
+
+_effect_key: ContextVar[str | None] = ContextVar("handoffs_effect_key", default=None)
+
+
+def effect_key() -> str | None:
+    """The idempotency key of the running call of an irreversible tool, when the session's store keeps
+    the effect ledger: the same for every retry, redelivery or resumption of that call, and different for
+    another order of the same item. A tool that calls a payment or order API forwards it, so the API
+    itself refuses a duplicate; otherwise ``None``.
+    """
+    return _effect_key.get()
+
+
+@contextmanager
+def running_effect(key: str) -> Iterator[None]:
+    """Make ``key`` the :func:`effect_key` of the tool call running inside the ``with`` block."""
+    token = _effect_key.set(key)
+    try:
+        yield
+    finally:
+        _effect_key.reset(token)
 
 
 _asking: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()

@@ -18,6 +18,7 @@ from psycopg import AsyncConnection, sql
 from psycopg.rows import TupleRow
 
 from handoffs_runtime.errors import StoreError
+from handoffs_runtime.sessions.postgres import effects
 
 DEFAULT_SCHEMA = "handoffs"
 
@@ -72,7 +73,10 @@ CREATE TABLE operator_waits (
 """
 """Which session waits for an operator and who took it, shared by every web server."""
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2)
+_V3 = effects.SCHEMA
+"""The effect ledger: an irreversible tool's intent and outcome."""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
 """``MIGRATIONS[n]`` takes a schema from version ``n`` to ``n + 1``; never edit one, append a new one."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -36,9 +36,10 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from handoffs_runtime.errors import SessionBusyError, StoreConflictError, StoreError, UnknownSessionError
 from handoffs_runtime.sessions.desk import OperatorWait
+from handoffs_runtime.sessions.effects import Effect, EffectKey, EffectStatus
 from handoffs_runtime.sessions.leases import LEASE_SECONDS, Holder
 from handoffs_runtime.sessions.outage import DELAYED, RECOVERED, DelayListener
-from handoffs_runtime.sessions.postgres import leases, sql
+from handoffs_runtime.sessions.postgres import effects, leases, sql
 from handoffs_runtime.sessions.postgres.schema import DEFAULT_SCHEMA, check_schema_name, migrate
 from handoffs_runtime.sessions.sql_store import EncodedAppend, SQLStore
 from handoffs_runtime.sessions.store import (
@@ -357,6 +358,7 @@ class PostgresSessionStore(SQLStore):
                 raise UnknownSessionError(
                     f"no session {session_id!r} in the store; `handoffs sessions list` shows the ids"
                 )
+            await effects.forget(conn, session_id)
             await leases.forget(conn, session_id)
 
     async def secret(self, name: str, *, size: int = 32) -> bytes:
@@ -374,6 +376,19 @@ class PostgresSessionStore(SQLStore):
 
     async def operator_waits(self) -> list[OperatorWait]:
         return await self._call(None, sql.operator_waits)
+
+    async def record_intent(self, key: EffectKey, *, position: int = 0) -> Effect | None:
+        claim = uuid.uuid4().hex
+        return await self._call(key.session_id, effects.record_intent, key, position, claim)
+
+    async def record_outcome(self, key: EffectKey, status: EffectStatus, result: str = "") -> None:
+        await self._call(key.session_id, effects.record_outcome, key, status, result)
+
+    async def lookup(self, key: EffectKey) -> Effect | None:
+        return await self._call(key.session_id, effects.lookup, key)
+
+    async def effects(self, session_id: str) -> list[Effect]:
+        return await self._call(session_id, effects.effects, session_id)
 
     async def close(self) -> None:
         if not self._closed:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 
 from handoffs_runtime.errors import StoreError
-from handoffs_runtime.sessions.sqlite import leases
+from handoffs_runtime.sessions.sqlite import effects, leases
 
 _V1 = """
 CREATE TABLE schema_version (version INTEGER NOT NULL);
@@ -56,7 +56,10 @@ CREATE TABLE operator_waits (
 """
 """What a web server needs to resume any session: the key secret, and who waits for an operator."""
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4)
+_V5 = effects.SCHEMA
+"""The effect ledger: an irreversible tool's intent and outcome."""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5)
 """``MIGRATIONS[n]`` takes a store from schema ``n`` to ``n + 1``; never edit one, append a new one."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -18,7 +18,7 @@ from handoffs_runtime.sessions.rows import STATE_COLUMNS as _STATE_COLUMNS
 from handoffs_runtime.sessions.rows import entry_from_row as _entry
 from handoffs_runtime.sessions.rows import state_from_row as _state
 from handoffs_runtime.sessions.sql_store import EncodedAppend
-from handoffs_runtime.sessions.sqlite import leases
+from handoffs_runtime.sessions.sqlite import effects, leases
 from handoffs_runtime.sessions.store import SessionInfo, SessionState, StoredEntry
 
 
@@ -120,6 +120,7 @@ def delete_session(conn: sqlite3.Connection, session_id: str, holder: Holder) ->
             f"no session {session_id!r} in the store; `handoffs sessions list` shows the ids"
         )
     conn.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
+    effects.forget(conn, session_id)
     leases.forget(conn, session_id)
     conn.execute("COMMIT")
 

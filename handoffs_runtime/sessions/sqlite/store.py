@@ -16,9 +16,10 @@ from typing import Any, Literal, TypeVar
 
 from handoffs_runtime.errors import StoreConflictError, StoreError, UnknownSessionError
 from handoffs_runtime.sessions.desk import OperatorWait
+from handoffs_runtime.sessions.effects import Effect, EffectKey, EffectStatus
 from handoffs_runtime.sessions.leases import LEASE_SECONDS, Holder
 from handoffs_runtime.sessions.sql_store import EncodedAppend, SQLStore
-from handoffs_runtime.sessions.sqlite import leases, sql
+from handoffs_runtime.sessions.sqlite import effects, leases, sql
 from handoffs_runtime.sessions.sqlite.connection import (
     close_failed,
     connect,
@@ -267,6 +268,18 @@ class SQLiteSessionStore(SQLStore):
 
     async def operator_waits(self) -> list[OperatorWait]:
         return await self._run(sql.operator_waits)
+
+    async def record_intent(self, key: EffectKey, *, position: int = 0) -> Effect | None:
+        return await self._run(effects.record_intent, key, position, self._holder.token)
+
+    async def record_outcome(self, key: EffectKey, status: EffectStatus, result: str = "") -> None:
+        await self._run(effects.record_outcome, key, status, result)
+
+    async def lookup(self, key: EffectKey) -> Effect | None:
+        return await self._run(effects.lookup, key)
+
+    async def effects(self, session_id: str) -> list[Effect]:
+        return await self._run(effects.effects, session_id)
 
     async def close(self) -> None:
         if self._shared.closed:
