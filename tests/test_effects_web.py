@@ -5,7 +5,10 @@ side effect (a line in a file) happens exactly once, and the customer is told th
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
+from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -15,9 +18,20 @@ from handoffs_runtime.sessions.postgres import PostgresSessionStore
 from handoffs_runtime.web.hub import SessionHub
 
 from .effect_team import ORDERS_FILE
+from .effect_team import team as effect_team
 from .postgres_support import PostgresServer, fresh_database
-from .test_effects_crash import _lines
-from .web_support import Client, Served, ServeProcess, approve, customer, customer_back
+from .test_effects_crash import WAIT, _lines
+from .web_support import (
+    Client,
+    Served,
+    ServeProcess,
+    approve,
+    customer,
+    customer_back,
+    operator,
+    served,
+    waiting_list,
+)
 
 BUY = "I'd like to buy rocket skates"
 AGAIN = "may already have happened"
@@ -78,3 +92,65 @@ async def test_a_web_server_killed_inside_an_order_the_other_places_it_once(
     finally:
         await store.close()
     assert (effect.key.tool, effect.status) == ("execute_order", "pending")
+
+
+@contextlib.asynccontextmanager
+async def approval_waiting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **policy: Any
+) -> AsyncIterator[tuple[Served, Client, Client, str]]:
+    """A server whose customer asked for an order that now waits for the operator's approval: yields
+    the server, a signed-in operator who holds the session, the customer's page and the session."""
+    monkeypatch.setenv(ORDERS_FILE, str(tmp_path / "orders.txt"))
+    monkeypatch.setenv("EFFECT_TEST_SLEEP", "0")
+    team = replace(effect_team, policy=replace(effect_team.policy, **policy))
+    async with served(tmp_path, team=team, idle_seconds=0.2) as server:
+        page, session = await customer(server)
+        sid = session["session"]
+        await page.until("question")
+        await page.say(BUY)
+        await page.send({"type": "say", "text": "yes"})
+        console = await operator(server)
+        await waiting_list(console, (sid, "approval"))
+        await console.send({"type": "take", "session": sid})
+        await console.until("taken", session=sid)
+        try:
+            yield server, console, page, sid
+        finally:
+            await console.socket.close()
+            await page.socket.close()
+
+
+async def ended(server: Served, sid: str) -> None:
+    """Wait (bounded) until the session is over on the server: its turn has run to the end."""
+    async with asyncio.timeout(WAIT):
+        while server.hub.is_live(sid):
+            await asyncio.sleep(0.05)
+
+
+async def test_an_approval_given_after_the_customer_left_does_not_run_the_tool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with approval_waiting(tmp_path, monkeypatch) as (server, console, page, sid):
+        await page.socket.close()  # the customer leaves while the order waits for the operator
+        async with asyncio.timeout(WAIT):
+            while not server.hub.channel.has_left(sid):
+                await asyncio.sleep(0.05)
+        await console.send({"type": "say", "session": sid, "text": "yes"})
+        released = (await console.until("released", session=sid))[-1]
+        assert released["text"] == "Void: the customer had left the session, so nothing was run."
+        await ended(server, sid)
+    assert not (tmp_path / "orders.txt").exists()
+
+
+async def test_an_approval_given_after_its_turn_ended_does_not_run_the_tool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with approval_waiting(tmp_path, monkeypatch, approval_max_age=1.0) as waiting:
+        _, console, page, sid = waiting
+        await page.until("question")  # nobody approved in time: the turn is over, the customer asked again
+        told = await until_text(console, "notice", "expired")  # the operator holding it reads why
+        assert "Nothing was done" in told["text"]
+        await console.send({"type": "say", "session": sid, "text": "yes"})  # too late
+        assert (await console.until("error"))[-1]["message"] == "the session is not waiting for your answer"
+        await page.say("bye", until="reply")
+    assert not (tmp_path / "orders.txt").exists()

@@ -34,7 +34,7 @@ from handoffs_runtime.sessions.store import SessionStore, StoredEntry
 from handoffs_runtime.sessions.transcript import entry_events
 from handoffs_runtime.team.oversight import check_remote_oversight, operator_oversight
 from handoffs_runtime.team.spec import TeamSpec
-from handoffs_runtime.tools.approval import is_approval
+from handoffs_runtime.tools.approval import CUSTOMER_LEFT, is_approval
 from handoffs_runtime.web.audience import customer_json, operator_json
 from handoffs_runtime.web.backends import LocalTeam, TeamBackend
 from handoffs_runtime.web.history import Transcripts
@@ -344,13 +344,15 @@ class SessionHub:
         question = self.channel.waiting(session_id, "operator")
         if question is None:
             raise HubError("the session is not waiting for your answer")
+        void = question.choices and self.channel.has_left(session_id)  # the tool refuses it too
         await self.channel.answer(session_id, text, person="operator")
         if question.choices:  # the customer, told to wait for it, hears how it was decided
-            decided = APPROVED if is_approval(text) else NOT_APPROVED
+            decided = APPROVED if is_approval(text) and not void else NOT_APPROVED
             await self._to_customers(live, self._notice(live, decided))
             live.operator = None
             await self._keep(self.desk.release_operator(session_id))
-            await peer.send(_released(session_id, "Answered: the agents carry on."))
+            said = f"Void: {CUSTOMER_LEFT}, so nothing was run." if void else "Answered: the agents carry on."
+            await peer.send(_released(session_id, said))
 
     async def hand_back(self, peer: Peer, session_id: str, agent: str) -> None:
         """Hand the conversation to one of the team's agents, and let go of the session."""
