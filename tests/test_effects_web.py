@@ -1,6 +1,9 @@
-"""Two web servers on one PostgreSQL store, one killed with SIGKILL inside an irreversible tool: the
-customer goes on with the other, which holds the same turn's effect in the shared ledger. The order's own
-side effect (a line in a file) happens exactly once, and the customer is told the truth."""
+"""Effects and approvals over the web.
+
+Two web servers on one PostgreSQL store, one killed with SIGKILL inside an irreversible tool: the customer
+goes on with the other, which finds the turn's effect in the shared ledger; the order's own side effect (a
+line in a file) happens exactly once, and the customer is told the truth. And an operator's approval given
+after the customer left, or after its turn ended, does not run the tool; the operator is told."""
 
 from __future__ import annotations
 
