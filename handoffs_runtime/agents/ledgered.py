@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 from autogen_core import FunctionCall
@@ -36,7 +37,7 @@ from handoffs_runtime.messages import Notice
 from handoffs_runtime.sessions.effects import Effect, EffectKey, EffectLedger, EffectStatus, current_turn
 from handoffs_runtime.sessions.store import SessionStore
 from handoffs_runtime.tools.approval import is_approval
-from handoffs_runtime.tools.context import ToolContext, ask_person, running_effect
+from handoffs_runtime.tools.context import ToolContext, ask_person, checking_turn, running_effect
 from handoffs_runtime.tools.effects import reconciler
 
 logger = logging.getLogger("handoffs_runtime")
@@ -80,11 +81,20 @@ class LedgerTurn:
         found = await self._ledger.record_intent(key, position=position)
         if found is not None:
             return await self._recorded(tool, call, found)
-        with running_effect(key.id):
+        with running_effect(key.id), checking_turn(partial(self._written_since, key.turn)):
             result = await runner()  # raising or cancelled: it stays pending, its outcome unknown
         status: EffectStatus = "declined" if declined(result) else "failed" if result.is_error else "done"
         await self._ledger.record_outcome(key, status, result.content)
         return result
+
+    async def _written_since(self, turn: int) -> str | None:
+        """Why ``turn`` is over (the person has written since), for an approval that arrives late."""
+        later = await self._store.entries(self._context.session_id, after=turn)
+        return (
+            "the person had written again, so its turn was over"
+            if any(e.kind == "user" for e in later)
+            else None
+        )
 
     async def _unsettled_before(self, key: EffectKey) -> Effect | None:
         """The latest effect of the same action from an earlier turn with no outcome, if any."""

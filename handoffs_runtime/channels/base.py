@@ -73,6 +73,27 @@ def operator_apart(channel: Channel) -> bool:
     return isinstance(channel, OperatorApart) and channel.operator_apart
 
 
+@runtime_checkable
+class Presence(Protocol):
+    """A channel that knows when a person has left a session for good (a closed window that did not come
+    back): an optional capability, read by :func:`has_left`."""
+
+    def has_left(self, session_id: str, person: Person = "customer") -> bool: ...
+
+
+def has_left(channel: object, session_id: str, person: Person = "customer") -> bool:
+    """Whether ``channel``, or a channel it wraps (its ``inner``), knows that ``person`` left the session.
+
+    An approval given for a customer who has gone is void: nobody is there to be served by it.
+    """
+    seen = 0
+    while channel is not None and seen < 8:  # wrappers are few; a cycle must not hang a turn
+        if isinstance(channel, Presence) and channel.has_left(session_id, person):
+            return True
+        channel, seen = getattr(channel, "inner", None), seen + 1
+    return False
+
+
 def describe(event: Event) -> str:
     """``event`` as one line of a console or a text transcript (raw: the printer makes it printable).
 

@@ -44,6 +44,8 @@ class _Session:
     answers: dict[Person, asyncio.Queue[OperatorLine | None]] = field(default_factory=dict)
     waiting: dict[Person, Question] = field(default_factory=dict)
     gone: set[Person] = field(default_factory=set)
+    left: set[Person] = field(default_factory=set)
+    """Who said they left (:meth:`EventChannel.leave`), before any question took their ``None``."""
     ended: bool = False
     last_reply: str = ""
     """The reply the customer read last: a turn after one that asks yes or no offers yes/no."""
@@ -155,4 +157,11 @@ class EventChannel:
 
     async def leave(self, session_id: str, *, person: Person = "customer") -> None:
         """``person`` left (a closed window): this and every later question to them gets ``None``."""
-        self._session(session_id).inbox(person).put_nowait(None)
+        session = self._session(session_id)
+        session.left.add(person)
+        session.inbox(person).put_nowait(None)
+
+    def has_left(self, session_id: str, person: Person = "customer") -> bool:
+        """Whether ``person`` left the session (:meth:`leave`), or it has ended."""
+        session = self._sessions.get(session_id)
+        return session is not None and (session.ended or person in session.left)

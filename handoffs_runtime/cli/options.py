@@ -168,12 +168,14 @@ def add_connect_timeout_option(parser: argparse.ArgumentParser, *, when: str = "
     )
 
 
-def add_store_option(parser: argparse.ArgumentParser) -> None:
-    """``--store PATH|URL``: a SQLite file (``:memory:`` keeps nothing) or a PostgreSQL URL."""
+def add_store_option(parser: argparse.ArgumentParser, *, help_text: str | None = None) -> None:
+    """``--store PATH|URL``: a SQLite file (``:memory:`` keeps nothing) or a PostgreSQL URL; ``help_text``
+    replaces the help of a command that uses the store for less than its sessions."""
     parser.add_argument(
         "--store",
         metavar="PATH|URL",
-        help="session store file (default: $HANDOFFS_STORE, else $XDG_DATA_HOME/handoffs-runtime/"
+        help=help_text
+        or "session store file (default: $HANDOFFS_STORE, else $XDG_DATA_HOME/handoffs-runtime/"
         "sessions.sqlite3, else ~/.local/share/...); ':memory:' keeps nothing; a postgresql://... URL "
         "shares the sessions with other front ends",
     )

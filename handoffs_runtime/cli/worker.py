@@ -43,6 +43,12 @@ def add_parser(sub: Subcommands) -> None:
         metavar="S",
         help="retry an agent type still held by a crashed predecessor this long (default: 10)",
     )
+    options.add_store_option(
+        worker,
+        help_text="the session store of the front ends (a SQLite file or a postgresql://... URL), for the "
+        "effect ledger only: an irreversible tool's call survives this worker's crash and is not run again "
+        "(default: no ledger)",
+    )
     options.add_verbose_option(worker)
     options.add_credentials_option(worker, role="worker")
     add_trace_option(worker)
@@ -65,6 +71,8 @@ def run(args: argparse.Namespace) -> int:
         if count > 1:
             print(f"worker reconnected to {args.host} (connection {count})", flush=True)
 
+    store = None if args.store is None else options.open_store(args.store)
+
     async def main() -> None:
         print(f"worker connecting to the host at {args.host}...", flush=True)
         runtime, names = await start_worker(
@@ -78,6 +86,7 @@ def run(args: argparse.Namespace) -> int:
             on_connected=connected,
             takeover_timeout=args.takeover_seconds,
             credentials=args.credentials,
+            store=store,
         )
         where = f" as shard {shard[0]}/{shard[1]}" if shard else ""
         print(f"worker ready: {', '.join(names)}{where} on {args.host}", flush=True)
@@ -87,5 +96,9 @@ def run(args: argparse.Namespace) -> int:
             if runtime.running:
                 await asyncio.shield(runtime.stop())
 
-    run_until_signal(main())
+    try:
+        run_until_signal(main())
+    finally:
+        if store is not None:
+            store.close_now()
     return 0

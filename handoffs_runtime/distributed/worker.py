@@ -2,6 +2,8 @@
 
 A worker registers some of the team's agents (all when ``agents`` is None), optionally as shard ``i``
 of ``N`` of each (``topics.shard_agent_type``), and reaches people through the sessions' front ends.
+Given the session store the front ends use, its agents keep their irreversible calls in its effect
+ledger, so a worker killed inside a tool and restarted does not run the tool again on a resent turn.
 
 Example::
 
@@ -18,12 +20,16 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 import grpc  # type: ignore[import-untyped]
 from autogen_core.models import ChatCompletionClient
 
-from handoffs_runtime.channels.base import Channel
+from handoffs_runtime.agents.person import PersonChannel
+from handoffs_runtime.channels.base import Channel, OnRecord
 from handoffs_runtime.distributed.credentials import ClientCredentials
 from handoffs_runtime.distributed.options import DEFAULT_MAX_MESSAGE_MB, logger
 from handoffs_runtime.distributed.relay import relay_channel
 from handoffs_runtime.distributed.worker_runtime import Backoff, WorkerRuntime
 from handoffs_runtime.errors import DistributedError
+from handoffs_runtime.messages import Person
+from handoffs_runtime.sessions.effects import ledger_of
+from handoffs_runtime.sessions.store import SessionStore
 from handoffs_runtime.team.build import build_team
 from handoffs_runtime.team.register import register_agents
 from handoffs_runtime.team.spec import TeamSpec
@@ -57,6 +63,7 @@ async def start_worker(
     on_connected: Callable[[int], Awaitable[None] | None] | None = None,
     takeover_timeout: float = 10.0,
     credentials: str | os.PathLike[str] | None = None,
+    store: SessionStore | None = None,
 ) -> tuple[WorkerRuntime, list[str]]:
     """Connect to ``host`` and register ``agents`` of ``team`` (all when None); returns the runtime and names.
 
@@ -66,6 +73,8 @@ async def start_worker(
     A type still held by another worker is retried for ``takeover_timeout`` seconds: a worker restarted
     right after a crash often reaches the host before the host has noticed the crash.
     ``credentials``: the directory with ``ca.pem`` and ``worker.token``, for a host started with them.
+    ``store``: the session store of the front ends, for the effect ledger only (the front ends still
+    keep the conversation); it must keep a ledger.
     """
     build_team(team)  # every misconfiguration is raised before connecting
     secure = None if credentials is None else ClientCredentials.load(credentials, "worker")
@@ -75,6 +84,10 @@ async def start_worker(
         missing = f"has no {', '.join(unknown)}" if unknown else "needs at least one agent"
         raise DistributedError(f"--agents: team {team.name!r} {missing}; it has {', '.join(team.names)}")
     agent_type = None if shard is None else (lambda name: shard_agent_type(name, shard[0], shard[1]))
+    if store is not None and ledger_of(store) is None:
+        raise DistributedError(
+            f"--store: {type(store).__name__} keeps no effect ledger; use SQLite or PostgreSQL"
+        )
     delays = (backoff or Backoff()).delays()
     deadline = asyncio.get_running_loop().time() + takeover_timeout
     while True:
@@ -87,12 +100,12 @@ async def start_worker(
             credentials=secure,
         )
         await runtime.start()
-        relay = relay_channel(runtime, user_topic=team.user_topic, stream=team.policy.stream)
+        relay = channel or relay_channel(runtime, user_topic=team.user_topic, stream=team.policy.stream)
         try:
             await register_agents(
                 runtime,
                 team,
-                channel=channel or relay,
+                channel=relay if store is None else LedgerChannel(relay, store),
                 only=wanted,
                 model=model,
                 models=models,
@@ -115,3 +128,19 @@ async def start_worker(
         except BaseException:  # an agent without a model, a cancellation: the connection goes too
             await runtime.stop()
             raise
+
+
+class LedgerChannel(PersonChannel):
+    """A worker's channel that lends its agents the session store for the effect ledger and nothing else.
+
+    A question on record still goes to the session's front end, which keeps it in the transcript: the
+    worker writes no conversation of its own, so nothing is stored twice.
+    """
+
+    async def ask_on_record(
+        self, session_id: str, prompt: str, *, person: Person = "customer", asker: str = ""
+    ) -> str | None:
+        inner = self.inner
+        if isinstance(inner, OnRecord):
+            return await inner.ask_on_record(session_id, prompt, person=person, asker=asker)
+        return await inner.ask(session_id, prompt, person=person)

@@ -62,6 +62,10 @@ class TeamPolicy:
     """Seconds a web customer who asked for a person waits for an operator to take the conversation
     before being told that nobody can answer now (and offered to leave a message or go back to the
     assistant); with no operator signed in they are told at once. ``None``: only then."""
+    approval_max_age: float = 300.0
+    """Seconds an operator's approval of a tool call stays good from the moment it was asked: a yes that
+    comes later is void (so is one given after the customer left or after the turn was over), the tool
+    does not run, and the operator is told."""
 
     def __post_init__(self) -> None:
         if self.handoff_budget < 1:
@@ -79,6 +83,10 @@ class TeamPolicy:
         if self.operator_wait is not None and not 0 < self.operator_wait < math.inf:
             raise TeamConfigError(
                 f"operator_wait must be a positive number of seconds or None, got {self.operator_wait!r}"
+            )
+        if not 0 < self.approval_max_age < math.inf:
+            raise TeamConfigError(
+                f"approval_max_age must be a positive number of seconds, got {self.approval_max_age!r}"
             )
         if self.on_loop not in ("message", "escalate"):
             raise TeamConfigError("on_loop must be 'message' or 'escalate'")

@@ -95,6 +95,7 @@ class PolicyEntry(_Strict):
     token_budget: int | None = Field(default=None, ge=1)
     trim_context: bool | None = None
     operator_wait: float | None = Field(default=None, gt=0)
+    approval_max_age: float | None = Field(default=None, gt=0)
 
 
 class TeamFile(_Strict):

@@ -6,7 +6,7 @@ undone. :func:`operator_oversight` gives the team it runs with every approval as
 before each call; and a tool that runs code (:func:`~handoffs_runtime.tools.effects.runs_code`)
 approved by the operator, provided the team already asks before it runs or ``approve_code`` says
 to. A code tool nobody approves is refused with :class:`UnapprovedCodeError`: a customer could run
-anything on the server.
+anything on the server. Each operator approval expires after the policy's ``approval_max_age``.
 
 Example::
 
@@ -42,7 +42,8 @@ def operator_oversight(team: TeamSpec, *, approve_code: bool = False) -> TeamSpe
             "so that an operator approves each run in the operator console, or mark the tool "
             "requires_approval: operator in the team file"
         )
-    return replace(team, agents=[_overseen(agent) for agent in team.agents])
+    age = team.policy.approval_max_age
+    return replace(team, agents=[_overseen(agent, age) for agent in team.agents])
 
 
 def remote_oversight(team: TeamSpec) -> str:
@@ -89,20 +90,20 @@ def _named(team: TeamSpec, chosen: Callable[[Tool], bool]) -> str:
     )
 
 
-def _overseen(agent: AgentSpec) -> AgentSpec:
-    tools = [_overseen_tool(tool) for tool in agent.tools]
+def _overseen(agent: AgentSpec, max_age: float) -> AgentSpec:
+    tools = [_overseen_tool(tool, max_age) for tool in agent.tools]
     return (
         agent if all(a is b for a, b in zip(tools, agent.tools, strict=True)) else replace(agent, tools=tools)
     )
 
 
-def _overseen_tool(tool: Tool | Callable[..., Any]) -> Tool | Callable[..., Any]:
+def _overseen_tool(tool: Tool | Callable[..., Any], max_age: float) -> Tool | Callable[..., Any]:
     if isinstance(tool, ApprovalTool):
-        return tool.asking("operator")
+        return tool.asking("operator", max_age=max_age)
     if not isinstance(tool, Tool):
         return tool  # a plain function carries no mark: it becomes an ordinary tool
     if is_code_runner(tool) or is_irreversible(tool) or _asks(tool):
-        return requires_approval(tool, person="operator")  # a customer's approval inside still asks
+        return requires_approval(tool, person="operator", max_age=max_age)  # a customer's inside still asks
     return tool
 
 

@@ -7,6 +7,12 @@ lines, never cut); only a yes runs the tool. A no, or a person who has left, bec
 ``Refused: ...`` so the model can tell the person and carry on. Works for agents and workers alike;
 parallel workers of one session ask one question at a time, so their questions never interleave.
 
+An approval expires. With ``max_age`` (what ``operator_oversight`` gives each operator approval: the
+team policy's ``approval_max_age``), a question not answered within that many seconds is withdrawn; and
+a yes is void when the customer has left the session, or the turn it was asked in is over (the person
+has written since). Then the tool does not run, its result says why, and the session (the operator
+among its people) is told.
+
 Example::
 
     AgentSpec("Worker", tools=[requires_approval(execute_python_code)], kind="worker")
@@ -16,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import socket
 import tempfile
@@ -27,11 +34,12 @@ from autogen_core import CancellationToken
 from autogen_core.tools import Tool, ToolSchema
 from pydantic import BaseModel
 
+from handoffs_runtime.channels.base import has_left
 from handoffs_runtime.errors import TeamConfigError
-from handoffs_runtime.messages import Person
+from handoffs_runtime.messages import Notice, Person
 from handoffs_runtime.text import printable
 from handoffs_runtime.tools.capabilities import delegate_of
-from handoffs_runtime.tools.context import ask_person, current_tool_context
+from handoffs_runtime.tools.context import ask_person, current_tool_context, turn_over
 from handoffs_runtime.tools.functions import function_tool
 
 APPROVE_WORDS = frozenset({"y", "yes", "ok", "okay", "approve", "approved", "allow", "go ahead", "sure"})
@@ -40,6 +48,11 @@ PromptBuilder = Callable[[str, Mapping[str, Any]], str]
 
 REFUSED = "Refused: "
 """How the result of a call the person did not approve starts."""
+
+CUSTOMER_LEFT = "the customer had left the session"
+"""Why a yes given after the customer left is void (the web's operator console says so too)."""
+
+logger = logging.getLogger("handoffs_runtime")
 
 
 def is_approval(answer: str | None) -> bool:
@@ -131,11 +144,21 @@ class ApprovalTool:
     """A tool that runs only after the person says yes. Build it with :func:`requires_approval`."""
 
     def __init__(
-        self, tool: Tool, *, prompt: PromptBuilder | None = None, person: Person = "customer"
+        self,
+        tool: Tool,
+        *,
+        prompt: PromptBuilder | None = None,
+        person: Person = "customer",
+        max_age: float | None = None,
     ) -> None:
+        if max_age is not None and not max_age > 0:
+            raise TeamConfigError(
+                f"an approval's max_age must be a positive number of seconds, got {max_age}"
+            )
         self._tool = tool
         self._prompt = prompt or default_prompt
         self._person: Person = person
+        self._max_age = max_age
         self.delegates_to = delegate_of(tool)
 
     @property
@@ -147,11 +170,18 @@ class ApprovalTool:
         """Who approves each call: the session's ``customer`` or its ``operator``."""
         return self._person
 
-    def asking(self, person: Person) -> ApprovalTool:
-        """The same tool and question, approved by ``person`` instead."""
-        if person == self._person:
+    @property
+    def max_age(self) -> float | None:
+        """Seconds an approval stays good from the moment it is asked (``None``: no limit)."""
+        return self._max_age
+
+    def asking(self, person: Person, *, max_age: float | None = None) -> ApprovalTool:
+        """The same tool and question, approved by ``person`` instead (within ``max_age`` seconds, when
+        given; else as before)."""
+        age = self._max_age if max_age is None else max_age
+        if person == self._person and age == self._max_age:
             return self
-        return ApprovalTool(self._tool, prompt=self._prompt, person=person)
+        return ApprovalTool(self._tool, prompt=self._prompt, person=person, max_age=age)
 
     @property
     def name(self) -> str:
@@ -181,12 +211,32 @@ class ApprovalTool:
         self, args: Mapping[str, Any], cancellation_token: CancellationToken, call_id: str | None = None
     ) -> Any:
         self._tool.args_type().model_validate(args)  # ask only about calls that can run
-        answer = await self._ask(self._prompt(self.name, args))
+        try:
+            answer = await asyncio.wait_for(self._ask(self._prompt(self.name, args)), self._max_age)
+        except TimeoutError:
+            return await self._void(
+                f"nobody approved it within {self._max_age:g} seconds: the question expired"
+            )
         if answer is None:
             return f"{REFUSED}{self.name} was not run because nobody could approve it."
         if not is_approval(answer):
             return f"{REFUSED}the {self._person} did not approve running {self.name}."
+        late = await _void_reason(self._person)
+        if late is not None:
+            return await self._void(f"the {self._person}'s approval came when {late}, so it is void")
         return await self._tool.run_json(args, cancellation_token, call_id=call_id)
+
+    async def _void(self, why: str) -> str:
+        """The result of a call whose approval expired; the session's people (the operator) are told."""
+        logger.warning("%s was not run: %s", self.name, why)
+        ctx = current_tool_context()
+        if ctx is not None and ctx.channel is not None:
+            notice = Notice(text=f"⚠ A request was not carried out: {why}. Nothing was done.")
+            try:
+                await ctx.channel.show(ctx.session_id, notice)
+            except Exception:  # telling is best effort: the call is refused whatever happens
+                logger.exception("could not tell session %s that an approval expired", ctx.session_id)
+        return f"{REFUSED}{self.name} was not run: {why}. Tell the person it was not done."
 
     async def _ask(self, prompt: str) -> str | None:
         ctx = current_tool_context()
@@ -204,15 +254,32 @@ class ApprovalTool:
         await self._tool.load_state_json(state)
 
 
+async def _void_reason(person: Person) -> str | None:
+    """Why a yes just given is void (the customer left, the turn is over), or ``None`` when it stands."""
+    ctx = current_tool_context()
+    if person != "customer" and ctx is not None and has_left(ctx.channel, ctx.session_id, "customer"):
+        return CUSTOMER_LEFT
+    return await turn_over()
+
+
 def requires_approval(
-    tool: Tool | Callable[..., Any], *, prompt: PromptBuilder | None = None, person: Person | None = None
+    tool: Tool | Callable[..., Any],
+    *,
+    prompt: PromptBuilder | None = None,
+    person: Person | None = None,
+    max_age: float | None = None,
 ) -> ApprovalTool:
     """``tool`` (a ``Tool`` or a plain function), run only after ``person`` (default: the customer)
-    approves each call. A tool that asks already keeps its question and is asked of ``person`` if given."""
+    approves each call, within ``max_age`` seconds of being asked (``None``: no limit). A tool that asks
+    already keeps its question and is asked of ``person`` if given."""
     if isinstance(tool, ApprovalTool):
-        return tool if person is None else tool.asking(person)
+        return (
+            tool
+            if person is None and max_age is None
+            else tool.asking(person or tool.person, max_age=max_age)
+        )
     if not isinstance(tool, Tool):
         if not callable(tool):
             raise TeamConfigError(f"requires_approval needs a Tool or a function, got {tool!r}")
         tool = function_tool(tool, owner="requires_approval")
-    return ApprovalTool(tool, prompt=prompt, person=person or "customer")
+    return ApprovalTool(tool, prompt=prompt, person=person or "customer", max_age=max_age)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -116,6 +116,29 @@ def running_effect(key: str) -> Iterator[None]:
         yield
     finally:
         _effect_key.reset(token)
+
+
+TurnCheck = Callable[[], Awaitable[str | None]]
+"""Why the running call's turn is over (the person has written since), or ``None`` while it is not."""
+
+_turn_check: ContextVar[TurnCheck | None] = ContextVar("handoffs_turn_check", default=None)
+
+
+@contextmanager
+def checking_turn(check: TurnCheck) -> Iterator[None]:
+    """Inside the block, :func:`turn_over` asks ``check``: an approval that arrives once its turn is over
+    is void (the tool loop's effect ledger knows the turn; see ``agents.ledgered``)."""
+    token = _turn_check.set(check)
+    try:
+        yield
+    finally:
+        _turn_check.reset(token)
+
+
+async def turn_over() -> str | None:
+    """Why the running call's turn is over, or ``None`` (also when nothing can tell)."""
+    check = _turn_check.get()
+    return None if check is None else await check()
 
 
 _asking: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()

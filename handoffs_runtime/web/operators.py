@@ -10,7 +10,7 @@ from __future__ import annotations
 import uuid
 
 from handoffs_runtime.errors import StoreError
-from handoffs_runtime.tools.approval import is_approval
+from handoffs_runtime.tools.approval import CUSTOMER_LEFT, is_approval
 from handoffs_runtime.web.frames import Ready, Released, Taken
 from handoffs_runtime.web.state import HubError, Live, Peer, Role
 from handoffs_runtime.web.waiting import told
@@ -76,13 +76,15 @@ class Operators(Role):
         question = self.channel.waiting(session_id, "operator")
         if question is None:
             raise HubError("the session is not waiting for your answer")
+        void = question.choices and self.channel.has_left(session_id)  # the tool refuses it too
         await self.channel.answer(session_id, text, person="operator")
         if question.choices:  # the customer, told to wait for it, hears how it was decided
-            decided = APPROVED if is_approval(text) else NOT_APPROVED
+            decided = APPROVED if is_approval(text) and not void else NOT_APPROVED
             await self.state.to_customers(live, told(session_id, decided))
             live.operator = None
             await self._keep(self.desk.release_operator(session_id))
-            await peer.send(Released(session=session_id, text="Answered: the agents carry on."))
+            said = f"Void: {CUSTOMER_LEFT}, so nothing was run." if void else "Answered: the agents carry on."
+            await peer.send(Released(session=session_id, text=said))
 
     async def hand_back(self, peer: Peer, session_id: str, agent: str) -> None:
         """Hand the conversation to one of the team's agents, and let go of the session."""
