@@ -157,6 +157,37 @@ def add_max_message_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+TEMPORAL_API_KEY_ENV = "TEMPORAL_API_KEY"
+"""Where a Temporal cloud namespace's API key is read from: never a command-line argument."""
+
+
+def add_temporal_options(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
+    """``--address HOST:PORT``, ``--namespace``, ``--tls``: the Temporal cluster (key: the environment)."""
+    parser.add_argument(
+        "--address",
+        metavar="HOST:PORT",
+        required=required,
+        help="the Temporal server (with --engine temporal)",
+    )
+    parser.add_argument("--namespace", default="default", help="the Temporal namespace (default: default)")
+    parser.add_argument(
+        "--tls",
+        action="store_true",
+        help=f"TLS to the Temporal server (on when ${TEMPORAL_API_KEY_ENV} is set)",
+    )
+
+
+def add_engine_option(parser: argparse.ArgumentParser) -> None:
+    """``--engine``: which engine carries the session (with ``--address`` for Temporal)."""
+    parser.add_argument(
+        "--engine",
+        choices=("in-process", "temporal"),
+        default="in-process",
+        help="in this process (default), or as a Temporal workflow (needs --address)",
+    )
+    add_temporal_options(parser)
+
+
 def add_connect_timeout_option(parser: argparse.ArgumentParser, *, when: str = "") -> None:
     """``--connect-timeout S``: how long to look for the host at start; ``when`` prefixes the help."""
     parser.add_argument(

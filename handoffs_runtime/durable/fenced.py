@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from autogen_core.models import LLMMessage, UserMessage
 
@@ -54,12 +55,15 @@ class StoredStep:
     agent: str
 
 
-class _Request:
+class _Request(Protocol):
     """What a fenced step write needs to know of its request (a ``StepRequest``)."""
 
-    session_id: str
-    agent: str
-    expected_seq: int
+    @property
+    def session_id(self) -> str: ...
+    @property
+    def agent(self) -> str: ...
+    @property
+    def expected_seq(self) -> int: ...
 
 
 async def open_state(store: SessionStore, session_id: str, *, entry_agent: str, team: str) -> Opened:
@@ -69,7 +73,9 @@ async def open_state(store: SessionStore, session_id: str, *, entry_agent: str, 
     return Opened(state.active_agent, state.last_seq)
 
 
-async def record_said(store: SessionStore, session_id: str, text: str, *, agent: str, expected_seq: int) -> int:
+async def record_said(
+    store: SessionStore, session_id: str, text: str, *, agent: str, expected_seq: int
+) -> int:
     """Store the person's message for ``agent`` right after ``expected_seq``; its sequence number.
 
     A retry finds its own message there and returns the same number; anything else there is a

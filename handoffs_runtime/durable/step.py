@@ -1,4 +1,4 @@
-"""One agent step, engine-neutral: the session read from the store, one agent's turn, its outcome stored.
+"""One agent step, engine-neutral: the session read from the store, one agent's turn, its end stored.
 
 A durable engine (Temporal, or any other) carries only small state: who holds the conversation, the
 store's sequence number it expects, the turn's path. It asks :class:`AgentSteps` to run one agent's
@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
 from autogen_core import MessageContext, TypeSubscription, message_handler
-from autogen_core.models import ChatCompletionClient, LLMMessage
+from autogen_core.models import ChatCompletionClient
 
 from handoffs_runtime.agents.ai import MODEL_ERROR_REPLY
 from handoffs_runtime.agents.routing import SessionAgent

@@ -1,4 +1,4 @@
-"""The handoffs loop on Temporal: one workflow per session, one activity per agent step (``[temporal]``).
+"""The handoffs loop on Temporal: one workflow per session, one activity per agent step.
 
 The workflow (:mod:`.workflow`) holds only small state; the activities (:mod:`.activities`) run the
 engine-neutral agent step of :mod:`handoffs_runtime.durable.step`; :mod:`.worker` serves them,

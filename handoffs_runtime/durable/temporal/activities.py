@@ -16,7 +16,7 @@ from temporalio.exceptions import ApplicationError
 
 from handoffs_runtime.durable.fenced import FenceError, open_state, record_said
 from handoffs_runtime.durable.step import AgentSteps, StepRequest, TransientStepError
-from handoffs_runtime.durable.temporal.values import OpenRequest, Opened, SaidRequest, StepInput, StepResult
+from handoffs_runtime.durable.temporal.values import Opened, OpenRequest, SaidRequest, StepInput, StepResult
 from handoffs_runtime.durable.temporal.workflow import STEP_RETRY
 from handoffs_runtime.errors import HandoffsError, StoreError
 from handoffs_runtime.sessions.store import SessionStore

@@ -14,7 +14,15 @@ from temporalio.client import Client, WithStartWorkflowOperation, WorkflowUpdate
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.service import RPCError
 
-from handoffs_runtime.durable.temporal.values import SAY, SESSIONS_QUEUE, WORKFLOW, Answered, Said, SessionInput
+from handoffs_runtime.durable.temporal.values import (
+    SAY,
+    SESSIONS_QUEUE,
+    WORKFLOW,
+    Answered,
+    Said,
+    SessionInput,
+)
+from handoffs_runtime.durable.temporal.workflow import SessionWorkflow
 from handoffs_runtime.errors import DistributedError
 
 SEND_ATTEMPTS = 5
@@ -38,7 +46,7 @@ class TemporalSessions:
         """What the person is shown for ``text``: the agents' lines, and a question if one waits."""
         said = Said(message_id or uuid.uuid4().hex, text)
         for attempt in range(1, SEND_ATTEMPTS + 1):
-            start = WithStartWorkflowOperation(
+            start: WithStartWorkflowOperation[SessionWorkflow, str] = WithStartWorkflowOperation(
                 WORKFLOW,
                 SessionInput(session_id, self._idle),
                 id=session_id,

@@ -1,4 +1,4 @@
-"""A Temporal worker process: the session workflows (``--workflows``), and agent steps for some agent types.
+"""A Temporal worker: the session workflows (``--workflows``), and the steps of some agent types.
 
 Placement as with the gRPC host: a worker serves the agent types it is given, each on the task queue
 named after the type, so the agents of a team can be split between machines and any worker that serves
@@ -25,7 +25,6 @@ from handoffs_runtime.errors import TeamConfigError
 from handoffs_runtime.sessions.store import SessionStore
 from handoffs_runtime.team.spec import TeamSpec
 
-
 SANDBOX = SandboxedWorkflowRunner(restrictions=SandboxRestrictions.default.with_passthrough_all_modules())
 """The workflow runs sandboxed, its imports passed through: the package's public face imports the
 agents, and the workflow itself touches nothing but its own small state."""
@@ -39,7 +38,8 @@ def served_agents(team: TeamSpec, agents: Iterable[str] | None) -> list[str]:
     unknown = [a for a in chosen if a not in team.names]
     if unknown:
         raise TeamConfigError(
-            f"--agents names {', '.join(unknown)}, not in team {team.name}; its agents: {', '.join(team.names)}"
+            f"--agents names {', '.join(unknown)}, not in team {team.name}; "
+            f"its agents: {', '.join(team.names)}"
         )
     return chosen
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
+from functools import partial
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -25,8 +26,8 @@ with workflow.unsafe.imports_passed_through():
         WORKFLOW,
         Answered,
         Carried,
-        OpenRequest,
         Opened,
+        OpenRequest,
         Pending,
         Said,
         SaidRequest,
@@ -64,10 +65,7 @@ class SessionWorkflow:
         while True:
             seen = self._messages
             try:
-                await workflow.wait_condition(
-                    lambda: self._messages != seen or workflow.info().is_continue_as_new_suggested(),
-                    timeout=idle,
-                )
+                await workflow.wait_condition(partial(self._woken, seen), timeout=idle)
             except TimeoutError:
                 if self._busy == 0:
                     await workflow.wait_condition(workflow.all_handlers_finished)
@@ -80,6 +78,9 @@ class SessionWorkflow:
                 workflow.continue_as_new(
                     SessionInput(start.session_id, start.idle_seconds, start.max_hops, carried)
                 )
+
+    def _woken(self, seen: int) -> bool:
+        return self._messages != seen or workflow.info().is_continue_as_new_suggested()
 
     @workflow.update(name=SAY)
     async def say(self, said: Said) -> Answered:
@@ -161,7 +162,7 @@ class SessionWorkflow:
 
     async def _step(self, step: StepInput) -> StepResult:
         try:
-            return await workflow.execute_activity(
+            result: StepResult = await workflow.execute_activity(
                 "agent_step",
                 step,
                 result_type=StepResult,
@@ -171,6 +172,7 @@ class SessionWorkflow:
                 heartbeat_timeout=timedelta(seconds=5),
                 retry_policy=STEP_RETRY,
             )
+            return result
         except ActivityError as exc:  # failed for good: the person is told, the session goes on
             cause = exc.cause
             why = cause.message if isinstance(cause, ApplicationError) else "it did not answer in time"
