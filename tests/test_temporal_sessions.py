@@ -44,7 +44,9 @@ async def client(server: DevServer, store: SessionStore) -> AsyncIterator[Client
     cluster = Cluster(server.address)
     ready, stop = asyncio.Event(), asyncio.Event()
     worker = asyncio.create_task(
-        run_worker(cluster, acme_team(), store=store, model=OfflineModel(), workflows=True, ready=ready, stop=stop)
+        run_worker(
+            cluster, acme_team(), store=store, model=OfflineModel(), workflows=True, ready=ready, stop=stop
+        )
     )
     await asyncio.wait_for(ready.wait(), 30)
     try:

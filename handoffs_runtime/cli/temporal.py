@@ -44,7 +44,9 @@ def add_parser(sub: Subcommands) -> None:
     options.add_team_option(worker)
     options.add_model_options(worker)
     options.add_temporal_options(worker, required=True)
-    worker.add_argument("--agents", help="comma-separated agent names (default: every agent of the team)")
+    worker.add_argument(
+        "--agents", help="comma-separated agent names (default: every agent of the team; '' for none)"
+    )
     worker.add_argument("--workflows", action="store_true", help="serve the session workflows too")
     options.add_store_option(worker)
     options.add_verbose_option(worker)
@@ -81,7 +83,7 @@ def run_worker(args: argparse.Namespace) -> int:
     from handoffs_runtime.durable.temporal.worker import served_agents
 
     team = options.team_from_option(args.team)
-    agents = served_agents(team, args.agents.split(",")) if args.agents else None
+    agents = served_agents(team, args.agents.split(",")) if args.agents is not None else None
     choice = options.choose_model(args, team)
     store = options.open_store(args.store)
 
@@ -101,7 +103,8 @@ def run_worker(args: argparse.Namespace) -> int:
         await asyncio.wait([serving, asyncio.ensure_future(ready.wait())], return_when="FIRST_COMPLETED")
         if serving.done():
             serving.result()
-        what = ", ".join(agents or team.names) + (" and the session workflows" if args.workflows else "")
+        served = team.names if agents is None else agents
+        what = ", ".join([*served, *(["the session workflows"] if args.workflows else [])]) or "nothing"
         print(f"temporal worker ready: {what} on {args.address}", flush=True)
         await serving
 

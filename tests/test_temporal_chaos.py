@@ -1,0 +1,97 @@
+"""Chaos on Temporal with real processes: 30 sessions x 5 turns in flight while the worker of every agent
+step is killed with ``kill -9`` and restarted, several times. Read from the store afterwards: nothing
+acknowledged is lost, nothing is stored twice, every session's order is kept."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from handoffs_runtime.durable.temporal import Answered, Cluster, TemporalSessions, connect
+from handoffs_runtime.sessions.open import open_store
+from handoffs_runtime.teams.acme import ITEM_ID
+
+from tests.temporal_support import DevServer, Process, dev_server, start_worker
+
+SESSIONS = 30
+TURNS = ["I want a refund for my shoes", "yes", "buy an anvil for 30 dollars", "yes", "y"]
+"""Five messages: a handoff, the refund, two handoffs, the order asked to confirm, the confirmation (an
+answer to a question in the middle of the order's step)."""
+KILLS = 3
+REFUNDED = f"ACME repairs › Done: look up item → {ITEM_ID}; execute refund → success."
+ORDERED = "ACME sales › Done: execute order → Success."
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[DevServer]:
+    yield from dev_server(tmp_path)
+
+
+async def test_killing_the_agent_worker_loses_nothing_and_repeats_nothing(
+    server: DevServer, tmp_path: Path
+) -> None:
+    store_path = tmp_path / "sessions.sqlite3"
+    workflows = start_worker(server.address, store_path, "--workflows", "--agents", "")
+    agents = start_worker(server.address, store_path)
+    killed = 0
+    done = threading.Event()
+
+    def chaos() -> None:
+        nonlocal agents, killed
+        for _ in range(KILLS):
+            if done.wait(1.5):
+                return
+            agents.kill()  # kill -9, mid-load
+            killed += 1
+            agents = start_worker(server.address, store_path)
+
+    killer = threading.Thread(target=chaos)
+    sessions = TemporalSessions(await connect(Cluster(server.address)))
+
+    async def converse(n: int) -> list[Answered]:
+        return [
+            await sessions.say(f"chaos{n}", text, message_id=f"chaos{n}-{i}") for i, text in enumerate(TURNS)
+        ]
+
+    try:
+        killer.start()
+        started = time.monotonic()
+        answers = await asyncio.wait_for(asyncio.gather(*(converse(n) for n in range(SESSIONS))), 120)
+        print(
+            f"{SESSIONS} sessions x {len(TURNS)} turns in {time.monotonic() - started:.1f} s, {killed} kills"
+        )
+    finally:
+        done.set()
+        await asyncio.to_thread(killer.join, 60)
+        agents.stop()
+        workflows.stop()
+    assert killed >= 2, "the load ended before the worker was killed twice: make it longer"
+    for turns in answers:  # what each person was shown
+        assert [a.question for a in turns][
+            3
+        ] == "Order summary: anvil for 30 dollars for $30. Confirm order? y/n"
+        assert REFUNDED in turns[1].lines and ORDERED in turns[4].lines
+    store = open_store(str(store_path))
+    try:
+        for n in range(SESSIONS):
+            entries = await store.entries(f"chaos{n}")
+            said = [e.text for e in entries if e.kind == "user"]
+            replies = [e.text for e in entries if e.kind == "reply"]
+            questions = [(e.body["prompt"], e.body["answer"]) for e in entries if e.kind == "question"]
+            assert said == TURNS[:4], f"chaos{n}: {said}"  # the fifth is the confirmation's answer
+            assert questions == [("Order summary: anvil for 30 dollars for $30. Confirm order? y/n", "y")]
+            assert [r for r in replies if "Done:" in r] == [
+                REFUNDED.split(" › ")[1],
+                ORDERED.split(" › ")[1],
+            ], f"chaos{n}: {replies}"
+            assert [e.seq for e in entries] == list(range(1, len(entries) + 1))
+            state = await store.get_session(f"chaos{n}")
+            assert state.active_agent == "SalesAgent"
+            assert state.context_seq == state.last_seq
+    finally:
+        await store.close()
