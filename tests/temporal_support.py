@@ -20,15 +20,14 @@ import pytest
 
 pytest.importorskip("temporalio", reason="the temporal extra is not installed: pip install -e '.[temporal]'")
 
-from handoffs_runtime.durable.temporal.devserver import (  # noqa: E402
+from handoffs_runtime.durable.temporal.devserver import (
     dev_server_command,
     free_port,
     temporal_binary,
     wait_ready,
 )
-from handoffs_runtime.errors import DistributedError  # noqa: E402
-
-from tests.cli_support import cli_env  # noqa: E402
+from handoffs_runtime.errors import DistributedError
+from tests.cli_support import cli_env
 
 try:
     temporal_binary()

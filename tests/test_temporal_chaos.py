@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
+pytest.importorskip("temporalio", reason="the temporal extra is not installed: pip install -e '.[temporal]'")
+
 from handoffs_runtime.durable.temporal import Answered, Cluster, TemporalSessions, connect
 from handoffs_runtime.sessions.open import open_store
 from handoffs_runtime.teams.acme import ITEM_ID
-
-from tests.temporal_support import DevServer, Process, dev_server, start_worker
+from tests.temporal_support import DevServer, dev_server, start_worker
 
 SESSIONS = 30
 TURNS = ["I want a refund for my shoes", "yes", "buy an anvil for 30 dollars", "yes", "y"]

@@ -6,8 +6,11 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from handoffs_runtime.teams.acme import ITEM_ID
+import pytest
 
+pytest.importorskip("temporalio", reason="the temporal extra is not installed: pip install -e '.[temporal]'")
+
+from handoffs_runtime.teams.acme import ITEM_ID
 from tests.cli_support import run_handoffs
 from tests.temporal_support import Process, free_port, start_worker
 

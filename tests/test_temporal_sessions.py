@@ -8,6 +8,8 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+
+pytest.importorskip("temporalio", reason="the temporal extra is not installed: pip install -e '.[temporal]'")
 from autogen_core.models import UserMessage
 from temporalio.api.history.v1 import History
 from temporalio.client import Client, WorkflowExecutionStatus
@@ -17,7 +19,6 @@ from handoffs_runtime.models.offline import OfflineModel
 from handoffs_runtime.sessions.open import open_store
 from handoffs_runtime.sessions.store import SessionStore
 from handoffs_runtime.teams.acme import ITEM_ID, acme_team
-
 from tests.temporal_support import DevServer, dev_server
 
 HISTORY_BYTES_PER_TURN = 6 * 1024
