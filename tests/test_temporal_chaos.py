@@ -1,6 +1,7 @@
-"""Chaos on Temporal with real processes: 30 sessions x 5 turns in flight while the worker of every agent
-step is killed with ``kill -9`` and restarted, several times. Read from the store afterwards: nothing
-acknowledged is lost, nothing is stored twice, every session's order is kept."""
+"""Chaos on Temporal with real processes: 30 sessions x 5 turns in flight while one part is killed with
+``kill -9`` and restarted, several times: the worker of the agent steps, the workflow worker, the Temporal
+server itself (on the same database). Read from the store afterwards: nothing acknowledged is lost,
+nothing is stored twice, every session's order is kept."""
 
 from __future__ import annotations
 
@@ -33,8 +34,9 @@ def server(tmp_path: Path) -> Iterator[DevServer]:
     yield from dev_server(tmp_path)
 
 
-async def test_killing_the_agent_worker_loses_nothing_and_repeats_nothing(
-    server: DevServer, tmp_path: Path
+@pytest.mark.parametrize("victim", ["agent worker", "workflow worker", "server"])
+async def test_killing_a_part_mid_load_loses_nothing_and_repeats_nothing(
+    server: DevServer, tmp_path: Path, victim: str
 ) -> None:
     store_path = tmp_path / "sessions.sqlite3"
     workflows = start_worker(server.address, store_path, "--workflows", "--agents", "")
@@ -43,13 +45,20 @@ async def test_killing_the_agent_worker_loses_nothing_and_repeats_nothing(
     done = threading.Event()
 
     def chaos() -> None:
-        nonlocal agents, killed
+        nonlocal agents, workflows, killed
         for _ in range(KILLS):
             if done.wait(1.5):
                 return
-            agents.kill()  # kill -9, mid-load
-            killed += 1
-            agents = start_worker(server.address, store_path)
+            killed += 1  # each kill is kill -9, mid-load
+            if victim == "agent worker":
+                agents.kill()
+                agents = start_worker(server.address, store_path)
+            elif victim == "workflow worker":
+                workflows.kill()
+                workflows = start_worker(server.address, store_path, "--workflows", "--agents", "")
+            else:
+                server.kill()
+                server.start()
 
     killer = threading.Thread(target=chaos)
     sessions = TemporalSessions(await connect(Cluster(server.address)))
@@ -62,7 +71,7 @@ async def test_killing_the_agent_worker_loses_nothing_and_repeats_nothing(
     try:
         killer.start()
         started = time.monotonic()
-        answers = await asyncio.wait_for(asyncio.gather(*(converse(n) for n in range(SESSIONS))), 120)
+        answers = await asyncio.wait_for(asyncio.gather(*(converse(n) for n in range(SESSIONS))), 150)
         print(
             f"{SESSIONS} sessions x {len(TURNS)} turns in {time.monotonic() - started:.1f} s, {killed} kills"
         )

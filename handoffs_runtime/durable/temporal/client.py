@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from datetime import timedelta
 
 from temporalio.client import Client, WithStartWorkflowOperation, WorkflowUpdateFailedError
 from temporalio.common import WorkflowIDConflictPolicy
@@ -25,8 +26,11 @@ from handoffs_runtime.durable.temporal.values import (
 from handoffs_runtime.durable.temporal.workflow import SessionWorkflow
 from handoffs_runtime.errors import DistributedError
 
-SEND_ATTEMPTS = 5
-"""Tries of one message while its workflow ends or the server restarts; each retry has the same id."""
+SEND_ATTEMPTS = 12
+"""Tries of one message while its workflow ends or the server restarts (about 15 s in all); each retry
+has the same id, so a message that did arrive is answered, not run again."""
+TASK_TIMEOUT = timedelta(seconds=3)
+"""A workflow task whose worker died is given to another one after this long (10 s by default)."""
 
 
 class TemporalSessions:
@@ -52,6 +56,7 @@ class TemporalSessions:
                 id=session_id,
                 task_queue=SESSIONS_QUEUE,
                 id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+                task_timeout=TASK_TIMEOUT,
             )
             try:
                 answered: Answered = await self._client.execute_update_with_start_workflow(
@@ -63,5 +68,5 @@ class TemporalSessions:
             except RPCError as exc:  # the workflow ended under the Update, or the server is restarting
                 if attempt == SEND_ATTEMPTS:
                     raise DistributedError(f"the message could not be delivered: {exc}") from exc
-                await asyncio.sleep(0.2 * attempt)
+                await asyncio.sleep(min(0.25 * attempt, 2.0))
         raise AssertionError("unreachable")

@@ -11,6 +11,7 @@ import asyncio
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AsyncExitStack
+from datetime import timedelta
 
 from autogen_core.models import ChatCompletionClient
 from temporalio.worker import Worker
@@ -75,6 +76,7 @@ async def run_worker(
                 activities=[sessions.open_session, sessions.record_said],
                 workflow_task_executor=ThreadPoolExecutor(max_workers=4),
                 workflow_runner=SANDBOX,
+                sticky_queue_schedule_to_start_timeout=timedelta(seconds=3),
             )
         )
     try:
