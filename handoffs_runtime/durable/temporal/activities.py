@@ -1,6 +1,6 @@
 """The activities of a session's workflow: the store's reads and writes, and one agent step each.
 
-``open_session`` and ``record_said`` run on the sessions queue (the workflow worker's); ``agent_step``
+``open_session`` and ``record_said`` run as local activities of the workflow worker; ``agent_step``
 on the queue named after the agent type, in any worker that serves it. All of them take the session by
 reference and write fenced by the expected sequence number (see :mod:`handoffs_runtime.durable.fenced`),
 so a retry, or a step that a killed worker had finished, reads back what is stored.

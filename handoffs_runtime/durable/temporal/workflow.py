@@ -2,7 +2,7 @@
 
 The workflow only decides and carries small state (:class:`~.values.Carried`): who answers next, the
 store's sequence number, the last answered message ids, a question waiting for the person. Every side
-effect is an activity: the person's message stored (on the sessions queue), each agent's turn (on the
+effect is an activity: the person's message stored (a local activity), each agent's turn (on the
 queue named after the agent type). A handoff moves the conversation to the next step; a step that needs
 a person ends, and the workflow waits for the answer as the session's next message. No execution
 timeout: an idle timer ends the workflow, and the next message starts a new one from the store.
@@ -22,7 +22,6 @@ with workflow.unsafe.imports_passed_through():
     from handoffs_runtime.durable.temporal.values import (
         RECENT,
         SAY,
-        SESSIONS_QUEUE,
         WORKFLOW,
         Answered,
         Carried,
@@ -116,11 +115,10 @@ class SessionWorkflow:
         else:
             agent, path, answers = state.active_agent, [state.active_agent], []
             request = SaidRequest(self._input.session_id, said.text, agent, state.seq)
-            state.seq = await workflow.execute_activity(
+            state.seq = await workflow.execute_local_activity(
                 "record_said",
                 request,
                 result_type=int,
-                task_queue=SESSIONS_QUEUE,
                 start_to_close_timeout=timedelta(seconds=30),
                 retry_policy=STORE_RETRY,
             )
@@ -148,11 +146,10 @@ class SessionWorkflow:
 
     async def _opened(self) -> Carried:
         if self._state is None:
-            opened = await workflow.execute_activity(
+            opened = await workflow.execute_local_activity(
                 "open_session",
                 OpenRequest(self._input.session_id),
                 result_type=Opened,
-                task_queue=SESSIONS_QUEUE,
                 start_to_close_timeout=timedelta(seconds=30),
                 retry_policy=STORE_RETRY,
             )
