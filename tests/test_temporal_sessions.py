@@ -4,18 +4,22 @@ from the store, a client's retry answered once, and a long session's history (co
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("temporalio", reason="the temporal extra is not installed: pip install -e '.[temporal]'")
-from autogen_core.models import UserMessage
+from autogen_core.models import ChatCompletionClient, LLMMessage, UserMessage
+from autogen_core.tools import ToolSchema
 from temporalio.api.history.v1 import History
 from temporalio.client import Client, WorkflowExecutionStatus
 
+from handoffs_runtime.agents.ai import MODEL_ERROR_REPLY
 from handoffs_runtime.durable.temporal import Cluster, TemporalSessions, connect, run_worker
 from handoffs_runtime.models.offline import OfflineModel
+from handoffs_runtime.models.scripted import FunctionModel
 from handoffs_runtime.sessions.open import open_store
 from handoffs_runtime.sessions.store import SessionStore
 from handoffs_runtime.teams.acme import ITEM_ID, acme_team
@@ -39,15 +43,15 @@ async def store(tmp_path: Path) -> AsyncIterator[SessionStore]:
     await opened.close()
 
 
-@pytest.fixture
-async def client(server: DevServer, store: SessionStore) -> AsyncIterator[Client]:
-    """A worker of every agent type and the workflows, in this process, until the test ends."""
+@asynccontextmanager
+async def serving(
+    server: DevServer, store: SessionStore, model: ChatCompletionClient
+) -> AsyncIterator[Client]:
+    """A worker of every agent type and the workflows, in this process, on ``model``."""
     cluster = Cluster(server.address)
     ready, stop = asyncio.Event(), asyncio.Event()
     worker = asyncio.create_task(
-        run_worker(
-            cluster, acme_team(), store=store, model=OfflineModel(), workflows=True, ready=ready, stop=stop
-        )
+        run_worker(cluster, acme_team(), store=store, model=model, workflows=True, ready=ready, stop=stop)
     )
     await asyncio.wait_for(ready.wait(), 30)
     try:
@@ -55,6 +59,12 @@ async def client(server: DevServer, store: SessionStore) -> AsyncIterator[Client
     finally:
         stop.set()
         await asyncio.wait_for(worker, 30)
+
+
+@pytest.fixture
+async def client(server: DevServer, store: SessionStore) -> AsyncIterator[Client]:
+    async with serving(server, store, OfflineModel()) as connected:
+        yield connected
 
 
 async def test_a_message_after_the_idle_end_resumes_the_session_from_the_store(
@@ -111,3 +121,36 @@ async def test_a_60_turn_session_keeps_its_history_small_and_its_context_over_co
     in_context = [m.content for m in state.context if isinstance(m, UserMessage)]
     assert in_context == words
     assert [e.text for e in await store.entries("long1") if e.kind == "user"] == words
+
+
+async def test_a_transient_model_failure_is_tried_again_and_a_permanent_one_is_not(
+    server: DevServer, store: SessionStore
+) -> None:
+    calls: list[str] = []
+
+    def respond(messages: Sequence[LLMMessage], tools: Sequence[ToolSchema]) -> str:
+        said = str(messages[-1].content)
+        calls.append(said)
+        if said == "flaky" and calls.count(said) <= 2:
+            raise TimeoutError("the model is slow right now")  # transient: the apology fits
+        if said == "always slow":
+            raise TimeoutError("the model is slow right now")
+        if said == "broken":
+            raise ValueError("the answer is not JSON")  # permanent: explained at once
+        return f"answered {said}"
+
+    async with serving(server, store, FunctionModel(respond)) as client:
+        sessions = TemporalSessions(client)
+        flaky = await sessions.say("fail1", "flaky")
+        broken = await sessions.say("fail1", "broken")
+        slow = await sessions.say("fail1", "always slow")
+    assert flaky.lines == ["ACME assistant › answered flaky"]
+    assert calls.count("flaky") == 3  # two failures tried again, then the answer
+    assert calls.count("broken") == 1
+    assert broken.lines[0].startswith(
+        "ACME assistant › Sorry, I can't answer: the model server's answer could not"
+    )
+    assert calls.count("always slow") == 4  # the step's every try; the last one's apology is the answer
+    assert slow.lines == [f"ACME assistant › {MODEL_ERROR_REPLY}"]
+    replies = [e.text for e in await store.entries("fail1") if e.kind == "reply"]
+    assert len(replies) == 3  # one stored answer per message, whatever the tries
