@@ -161,14 +161,29 @@ TEMPORAL_API_KEY_ENV = "TEMPORAL_API_KEY"
 """Where a Temporal cloud namespace's API key is read from: never a command-line argument."""
 
 
+def add_address_option(
+    parser: argparse.ArgumentParser, *, help_text: str, default: str | None = None, required: bool = False
+) -> None:
+    """``--address HOST:PORT``: where this command listens (``host``) or what it reaches (Temporal)."""
+    parser.add_argument("--address", metavar="HOST:PORT", default=default, required=required, help=help_text)
+
+
+def add_port_option(parser: argparse.ArgumentParser, *, default: int, help_text: str) -> None:
+    """``--port N``: the port this command's server listens on."""
+    parser.add_argument("--port", type=int, default=default, help=help_text)
+
+
+def add_agents_option(parser: argparse.ArgumentParser, *, none_allowed: bool = False) -> None:
+    """``--agents A,B``: the agent types a worker serves."""
+    none = "; '' for none" if none_allowed else ""
+    parser.add_argument(
+        "--agents", help=f"comma-separated agent names (default: every agent of the team{none})"
+    )
+
+
 def add_temporal_options(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
     """``--address HOST:PORT``, ``--namespace``, ``--tls``: the Temporal cluster (key: the environment)."""
-    parser.add_argument(
-        "--address",
-        metavar="HOST:PORT",
-        required=required,
-        help="the Temporal server (with --engine temporal)",
-    )
+    add_address_option(parser, required=required, help_text="the Temporal server (with --engine temporal)")
     parser.add_argument("--namespace", default="default", help="the Temporal namespace (default: default)")
     parser.add_argument(
         "--tls",

@@ -37,16 +37,14 @@ def add_parser(sub: Subcommands) -> None:
     commands = temporal.add_subparsers(dest="temporal_command", required=True)
     dev = commands.add_parser("dev", help="the pinned Temporal dev server on loopback (SQLite, WAL)")
     dev.add_argument("--db", metavar="FILE", default="temporal.db", help="its state (default: temporal.db)")
-    dev.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"its port (default: {DEFAULT_PORT})")
+    options.add_port_option(dev, default=DEFAULT_PORT, help_text=f"its port (default: {DEFAULT_PORT})")
     dev.add_argument("--ui", action="store_true", help="serve the Temporal web UI too")
     dev.set_defaults(run=run_dev)
     worker = commands.add_parser("worker", help="serve session workflows and agent steps")
     options.add_team_option(worker)
     options.add_model_options(worker)
     options.add_temporal_options(worker, required=True)
-    worker.add_argument(
-        "--agents", help="comma-separated agent names (default: every agent of the team; '' for none)"
-    )
+    options.add_agents_option(worker, none_allowed=True)
     worker.add_argument("--workflows", action="store_true", help="serve the session workflows too")
     options.add_store_option(worker)
     options.add_verbose_option(worker)
