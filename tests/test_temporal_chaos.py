@@ -42,13 +42,16 @@ async def test_killing_a_part_mid_load_loses_nothing_and_repeats_nothing(
     workflows = start_worker(server.address, store_path, "--workflows", "--agents", "")
     agents = start_worker(server.address, store_path)
     killed = 0
+    acknowledged = 0  # answers the people got so far: each kill waits for its share of the load
     done = threading.Event()
+    total = SESSIONS * len(TURNS)
 
     def chaos() -> None:
         nonlocal agents, workflows, killed
-        for _ in range(KILLS):
-            if done.wait(1.5):
-                return
+        for k in range(1, KILLS + 1):
+            while acknowledged < total * k // (KILLS + 2):  # kills at 1/5, 2/5, 3/5 of the load
+                if done.wait(0.05):
+                    return
             killed += 1  # each kill is kill -9, mid-load
             if victim == "agent worker":
                 agents.kill()
@@ -64,9 +67,12 @@ async def test_killing_a_part_mid_load_loses_nothing_and_repeats_nothing(
     sessions = TemporalSessions(await connect(Cluster(server.address)))
 
     async def converse(n: int) -> list[Answered]:
-        return [
-            await sessions.say(f"chaos{n}", text, message_id=f"chaos{n}-{i}") for i, text in enumerate(TURNS)
-        ]
+        nonlocal acknowledged
+        answers = []
+        for i, text in enumerate(TURNS):
+            answers.append(await sessions.say(f"chaos{n}", text, message_id=f"chaos{n}-{i}"))
+            acknowledged += 1
+        return answers
 
     try:
         killer.start()
@@ -80,7 +86,7 @@ async def test_killing_a_part_mid_load_loses_nothing_and_repeats_nothing(
         await asyncio.to_thread(killer.join, 60)
         agents.stop()
         workflows.stop()
-    assert killed >= 2, "the load ended before the worker was killed twice: make it longer"
+    assert killed == KILLS
     for turns in answers:  # what each person was shown
         assert [a.question for a in turns][
             3
