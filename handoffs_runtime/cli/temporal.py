@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import subprocess
 import sys
 import uuid
 from typing import TYPE_CHECKING
@@ -52,15 +51,13 @@ def add_parser(sub: Subcommands) -> None:
 
 
 def run_dev(args: argparse.Namespace) -> int:
-    """Run the dev server in the foreground until it is stopped."""
+    """Become the dev server (``exec``): a signal to this process's pid reaches the server itself."""
     from handoffs_runtime.durable.temporal.devserver import dev_server_command
 
     command = dev_server_command(db=args.db, port=args.port, ui=args.ui)
     print(f"temporal dev server on 127.0.0.1:{args.port} (state in {args.db})", flush=True)
-    try:
-        return subprocess.call(command)
-    except KeyboardInterrupt:
-        return 0
+    sys.stderr.flush()
+    os.execv(command[0], command)
 
 
 def cluster_from(args: argparse.Namespace) -> Cluster:
