@@ -34,7 +34,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("telemetry",),
     ("team",),
     ("teams",),
-    ("distributed",),
+    ("distributed", "durable"),
     ("web",),
     ("cli",),
     ("__init__", "__main__"),

@@ -10,10 +10,12 @@ from typing import Any
 
 from handoffs_runtime.channels.console import ConsoleChannel
 from handoffs_runtime.channels.console_stream import StreamingConsoleChannel
+from handoffs_runtime.cli import temporal
 from handoffs_runtime.cli.options import (
     Subcommands,
     add_connect_timeout_option,
     add_credentials_option,
+    add_engine_option,
     add_host_option,
     add_max_message_option,
     add_model_options,
@@ -65,11 +67,14 @@ def add_parser(sub: Subcommands) -> None:
     )
     add_connect_timeout_option(chat, when="with --host: ")
     add_credentials_option(chat, role="frontend")
+    add_engine_option(chat)
     chat.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     team = team_from_option(args.team)
+    if args.engine == "temporal":  # the workers call the models; this terminal only sends and shows
+        return temporal.chat(args, team)
     if args.host:  # a front end: the workers call the models (and decide whether replies stream)
         channel = (ConsoleChannel if args.no_stream else StreamingConsoleChannel)(colour=_colour(args))
         _trace(args, channel)

@@ -14,10 +14,10 @@ from handoffs_runtime.distributed.options import Address
 
 def add_parser(sub: Subcommands) -> None:
     host = sub.add_parser("host", help="run the gRPC host that workers and chat front ends join")
-    host.add_argument(
-        "--address",
+    options.add_address_option(
+        host,
         default="127.0.0.1:50051",
-        help="HOST:PORT to listen on (default: 127.0.0.1:50051; port 0 = any free port)",
+        help_text="HOST:PORT to listen on (default: 127.0.0.1:50051; port 0 = any free port)",
     )
     options.add_max_message_option(host)
     options.add_verbose_option(host)

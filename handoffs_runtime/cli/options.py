@@ -157,6 +157,52 @@ def add_max_message_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+TEMPORAL_API_KEY_ENV = "TEMPORAL_API_KEY"
+"""Where a Temporal cloud namespace's API key is read from: never a command-line argument."""
+
+
+def add_address_option(
+    parser: argparse.ArgumentParser, *, help_text: str, default: str | None = None, required: bool = False
+) -> None:
+    """``--address HOST:PORT``: where this command listens (``host``) or what it reaches (Temporal)."""
+    parser.add_argument("--address", metavar="HOST:PORT", default=default, required=required, help=help_text)
+
+
+def add_port_option(parser: argparse.ArgumentParser, *, default: int, help_text: str) -> None:
+    """``--port N``: the port this command's server listens on."""
+    parser.add_argument("--port", type=int, default=default, help=help_text)
+
+
+def add_agents_option(parser: argparse.ArgumentParser, *, none_allowed: bool = False) -> None:
+    """``--agents A,B``: the agent types a worker serves."""
+    none = "; '' for none" if none_allowed else ""
+    parser.add_argument(
+        "--agents", help=f"comma-separated agent names (default: every agent of the team{none})"
+    )
+
+
+def add_temporal_options(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
+    """``--address HOST:PORT``, ``--namespace``, ``--tls``: the Temporal cluster (key: the environment)."""
+    add_address_option(parser, required=required, help_text="the Temporal server (with --engine temporal)")
+    parser.add_argument("--namespace", default="default", help="the Temporal namespace (default: default)")
+    parser.add_argument(
+        "--tls",
+        action="store_true",
+        help=f"TLS to the Temporal server (on when ${TEMPORAL_API_KEY_ENV} is set)",
+    )
+
+
+def add_engine_option(parser: argparse.ArgumentParser) -> None:
+    """``--engine``: which engine carries the session (with ``--address`` for Temporal)."""
+    parser.add_argument(
+        "--engine",
+        choices=("in-process", "temporal"),
+        default="in-process",
+        help="in this process (default), or as a Temporal workflow (needs --address)",
+    )
+    add_temporal_options(parser)
+
+
 def add_connect_timeout_option(parser: argparse.ArgumentParser, *, when: str = "") -> None:
     """``--connect-timeout S``: how long to look for the host at start; ``when`` prefixes the help."""
     parser.add_argument(

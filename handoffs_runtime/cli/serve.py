@@ -23,7 +23,7 @@ def add_parser(sub: Subcommands) -> None:
     options.add_team_option(serve)
     options.add_model_options(serve)
     serve.add_argument("--bind", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8000, help="port (default: 8000; 0 = any free port)")
+    options.add_port_option(serve, default=8000, help_text="port (default: 8000; 0 = any free port)")
     serve.add_argument(
         "--operator-token-file",
         type=Path,

@@ -19,7 +19,7 @@ from handoffs_runtime.telemetry.setup import add_trace_option, install_from_opti
 def add_parser(sub: Subcommands) -> None:
     worker = sub.add_parser("worker", help="serve some of the team's agents for a host")
     options.add_host_option(worker, help_text="the host to serve", required=True)
-    worker.add_argument("--agents", help="comma-separated agent names (default: every agent of the team)")
+    options.add_agents_option(worker)
     worker.add_argument("--shard", metavar="i/N", help="serve the i-th (from 0) of N shares of the sessions")
     options.add_team_option(worker)
     options.add_model_options(worker)

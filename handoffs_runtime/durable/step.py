@@ -1,0 +1,315 @@
+"""One agent step, engine-neutral: the session read from the store, one agent's turn, its end stored.
+
+A durable engine (Temporal, or any other) carries only small state: who holds the conversation, the
+store's sequence number it expects, the turn's path. It asks :class:`AgentSteps` to run one agent's
+turn and gets a :class:`StepOutcome`: the agent replied, handed the conversation on, or needs a person
+mid-turn (a tool's confirmation, the human agent). Why the registered agents and not the tool loop
+alone: ``register_agents`` runs the very ``AIAgent`` (handoff checks, filters, loop guard, the apology
+for a failed model) that the in-process and gRPC engines run, so the engines cannot drift apart.
+
+Each agent type served here gets a runtime of its own with that one agent registered; everything the
+agent publishes (its reply to the person, the conversation handed to another agent, handoff events) is
+caught by :class:`_Outbox` instead of being delivered, so a step is exactly one agent's turn.
+
+A person is never waited on inside a step: the channel's ``ask`` ends the step with the question
+(:class:`_PersonNeeded` unwinds the turn); the engine waits for the answer and runs the step again with
+the answers so far, which the channel gives back when the same question is asked again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from autogen_core import MessageContext, TypeSubscription, message_handler
+from autogen_core.models import ChatCompletionClient
+
+from handoffs_runtime.agents.ai import MODEL_ERROR_REPLY
+from handoffs_runtime.agents.routing import SessionAgent
+from handoffs_runtime.durable.fenced import (
+    FenceError,
+    StoredStep,
+    describe_entries,
+    read_conversation,
+    write_step,
+)
+from handoffs_runtime.errors import HandoffsError
+from handoffs_runtime.messages import (
+    AgentResponse,
+    Event,
+    HandoffEvent,
+    Person,
+    UserTask,
+    user_task,
+)
+from handoffs_runtime.runtime.single_threaded import HandoffsRuntime
+from handoffs_runtime.sessions.store import SessionStore
+from handoffs_runtime.team.register import register_agents
+from handoffs_runtime.team.spec import TeamSpec
+from handoffs_runtime.topics import HANDOFF_EVENTS, session_topic
+
+logger = logging.getLogger("handoffs_runtime")
+
+OUTBOX = "durable_step_outbox"
+"""The agent type that catches what a step's agent publishes."""
+
+StepKind = Literal["reply", "handoff", "question"]
+Answer = tuple[str, str | None]
+"""A question put to a person during the step, and their answer."""
+
+
+class TransientStepError(HandoffsError):
+    """The model failed in a way that may pass (a timeout, an overloaded server): worth another try."""
+
+
+class StepTimeoutError(TransientStepError):
+    """The agent did not finish its turn within the step's bound."""
+
+
+@dataclass(frozen=True, slots=True)
+class StepRequest:
+    """One agent's turn, by reference: the conversation is whatever the store holds at ``expected_seq``."""
+
+    session_id: str
+    agent: str
+    expected_seq: int
+    path: tuple[str, ...] = ()
+    """Who held the conversation since the person last spoke (the loop guard reads it)."""
+    answers: tuple[Answer, ...] = ()
+    """Questions the person already answered in this turn: asked again, they are answered at once."""
+    last_try: bool = True
+    """Whether a transient model failure is the final word (else it raises ``TransientStepError``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StepOutcome:
+    """How a step ended, and what the person is shown of it (lines, in order)."""
+
+    kind: StepKind
+    agent: str
+    seq: int
+    """The store's last sequence number after the step (unchanged when it waits for a person)."""
+    lines: tuple[str, ...] = ()
+    target: str = ""
+    """The agent the conversation went to (``handoff``)."""
+    question: str = ""
+    """What the person is asked (``question``)."""
+    person: Person = "customer"
+
+
+class _PersonNeeded(BaseException):
+    """Unwinds a turn that needs a person: a ``BaseException``, so no tool or agent turns it into a
+    result or an apology on the way out."""
+
+
+@dataclass
+class _Turn:
+    """What one running step has caught so far."""
+
+    request: StepRequest
+    done: asyncio.Future[UserTask | AgentResponse | None]
+    events: list[HandoffEvent] = field(default_factory=list)
+    asked: list[Answer] = field(default_factory=list)
+    question: tuple[str, Person] | None = None
+
+
+class _StepChannel:
+    """The channel of a step's agent: questions end the step unless the person answered them already.
+    What the agent shows is not kept: the person is shown what the step stored."""
+
+    shows_progress = False
+
+    def __init__(self, turns: Mapping[str, _Turn]) -> None:
+        self._turns = turns
+
+    async def ask(self, session_id: str, prompt: str, *, person: Person = "customer") -> str | None:
+        turn = self._turns.get(session_id)
+        if turn is None:
+            return None
+        given = [a for p, a in turn.request.answers if p == prompt]
+        used = sum(1 for p, _ in turn.asked if p == prompt)
+        if used < len(given):
+            turn.asked.append((prompt, given[used]))
+            return given[used]
+        turn.question = (prompt, person)
+        if not turn.done.done():
+            turn.done.set_result(None)
+        raise _PersonNeeded(prompt)
+
+    async def show(self, session_id: str, event: Event) -> None:
+        return None
+
+
+class _Outbox(SessionAgent):
+    """Catches what the step's agent publishes: the reply or the handed-on task ends the step."""
+
+    def __init__(self, turns: Mapping[str, _Turn]) -> None:
+        super().__init__("what one agent step publishes")
+        self._turns = turns
+
+    def _turn(self) -> _Turn | None:
+        return self._turns.get(self.id.key)
+
+    @message_handler
+    async def on_reply(self, message: AgentResponse, ctx: MessageContext) -> None:
+        self._end(message)
+
+    @message_handler
+    async def on_task(self, message: UserTask, ctx: MessageContext) -> None:
+        self._end(message)
+
+    @message_handler
+    async def on_event(self, message: HandoffEvent, ctx: MessageContext) -> None:
+        turn = self._turn()
+        if turn is not None and message.session_id == self.id.key:
+            turn.events.append(message)
+
+    def _end(self, message: UserTask | AgentResponse) -> None:
+        turn = self._turn()
+        if turn is not None and not turn.done.done():
+            turn.done.set_result(message)
+
+
+class AgentSteps:
+    """Runs agent steps for the agent types this process serves, reading and writing ``store``.
+
+    Example::
+
+        steps = await AgentSteps.start(team, store=store, model=model, agents=["SalesAgent"])
+        outcome = await steps.run(StepRequest("s1", "SalesAgent", expected_seq=3))
+    """
+
+    def __init__(self, team: TeamSpec, store: SessionStore, *, step_timeout: float) -> None:
+        self.team = team
+        self.store = store
+        self.step_timeout = step_timeout
+        self._runtimes: dict[str, HandoffsRuntime] = {}
+        self._turns: dict[str, dict[str, _Turn]] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    @classmethod
+    async def start(
+        cls,
+        team: TeamSpec,
+        *,
+        store: SessionStore,
+        model: ChatCompletionClient | None,
+        models: Mapping[str, ChatCompletionClient] | None = None,
+        agents: Iterable[str] | None = None,
+        step_timeout: float = 300.0,
+    ) -> AgentSteps:
+        """Register each served agent type on a runtime of its own, its outbox catching the rest."""
+        steps = cls(team, store, step_timeout=step_timeout)
+        served = list(agents) if agents is not None else [a.name for a in team.agents]
+        topics = {team.user_topic, HANDOFF_EVENTS, *team.names}
+        for name in served:
+            turns: dict[str, _Turn] = {}
+            runtime = HandoffsRuntime(ignore_unhandled_exceptions=True)
+            channel = _StepChannel(turns)
+            await register_agents(runtime, team, only=[name], model=model, models=models, channel=channel)
+            await _Outbox.register(runtime, OUTBOX, lambda turns=turns: _Outbox(turns))  # type: ignore[misc]
+            for topic in sorted(topics - {name}):
+                await runtime.add_subscription(TypeSubscription(topic_type=topic, agent_type=OUTBOX))
+            runtime.start()
+            steps._runtimes[name] = runtime
+            steps._turns[name] = turns
+        return steps
+
+    @property
+    def agents(self) -> list[str]:
+        return list(self._runtimes)
+
+    async def run(self, request: StepRequest, *, beat: Callable[[], None] | None = None) -> StepOutcome:
+        """Run ``request``'s step once, or read back what an earlier try of it stored (first writer wins)."""
+        runtime = self._runtimes.get(request.agent)
+        if runtime is None:
+            raise HandoffsError(f"this worker does not serve {request.agent}; serve it with --agents")
+        lock = self._locks.setdefault(request.session_id, asyncio.Lock())
+        async with lock:  # a zombie try of the same step in this process finishes first
+            stored = await self._read_back(request)
+            if stored is not None:
+                return stored
+            return await self._run(runtime, self._turns[request.agent], request, beat)
+
+    async def _read_back(self, request: StepRequest) -> StepOutcome | None:
+        """The outcome an earlier try of ``request`` stored, or ``None`` when nothing is stored yet."""
+        state = await self.store.get_session(request.session_id)
+        if state.last_seq == request.expected_seq:
+            return None
+        if state.last_seq < request.expected_seq:
+            raise FenceError(
+                f"session {request.session_id} ends at {state.last_seq}, before {request.expected_seq}: "
+                "the store is older than the engine's state"
+            )
+        entries = await self.store.entries(request.session_id, after=request.expected_seq)
+        lines = tuple(describe_entries(entries, self.team.labels))
+        handed = None
+        for entry in entries:
+            event = entry.event()
+            if event is not None and event.outcome == "handoff" and event.source == request.agent:
+                handed = event
+            elif entry.kind == "reply":
+                handed = None
+        if handed is not None:
+            return StepOutcome("handoff", request.agent, state.last_seq, lines, target=handed.target)
+        return StepOutcome("reply", state.active_agent, state.last_seq, lines)
+
+    async def _run(
+        self,
+        runtime: HandoffsRuntime,
+        turns: dict[str, _Turn],
+        request: StepRequest,
+        beat: Callable[[], None] | None,
+    ) -> StepOutcome:
+        session = request.session_id
+        conversation = await read_conversation(self.store, session)
+        turn = _Turn(request, asyncio.get_running_loop().create_future())
+        turns[session] = turn
+        try:
+            task = user_task(conversation, list(request.path or (request.agent,)))
+            await runtime.publish_message(task, topic_id=session_topic(request.agent, session))
+            result = await self._wait(turn, beat)
+        finally:
+            turns.pop(session, None)
+        if result is None:
+            prompt, person = turn.question or ("", "customer")
+            return StepOutcome(
+                "question", request.agent, request.expected_seq, question=prompt, person=person
+            )
+        if isinstance(result, AgentResponse) and _transient(result) and not request.last_try:
+            raise TransientStepError(f"{request.agent}'s model failed in session {session}; trying again")
+        step = StoredStep(conversation, result, turn.events, turn.asked, request.agent)
+        seq = await write_step(self.store, request, step)
+        entries = await self.store.entries(session, after=request.expected_seq)
+        lines = tuple(describe_entries(entries, self.team.labels))
+        if isinstance(result, AgentResponse):
+            return StepOutcome("reply", result.reply_to_topic_type, seq, lines)
+        target = result.turn_path[-1] if result.turn_path else request.agent
+        return StepOutcome("handoff", request.agent, seq, lines, target=target)
+
+    async def _wait(self, turn: _Turn, beat: Callable[[], None] | None) -> UserTask | AgentResponse | None:
+        """The step's end, heartbeating each second; bounded by ``step_timeout``."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.step_timeout
+        while True:
+            left = deadline - loop.time()
+            if left <= 0:
+                raise StepTimeoutError(f"{turn.request.agent} took over {self.step_timeout:g} s")
+            try:
+                return await asyncio.wait_for(asyncio.shield(turn.done), min(1.0, left))
+            except TimeoutError:
+                if beat is not None:
+                    beat()
+
+    async def close(self) -> None:
+        for runtime in self._runtimes.values():
+            await runtime.stop()
+
+
+def _transient(response: AgentResponse) -> bool:
+    """Whether the agent answered with the apology for a model failure that may pass."""
+    last = response.context[-1] if response.context else None
+    return last is not None and getattr(last, "content", None) == MODEL_ERROR_REPLY

@@ -1,0 +1,113 @@
+"""Chaos on Temporal with real processes: 30 sessions x 5 turns in flight while one part is killed with
+``kill -9`` and restarted, several times: the worker of the agent steps, the workflow worker, the Temporal
+server itself (on the same database). Read from the store afterwards: nothing acknowledged is lost,
+nothing is stored twice, every session's order is kept."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("temporalio", reason="the temporal extra is not installed: pip install -e '.[temporal]'")
+
+from handoffs_runtime.durable.temporal import Answered, Cluster, TemporalSessions, connect
+from handoffs_runtime.sessions.open import open_store
+from handoffs_runtime.teams.acme import ITEM_ID
+from tests.temporal_support import DevServer, dev_server, start_worker
+
+SESSIONS = 30
+TURNS = ["I want a refund for my shoes", "yes", "buy an anvil for 30 dollars", "yes", "y"]
+"""Five messages: a handoff, the refund, two handoffs, the order asked to confirm, the confirmation (an
+answer to a question in the middle of the order's step)."""
+KILLS = 3
+REFUNDED = f"ACME repairs › Done: look up item → {ITEM_ID}; execute refund → success."
+ORDERED = "ACME sales › Done: execute order → Success."
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[DevServer]:
+    yield from dev_server(tmp_path)
+
+
+@pytest.mark.parametrize("victim", ["agent worker", "workflow worker", "server"])
+async def test_killing_a_part_mid_load_loses_nothing_and_repeats_nothing(
+    server: DevServer, tmp_path: Path, victim: str
+) -> None:
+    store_path = tmp_path / "sessions.sqlite3"
+    workflows = start_worker(server.address, store_path, "--workflows", "--agents", "")
+    agents = start_worker(server.address, store_path)
+    killed = 0
+    acknowledged = 0  # answers the people got so far: each kill waits for its share of the load
+    done = threading.Event()
+    total = SESSIONS * len(TURNS)
+
+    def chaos() -> None:
+        nonlocal agents, workflows, killed
+        for k in range(1, KILLS + 1):
+            while acknowledged < total * k // (KILLS + 2):  # kills at 1/5, 2/5, 3/5 of the load
+                if done.wait(0.05):
+                    return
+            killed += 1  # each kill is kill -9, mid-load
+            if victim == "agent worker":
+                agents.kill()
+                agents = start_worker(server.address, store_path)
+            elif victim == "workflow worker":
+                workflows.kill()
+                workflows = start_worker(server.address, store_path, "--workflows", "--agents", "")
+            else:
+                server.kill()
+                server.start()
+
+    killer = threading.Thread(target=chaos)
+    sessions = TemporalSessions(await connect(Cluster(server.address)))
+
+    async def converse(n: int) -> list[Answered]:
+        nonlocal acknowledged
+        answers = []
+        for i, text in enumerate(TURNS):
+            answers.append(await sessions.say(f"chaos{n}", text, message_id=f"chaos{n}-{i}"))
+            acknowledged += 1
+        return answers
+
+    try:
+        killer.start()
+        started = time.monotonic()
+        answers = await asyncio.wait_for(asyncio.gather(*(converse(n) for n in range(SESSIONS))), 150)
+        print(
+            f"{SESSIONS} sessions x {len(TURNS)} turns in {time.monotonic() - started:.1f} s, {killed} kills"
+        )
+    finally:
+        done.set()
+        await asyncio.to_thread(killer.join, 60)
+        agents.stop()
+        workflows.stop()
+    assert killed == KILLS
+    for turns in answers:  # what each person was shown
+        assert [a.question for a in turns][
+            3
+        ] == "Order summary: anvil for 30 dollars for $30. Confirm order? y/n"
+        assert REFUNDED in turns[1].lines and ORDERED in turns[4].lines
+    store = open_store(str(store_path))
+    try:
+        for n in range(SESSIONS):
+            entries = await store.entries(f"chaos{n}")
+            said = [e.text for e in entries if e.kind == "user"]
+            replies = [e.text for e in entries if e.kind == "reply"]
+            questions = [(e.body["prompt"], e.body["answer"]) for e in entries if e.kind == "question"]
+            assert said == TURNS[:4], f"chaos{n}: {said}"  # the fifth is the confirmation's answer
+            assert questions == [("Order summary: anvil for 30 dollars for $30. Confirm order? y/n", "y")]
+            assert [r for r in replies if "Done:" in r] == [
+                REFUNDED.split(" › ")[1],
+                ORDERED.split(" › ")[1],
+            ], f"chaos{n}: {replies}"
+            assert [e.seq for e in entries] == list(range(1, len(entries) + 1))
+            state = await store.get_session(f"chaos{n}")
+            assert state.active_agent == "SalesAgent"
+            assert state.context_seq == state.last_seq
+    finally:
+        await store.close()

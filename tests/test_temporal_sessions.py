@@ -1,0 +1,156 @@
+"""A session's workflow on a real dev server, its worker in this process: the idle end and the resume
+from the store, a client's retry answered once, and a long session's history (continue-as-new)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("temporalio", reason="the temporal extra is not installed: pip install -e '.[temporal]'")
+from autogen_core.models import ChatCompletionClient, LLMMessage, UserMessage
+from autogen_core.tools import ToolSchema
+from temporalio.api.history.v1 import History
+from temporalio.client import Client, WorkflowExecutionStatus
+
+from handoffs_runtime.agents.ai import MODEL_ERROR_REPLY
+from handoffs_runtime.durable.temporal import Cluster, TemporalSessions, connect, run_worker
+from handoffs_runtime.models.offline import OfflineModel
+from handoffs_runtime.models.scripted import FunctionModel
+from handoffs_runtime.sessions.open import open_store
+from handoffs_runtime.sessions.store import SessionStore
+from handoffs_runtime.teams.acme import ITEM_ID, acme_team
+from tests.temporal_support import DevServer, dev_server
+
+HISTORY_BYTES_PER_TURN = 6 * 1024
+"""The workflow history a turn may add: the conversation is passed by reference, so a turn costs its
+events and small values, whatever the conversation's length (inline it grows with every turn)."""
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[DevServer]:
+    # The server suggests a continue-as-new after 300 events (4 Ki by default): a 60-turn session crosses it.
+    yield from dev_server(tmp_path, dynamic=["limit.historyCount.suggestContinueAsNew=300"])
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[SessionStore]:
+    opened = open_store(str(tmp_path / "sessions.sqlite3"))
+    yield opened
+    await opened.close()
+
+
+@asynccontextmanager
+async def serving(
+    server: DevServer, store: SessionStore, model: ChatCompletionClient
+) -> AsyncIterator[Client]:
+    """A worker of every agent type and the workflows, in this process, on ``model``."""
+    cluster = Cluster(server.address)
+    ready, stop = asyncio.Event(), asyncio.Event()
+    worker = asyncio.create_task(
+        run_worker(cluster, acme_team(), store=store, model=model, workflows=True, ready=ready, stop=stop)
+    )
+    await asyncio.wait_for(ready.wait(), 30)
+    try:
+        yield await connect(cluster)
+    finally:
+        stop.set()
+        await asyncio.wait_for(worker, 30)
+
+
+@pytest.fixture
+async def client(server: DevServer, store: SessionStore) -> AsyncIterator[Client]:
+    async with serving(server, store, OfflineModel()) as connected:
+        yield connected
+
+
+async def test_a_message_after_the_idle_end_resumes_the_session_from_the_store(
+    client: Client, store: SessionStore
+) -> None:
+    sessions = TemporalSessions(client, idle_seconds=1)
+    first = await sessions.say("idle1", "I want a refund for my shoes")
+    assert first.agent == "IssuesAndRepairsAgent"
+    handle = client.get_workflow_handle("idle1")
+    first_run = (await handle.describe()).run_id
+    for _ in range(200):  # the idle timer ends the workflow (bounded: 20 s)
+        if (await handle.describe()).status == WorkflowExecutionStatus.COMPLETED:
+            break
+        await asyncio.sleep(0.1)
+    assert (await handle.describe()).status == WorkflowExecutionStatus.COMPLETED
+    second = await sessions.say("idle1", "yes")
+    # A new workflow, started from the store: the repairs agent still holds the conversation.
+    assert (await client.get_workflow_handle("idle1").describe()).run_id != first_run
+    assert second.lines == [f"ACME repairs › Done: look up item → {ITEM_ID}; execute refund → success."]
+    assert second.agent == "IssuesAndRepairsAgent"
+    said = [e.text for e in await store.entries("idle1") if e.kind == "user"]
+    assert said == ["I want a refund for my shoes", "yes"]
+
+
+async def test_a_message_sent_again_with_its_id_is_answered_once(client: Client, store: SessionStore) -> None:
+    sessions = TemporalSessions(client)
+    first = await sessions.say("retry1", "I want a refund for my shoes", message_id="m1")
+    again = await sessions.say("retry1", "I want a refund for my shoes", message_id="m1")
+    assert again == first
+    entries = await store.entries("retry1")
+    assert [e.text for e in entries if e.kind == "user"] == ["I want a refund for my shoes"]
+    assert len([e for e in entries if e.kind == "reply"]) == 1
+
+
+async def test_a_60_turn_session_keeps_its_history_small_and_its_context_over_continue_as_new(
+    client: Client, store: SessionStore
+) -> None:
+    sessions = TemporalSessions(client)
+    words = [f"I want a refund for my shoes, number {n}" if n % 2 == 0 else "no" for n in range(60)]
+    for text in words:
+        answered = await sessions.say("long1", text)
+        assert answered.lines, text
+    runs = [r async for r in client.list_workflows("WorkflowId = 'long1'")]
+    assert len(runs) >= 2, "the server's suggestion should have continued the workflow as new"
+    total = 0
+    for run in runs:
+        history = await client.get_workflow_handle("long1", run_id=run.run_id).fetch_history()
+        total += History(events=history.events).ByteSize()
+    per_turn = total / len(words)
+    print(f"history: {per_turn:.0f} bytes per turn over {len(runs)} runs")
+    assert per_turn < HISTORY_BYTES_PER_TURN, f"{per_turn:.0f} bytes of history per turn"
+    # The context survived every continue-as-new: every message is in it, in order, once.
+    state = await store.get_session("long1")
+    in_context = [m.content for m in state.context if isinstance(m, UserMessage)]
+    assert in_context == words
+    assert [e.text for e in await store.entries("long1") if e.kind == "user"] == words
+
+
+async def test_a_transient_model_failure_is_tried_again_and_a_permanent_one_is_not(
+    server: DevServer, store: SessionStore
+) -> None:
+    calls: list[str] = []
+
+    def respond(messages: Sequence[LLMMessage], tools: Sequence[ToolSchema]) -> str:
+        said = str(messages[-1].content)
+        calls.append(said)
+        if said == "flaky" and calls.count(said) <= 2:
+            raise TimeoutError("the model is slow right now")  # transient: the apology fits
+        if said == "always slow":
+            raise TimeoutError("the model is slow right now")
+        if said == "broken":
+            raise ValueError("the answer is not JSON")  # permanent: explained at once
+        return f"answered {said}"
+
+    async with serving(server, store, FunctionModel(respond)) as client:
+        sessions = TemporalSessions(client)
+        flaky = await sessions.say("fail1", "flaky")
+        broken = await sessions.say("fail1", "broken")
+        slow = await sessions.say("fail1", "always slow")
+    assert flaky.lines == ["ACME assistant › answered flaky"]
+    assert calls.count("flaky") == 3  # two failures tried again, then the answer
+    assert calls.count("broken") == 1
+    assert broken.lines[0].startswith(
+        "ACME assistant › Sorry, I can't answer: the model server's answer could not"
+    )
+    assert calls.count("always slow") == 4  # the step's every try; the last one's apology is the answer
+    assert slow.lines == [f"ACME assistant › {MODEL_ERROR_REPLY}"]
+    replies = [e.text for e in await store.entries("fail1") if e.kind == "reply"]
+    assert len(replies) == 3  # one stored answer per message, whatever the tries
