@@ -40,7 +40,8 @@ def read_team_text(path: Path) -> str:
     with os.fdopen(fd, "rb") as file:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise ValueError("not a regular file (a device, a FIFO or a socket); name the team file itself")
+            kind = "a directory" if stat.S_ISDIR(info.st_mode) else "a device, a FIFO or a socket"
+            raise ValueError(f"not a regular file ({kind}); name the team file itself")
         if info.st_size > MAX_FILE_BYTES:
             raise ValueError(f"{info.st_size} bytes is too large for a team file (at most {MAX_FILE_BYTES})")
         data = file.read(MAX_FILE_BYTES + 1)
