@@ -7,6 +7,7 @@ import datetime
 import secrets
 from pathlib import Path
 
+import grpc  # type: ignore[import-untyped]
 import pytest
 from cryptography import x509
 
@@ -28,6 +29,7 @@ from handoffs_runtime.distributed.credentials import (
 from handoffs_runtime.errors import DistributedError
 
 from .cli_support import run_handoffs
+from .test_distributed_cli import run
 
 NOW = datetime.datetime.now(datetime.UTC)
 
@@ -85,6 +87,23 @@ def test_a_host_certificate_not_yet_valid_stops_the_host_with_one_line(tmp_path:
         HostCredentials.load(directory).check_expiry()
     line = _one_line(["host", "--address", "127.0.0.1:0", "--credentials", str(directory)])
     assert "the host's certificate is valid only from" in line and "set the clock right" in line
+
+
+async def test_a_client_of_a_host_whose_certificate_is_not_valid_yet_is_told_so_not_wrong_ca(
+    tmp_path: Path,
+) -> None:
+    directory = tmp_path / "creds"
+    create_credentials(directory, now=NOW + datetime.timedelta(days=2))
+    server = grpc.aio.server()  # a host that ignores the start of validity, as an old version would
+    port = server.add_secure_port("127.0.0.1:0", HostCredentials.load(directory).server_credentials())
+    await server.start()
+    try:
+        code, _, err = await run("worker", "--host", f"127.0.0.1:{port}", "--credentials", str(directory))
+    finally:
+        await server.stop(0)
+    [line] = err.splitlines()
+    assert code == 2 and "is valid only from" in line and "set the clocks right" in line, line
+    assert "wrong CA" not in line
 
 
 # --- item 17: renew refuses a folder others may write to ------------------------------------------------

@@ -136,11 +136,6 @@ def begins(pem: bytes) -> datetime.datetime:
     return x509.load_pem_x509_certificate(pem).not_valid_before_utc
 
 
-def expires_der(der: bytes) -> datetime.datetime:
-    """When the DER certificate ``der`` (as a TLS peer sends it) expires, in UTC."""
-    return x509.load_der_x509_certificate(der).not_valid_after_utc
-
-
 def day(moment: datetime.datetime) -> str:
     """A date as people read it in a message: ``2025-03-01``."""
     return moment.date().isoformat()
