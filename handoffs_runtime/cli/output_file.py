@@ -24,8 +24,9 @@ def write_output(
     """Write ``text`` (UTF-8) to ``path``; raise :class:`OutputFileError` saying why it cannot be done.
 
     ``overwrite`` replaces an existing file (a symbolic link there is replaced, its target left alone);
-    files in ``protected`` are refused even then, however they are named (through links or ``..``). The new
-    file is readable by its owner only.
+    files in ``protected`` and their journals are refused even then, however they are named (through
+    links or ``..``), and so is a file with other names (hard links), which would keep the old text.
+    The new file is readable by its owner only.
     """
     target = Path(path)
     if target.is_dir() and not target.is_symlink():
@@ -35,6 +36,10 @@ def write_output(
         raise OutputFileError(f"cannot write {target}: there is no directory {folder}")
     if _is_protected(target, protected):
         raise OutputFileError(f"{target} is a file of the session store; choose another file")
+    if _links(target) > 1:
+        raise OutputFileError(
+            f"{target} has other names (hard links) that would keep the old text; choose another file"
+        )
     if os.path.lexists(target) and not overwrite:
         raise OutputFileError(f"{target} already exists; use --force to replace it")
     try:
@@ -55,16 +60,38 @@ def database_files(path: str | os.PathLike[str]) -> list[Path]:
     return list(dict.fromkeys(Path(base + suffix) for base in (named, real) for suffix in suffixes))
 
 
+JOURNALS = ("-wal", "-shm", "-journal")
+"""The files SQLite keeps beside a database named ``X``: ``X-wal``, ``X-shm``, ``X-journal``."""
+
+
 def _is_protected(target: Path, protected: Iterable[Path]) -> bool:
-    """Whether writing ``target`` would replace, or write into, one of the ``protected`` files."""
+    """Whether writing ``target`` would replace, or write into, one of the ``protected`` files, by any
+    name: the same file (a link of any kind), or the journal of a database that is the same file (a store
+    opened through a hard link keeps its journal beside the name it was opened by, not beside ours)."""
     named = {_resolved(p) for p in protected}
     entry = _resolved(target.parent) / target.name  # the directory entry a rename replaces
     if entry in named or _resolved(target) in named:
         return True
-    with contextlib.suppress(OSError):
-        seen = os.stat(target)
-        return any(_same_file(seen, p) for p in named)
+    names = (entry, _resolved(target))
+    candidates = [
+        target,
+        *(n.with_name(n.name.removesuffix(j)) for n in names for j in JOURNALS if n.name.endswith(j)),
+    ]
+    for candidate in candidates:
+        with contextlib.suppress(OSError):
+            seen = os.stat(candidate)
+            if any(_same_file(seen, p) for p in named):
+                return True
     return False
+
+
+def _links(target: Path) -> int:
+    """How many names the file at ``target`` has (0 if there is none; a symbolic link is replaced, so it
+    counts, not its target)."""
+    try:
+        return os.lstat(target).st_nlink
+    except OSError:
+        return 0
 
 
 def _resolved(path: Path) -> Path:

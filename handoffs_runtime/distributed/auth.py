@@ -11,8 +11,9 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeAlias
 
 import grpc  # type: ignore[import-untyped]
+from cryptography import x509
 
-from handoffs_runtime.distributed.certificates import day, expires_der
+from handoffs_runtime.distributed.certificates import day
 from handoffs_runtime.distributed.credentials import ClientCredentials, Role, token_file
 from handoffs_runtime.distributed.options import logger
 
@@ -138,11 +139,16 @@ async def misconfiguration(
             "with --host-name for it, or connect by a name the certificate has"
         )
     if "handshake failed" in text or "expired" in text:
-        expired = await _expired_on(host)
+        expired, starts = await _outside_validity(host)
         if expired is not None:
             return (
                 f"the host's certificate expired on {expired}; run `handoffs credentials renew DIR` on the "
                 f"host's credentials and restart the host at {host}"
+            )
+        if starts is not None:
+            return (
+                f"the certificate of the host at {host} is valid only from {starts} UTC: this machine's "
+                "clock is behind the one that made it; set the clocks right"
             )
     if "handshake failed" in text:
         return (
@@ -157,13 +163,19 @@ async def speaks_tls(host: str, timeout: float = 2.0) -> bool:
     return await _peer_certificate(host, timeout) is not None
 
 
-async def _expired_on(host: str) -> str | None:
-    """The day the certificate the server at ``host`` presents expired; ``None`` if it has not (or none)."""
+async def _outside_validity(host: str) -> tuple[str | None, str | None]:
+    """The day the certificate the server at ``host`` presents expired, or the moment it becomes valid
+    if that is still to come (a clock behind); ``(None, None)`` if it is valid now (or there is none)."""
     der = await _peer_certificate(host)
     if not der:
-        return None
-    ends = expires_der(der)
-    return day(ends) if ends <= datetime.datetime.now(datetime.UTC) else None
+        return None, None
+    certificate = x509.load_der_x509_certificate(der)
+    now = datetime.datetime.now(datetime.UTC)
+    if certificate.not_valid_after_utc <= now:
+        return day(certificate.not_valid_after_utc), None
+    if certificate.not_valid_before_utc > now:
+        return None, f"{certificate.not_valid_before_utc:%Y-%m-%d %H:%M}"
+    return None, None
 
 
 async def _peer_certificate(host: str, timeout: float = 2.0) -> bytes | None:

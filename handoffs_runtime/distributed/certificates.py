@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
+import re
 from collections.abc import Sequence
 
 from cryptography import x509
+from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
@@ -27,6 +29,10 @@ HOST_DAYS = 825
 CA_DAYS = 3650
 WARN_DAYS = 30
 """How long before its certificate expires the host starts warning (at start, then daily)."""
+
+MAX_NAMES = 100
+"""Names in one host certificate: a deployment's host has a few; more is a mistake or not ours."""
+_DNS_LABEL = re.compile(r"^(?!-)[A-Za-z0-9_-]{1,63}(?<!-)$")
 
 _CA_NAME = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "handoffs-runtime deployment CA")])
 
@@ -79,6 +85,42 @@ def names_of(cert: x509.Certificate) -> list[str]:
     return [*alternatives.get_values_for_type(x509.DNSName), *ips]
 
 
+def check_host_names(names: Sequence[str]) -> None:
+    """Raise ``ValueError`` (one line) for names a host certificate of ours may not hold: a wildcard,
+    which would vouch for hosts nobody named, or anything neither a DNS name nor an IP address."""
+    if len(names) > MAX_NAMES:
+        raise ValueError(f"{len(names)} names are more than a host needs (at most {MAX_NAMES})")
+    for name in names:
+        try:
+            ipaddress.ip_address(name.strip("[]"))
+            continue
+        except ValueError:
+            pass
+        if "*" in name:
+            raise ValueError(f"{name!r} is a wildcard: name each host the certificate is for")
+        labels = name.removesuffix(".").split(".")
+        if len(name) > 253 or not all(_DNS_LABEL.match(label) for label in labels):
+            raise ValueError(f"{name!r} is neither a DNS name nor an IP address")
+
+
+def check_host_profile(cert: x509.Certificate, ca_cert: x509.Certificate) -> None:
+    """Raise ``ValueError`` saying how ``cert`` differs from a host certificate this project makes with
+    the CA ``ca_cert``: signed by it, not a CA itself, at most ``HOST_DAYS`` long, plain names only."""
+    try:
+        cert.verify_directly_issued_by(ca_cert)
+    except (ValueError, TypeError, InvalidSignature):
+        raise ValueError("it is not signed by the CA in the same folder") from None
+    try:
+        is_ca = cert.extensions.get_extension_for_class(x509.BasicConstraints).value.ca
+    except x509.ExtensionNotFound:
+        is_ca = False
+    if is_ca:
+        raise ValueError("it is a CA certificate, not a host's")
+    if lifetime_days(cert) > HOST_DAYS:
+        raise ValueError(f"it was made to last {lifetime_days(cert)} days, more than {HOST_DAYS}")
+    check_host_names(names_of(cert))
+
+
 def lifetime_days(cert: x509.Certificate) -> int:
     """How many whole days ``cert`` was made to last (at least one)."""
     return max((cert.not_valid_after_utc - cert.not_valid_before_utc).days, 1)
@@ -89,9 +131,9 @@ def expires(pem: bytes) -> datetime.datetime:
     return x509.load_pem_x509_certificate(pem).not_valid_after_utc
 
 
-def expires_der(der: bytes) -> datetime.datetime:
-    """When the DER certificate ``der`` (as a TLS peer sends it) expires, in UTC."""
-    return x509.load_der_x509_certificate(der).not_valid_after_utc
+def begins(pem: bytes) -> datetime.datetime:
+    """When the (first) certificate in ``pem`` becomes valid, in UTC (a clock behind it: clients refuse)."""
+    return x509.load_pem_x509_certificate(pem).not_valid_before_utc
 
 
 def day(moment: datetime.datetime) -> str:

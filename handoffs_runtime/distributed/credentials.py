@@ -23,6 +23,9 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from handoffs_runtime.distributed.certificates import (
     HOST_DAYS,
     WARN_DAYS,
+    begins,
+    check_host_names,
+    check_host_profile,
     day,
     expires,
     key_pem,
@@ -33,6 +36,7 @@ from handoffs_runtime.distributed.certificates import (
     pem,
 )
 from handoffs_runtime.distributed.options import logger
+from handoffs_runtime.distributed.tokens import token_weakness
 from handoffs_runtime.errors import DistributedError
 from handoffs_runtime.models.redaction import add_secret
 
@@ -70,14 +74,17 @@ def create_credentials(
     are never overwritten, and a directory anyone may write to is refused.
     """
     folder = Path(directory)
-    names = list(dict.fromkeys([*LOOPBACK_NAMES, *(n.strip() for n in host_names if n.strip())]))
+    names = _host_names(LOOPBACK_NAMES, host_names)
     targets = [CA_FILE, CA_KEY_FILE, HOST_CERT_FILE, HOST_KEY_FILE, *(token_file(r) for r in ROLES)]
-    existing = [t for t in targets if (folder / t).exists()]
+    existing = [t for t in targets if os.path.lexists(folder / t)]  # a dangling link is there too
     if existing:
         raise DistributedError(
             f"{folder} already holds {', '.join(existing)}; pick an empty directory (nothing was written)"
         )
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DistributedError(f"cannot make the directory {folder} ({exc.strerror or exc})") from None
     _check_folder(folder)
     moment = now or datetime.datetime.now(datetime.UTC)
     ca_key, ca_cert = new_ca(moment)
@@ -89,7 +96,21 @@ def create_credentials(
         HOST_KEY_FILE: key_pem(host_key),
         **{token_file(r): new_token().encode() + b"\n" for r in ROLES},
     }
-    return [_write_private(folder / name, data) for name, data in contents.items()]
+    try:
+        return [_write_private(folder / name, data) for name, data in contents.items()]
+    except OSError as exc:
+        where, why = exc.filename or folder, exc.strerror or exc
+        raise DistributedError(f"cannot write {where} ({why}); pick an empty folder") from None
+
+
+def _host_names(kept: Iterable[str], given: Iterable[str]) -> list[str]:
+    """``kept`` and loopback and ``given`` (stripped, once each); refused if one is not a plain name."""
+    names = list(dict.fromkeys([*kept, *LOOPBACK_NAMES, *(n.strip() for n in given if n.strip())]))
+    try:
+        check_host_names(names)
+    except ValueError as exc:
+        raise DistributedError(f"--host-name: {exc}") from None
+    return names
 
 
 def renew_host_certificate(
@@ -113,12 +134,27 @@ def renew_host_certificate(
     if not isinstance(ca_key, ec.EllipticCurvePrivateKey):
         raise DistributedError(f"{folder / CA_KEY_FILE} is not the key of a handoffs-runtime CA")
     old = folder / HOST_CERT_FILE
-    previous = x509.load_pem_x509_certificate(old.read_bytes()) if old.exists() else None
+    previous = _previous_host_certificate(old, ca_cert) if os.path.lexists(old) else None
     kept = names_of(previous) if previous is not None else []
-    days = lifetime_days(previous) if previous is not None else HOST_DAYS
-    names = list(dict.fromkeys([*kept, *LOOPBACK_NAMES, *(n.strip() for n in host_names if n.strip())]))
+    days = min(lifetime_days(previous), HOST_DAYS) if previous is not None else HOST_DAYS
+    names = _host_names(kept, host_names)
     key, cert = new_host_certificate(ca_key, ca_cert, names, moment, days)
     return [_replace_private(folder / HOST_KEY_FILE, key_pem(key)), _replace_private(old, pem(cert))]
+
+
+def _previous_host_certificate(path: Path, ca_cert: x509.Certificate) -> x509.Certificate:
+    """The host certificate renewal copies names and lifetime from, once it is checked to be one this
+    project makes with this CA: whoever could write it must not choose what the CA signs next."""
+    start_over = (
+        f"move it away and run `handoffs credentials renew {path.parent} --host-name NAME` "
+        "with each name the host needs (nothing was written)"
+    )
+    try:
+        certificate = x509.load_pem_x509_certificate(_read(path.parent, path.name, "renewing"))
+        check_host_profile(certificate, ca_cert)
+    except ValueError as exc:
+        raise DistributedError(f"{path} is not a host certificate to renew: {exc}; {start_over}") from None
+    return certificate
 
 
 _NO_CA_KEY = (
@@ -141,8 +177,9 @@ def rotate_token(directory: str | os.PathLike[str], role: Role) -> Path:
 
 
 def _write_private(path: Path, data: bytes) -> Path:
-    """Create ``path`` readable only by its owner (never a moment with wider permissions)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    """Create ``path`` readable only by its owner (never a moment with wider permissions, never through
+    a link)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
     with os.fdopen(fd, "wb") as file:
         file.write(data)
     return path
@@ -161,10 +198,12 @@ def _replace_private(path: Path, data: bytes) -> Path:
 
 
 def _check_folder(folder: Path) -> None:
-    """Refuse a folder anyone may write to: whoever can could replace the CA or the tokens."""
-    if os.name == "posix" and folder.is_dir() and folder.stat().st_mode & 0o002:
+    """Refuse a folder others may write to (its group or everyone): they could replace the CA, the
+    host's certificate or the tokens."""
+    if os.name == "posix" and folder.is_dir() and folder.stat().st_mode & 0o022:
+        who = "everyone" if folder.stat().st_mode & 0o002 else "its group"
         raise DistributedError(
-            f"{folder} is writable by everyone, so anyone could replace its credentials: run "
+            f"{folder} is writable by {who}, so others could replace its credentials: run "
             f"`chmod 700 {folder}` (or use another folder)"
         )
 
@@ -204,12 +243,19 @@ class HostCredentials:
         )
 
     def check_expiry(self, now: datetime.datetime | None = None) -> None:
-        """Raise if the certificate has expired (one line); log a warning if it expires within
-        ``WARN_DAYS``. The host calls it at start, then daily (:meth:`remind_expiry`)."""
+        """Raise if the certificate has expired or is not valid yet (one line: clients would refuse it
+        as if from a wrong CA); log a warning if it expires within ``WARN_DAYS``. The host calls it at
+        start, then daily (:meth:`remind_expiry`)."""
         moment = now or datetime.datetime.now(datetime.UTC)
-        ends = expires(self.certificate)
+        ends, starts = expires(self.certificate), begins(self.certificate)
         where = "DIR" if self.directory is None else str(self.directory)
         renew = f"run `handoffs credentials renew {where}` and start the host again"
+        if starts > moment:
+            raise DistributedError(
+                f"the host's certificate is valid only from {starts:%Y-%m-%d %H:%M} UTC, and this machine's "
+                f"clock says {moment:%Y-%m-%d %H:%M} UTC: set the clock right (clients refuse the "
+                f"certificate until then), or {renew}"
+            )
         if ends <= moment:
             raise DistributedError(f"the host's certificate expired on {day(ends)}; {renew}")
         if ends - moment <= datetime.timedelta(days=WARN_DAYS):
@@ -267,8 +313,15 @@ def _read(folder: Path, name: str, who: str, *, missing: str = "") -> bytes:
 
 
 def _read_token(folder: Path, role: Role, who: str) -> bytes:
+    """``role``'s token, refused if it is too easy to guess (a hand-written one, say)."""
     token = _read(folder, token_file(role), who).strip()
     add_secret(token)  # masked in every log record (see models/redaction.py)
+    weakness = token_weakness(token.decode("utf-8", errors="replace"))
+    if weakness is not None:
+        raise DistributedError(
+            f"{folder / token_file(role)} holds a weak token ({weakness}): run "
+            f"`handoffs credentials rotate {folder} --role {role}` for a random one"
+        )
     return token
 
 

@@ -8,18 +8,14 @@ near name exists, a suggestion::
     team.yaml:14: agents[2].handoffs[0].target: unknown agent 'Biling'; did you mean 'Billing'?
 
 A ``.py`` file or a module exposes a ``TeamSpec``, or a function that returns one (``team`` unless
-``:attribute`` names another). Modules next to the team file (its tools) are importable from it.
+``:attribute`` names another). A module the file names is loaded from the file's folder when it is there
+(see :mod:`.imports`: nothing else there runs); the file is read within bounds (:mod:`.file_reading`).
 """
 
 from __future__ import annotations
 
 import difflib
 import importlib
-import importlib.util
-import json
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -35,6 +31,7 @@ from handoffs_runtime.handoffs.policy import TeamPolicy
 from handoffs_runtime.messages import Person
 from handoffs_runtime.private import WELL_KNOWN_PROVIDERS
 from handoffs_runtime.team.build import build_team
+from handoffs_runtime.team.file_reading import Lines, parse_json, parse_yaml, read_team_text
 from handoffs_runtime.team.file_schema import (
     AgentEntry,
     HandoffEntry,
@@ -43,6 +40,7 @@ from handoffs_runtime.team.file_schema import (
     TeamFile,
     ToolEntry,
 )
+from handoffs_runtime.team.imports import NameClashError, import_named, load_python_file
 from handoffs_runtime.team.spec import AgentSpec, TeamSpec
 from handoffs_runtime.tools.approval import requires_approval
 from handoffs_runtime.tools.effects import irreversible, runs_code
@@ -77,13 +75,10 @@ def load_team(reference: str) -> TeamSpec:
     if path_part.endswith(".py"):
         return _team_from_module(_import_file(Path(path_part)), attribute or "team", reference)
     if attribute and path_part.replace(".", "").replace("_", "").isalnum():
-        with _importable(Path.cwd()):
-            try:
-                module = importlib.import_module(path_part)
-            except ImportError as exc:
-                raise TeamFileError(
-                    [f"--team {reference}: cannot import module {path_part!r} ({exc})"]
-                ) from None
+        try:
+            module = import_named(path_part, [Path.cwd()])
+        except ImportError as exc:
+            raise TeamFileError([f"--team {reference}: cannot import module {path_part!r} ({exc})"]) from None
         return _team_from_module(module, attribute, reference)
     raise TeamFileError(
         [f"--team {reference}: not a team; give FILE.yaml, FILE.json, FILE.py or module:attribute"]
@@ -94,15 +89,17 @@ def load_team_file(path: Path) -> TeamSpec:
     """The team of a YAML or JSON file; a ``TeamFileError`` lists every mistake with its place."""
     where = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_team_text(path)
     except OSError as exc:
         raise TeamFileError([f"{where}: cannot read the team file ({exc.strerror or exc})"]) from None
-    lines: dict[tuple[str | int, ...], int] = {}
+    except ValueError as exc:
+        raise TeamFileError([f"{where}: {exc}"]) from None
+    lines: Lines = {}
     try:
         if path.suffix == ".json":
-            raw = json.loads(text)
+            raw = parse_json(text)
         else:
-            raw, lines = _read_yaml(text)
+            raw, lines = parse_yaml(text)
     except ValueError as exc:
         raise TeamFileError([f"{where}: {exc}"]) from None
     problems = _Problems(where, lines)
@@ -115,8 +112,7 @@ def load_team_file(path: Path) -> TeamSpec:
         for error in exc.errors():
             problems.add(tuple(error["loc"]), _explain(error))
         raise TeamFileError(problems.lines) from None
-    with _importable(path.resolve().parent, Path.cwd()):
-        team = _Resolver(parsed, problems).team()
+    team = _Resolver(parsed, problems, path.resolve().parent).team()
     if problems.lines:
         raise TeamFileError(problems.lines)
     try:
@@ -127,34 +123,6 @@ def load_team_file(path: Path) -> TeamSpec:
 
 
 # --- reading ---------------------------------------------------------------------------------------
-
-
-def _read_yaml(text: str) -> tuple[Any, dict[tuple[str | int, ...], int]]:
-    """The document and the line of every value in it, by its path (for the messages)."""
-    import yaml  # type: ignore[import-untyped]  # a dependency; imported here so that code without team files never loads it
-
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f"line {mark.line + 1}: " if mark is not None else ""
-        raise ValueError(f"{at}not valid YAML ({getattr(exc, 'problem', None) or exc})") from None
-    lines: dict[tuple[str | int, ...], int] = {}
-
-    def walk(n: Any, path: tuple[str | int, ...]) -> None:
-        lines[path] = n.start_mark.line + 1
-        if isinstance(n, yaml.MappingNode):
-            for key, value in n.value:
-                lines[(*path, key.value)] = key.start_mark.line + 1
-                walk(value, (*path, key.value))
-        elif isinstance(n, yaml.SequenceNode):
-            for i, item in enumerate(n.value):
-                walk(item, (*path, i))
-
-    if node is not None:
-        walk(node, ())
-    return data, lines
 
 
 def _normalised(raw: dict[str, Any]) -> dict[str, Any]:
@@ -218,8 +186,8 @@ class _Problems:
 class _Resolver:
     """Turns a checked ``TeamFile`` into a ``TeamSpec``, noting every reference that does not resolve."""
 
-    def __init__(self, parsed: TeamFile, problems: _Problems) -> None:
-        self.parsed, self.problems = parsed, problems
+    def __init__(self, parsed: TeamFile, problems: _Problems, folder: Path) -> None:
+        self.parsed, self.problems, self.folder = parsed, problems, folder
         self.names = [a.name for a in parsed.agents]
 
     def team(self) -> TeamSpec:
@@ -382,10 +350,14 @@ class _Resolver:
             self.problems.add(loc, f"{reference!r} is not a reference; write module:name{also}")
             return None
         try:
-            module = importlib.import_module(module_name)
+            module = import_named(module_name, [self.folder])
+        except NameClashError as exc:
+            self.problems.add(loc, f"cannot import {reference!r}: {exc}")
+            return None
         except ImportError as exc:
             missing = getattr(exc, "name", None) or module_name
-            hint = _did_you_mean(module_name, _nearby_modules()) if missing == module_name else ""
+            nearby = [p.stem for p in self.folder.glob("*.py")]
+            hint = _did_you_mean(module_name, nearby) if missing == module_name else ""
             self.problems.add(loc, f"cannot import {reference!r}: no module {missing!r}{hint}")
             return None
         except Exception as exc:
@@ -435,44 +407,12 @@ def _returns_team(value: object) -> bool:
 def _import_file(path: Path) -> ModuleType:
     if not path.is_file():
         raise TeamFileError([f"--team {path}: no such file"])
-    name = f"handoffs_team_{abs(hash(path.resolve()))}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise TeamFileError([f"--team {path}: cannot be imported as Python"])
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    with _importable(path.resolve().parent, Path.cwd()):
-        try:
-            spec.loader.exec_module(module)
-        except TeamConfigError:
-            raise
-        except Exception as exc:
-            del sys.modules[name]
-            raise TeamFileError([f"--team {path}: importing it raised {type(exc).__name__}: {exc}"]) from None
-    return module
-
-
-@contextmanager
-def _importable(*folders: Path) -> Iterator[None]:
-    """Modules in ``folders`` (a team file's own tools) can be imported; they stay imported afterwards."""
-    added = [str(f) for f in folders if str(f) not in sys.path]
-    sys.path[:0] = added
-    _team_folders[:0] = folders
     try:
-        yield
-    finally:
-        del _team_folders[: len(folders)]
-        for folder in added:
-            if folder in sys.path:
-                sys.path.remove(folder)
-
-
-def _nearby_modules() -> list[str]:
-    """Modules in the folders a team file's references are looked up in first (its own, the current)."""
-    return [p.stem for folder in _team_folders for p in folder.glob("*.py")]
-
-
-_team_folders: list[Path] = []
+        return load_python_file(path.resolve(), f"handoffs_team_{abs(hash(path.resolve()))}")
+    except TeamConfigError:
+        raise
+    except Exception as exc:
+        raise TeamFileError([f"--team {path}: importing it raised {type(exc).__name__}: {exc}"]) from None
 
 
 def _did_you_mean(word: str, options: list[str] | tuple[str, ...]) -> str:
