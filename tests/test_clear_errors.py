@@ -56,12 +56,16 @@ async def test_a_refused_key_and_an_unknown_model_are_named() -> None:
         "Sorry, I can't answer: the language model this service uses does not accept its credentials "
         "(see above).",
     ]
-    [refused] = [e.detail for e in channel.shown["s1"] if isinstance(e, Notice) and e.text == MODEL_PROBLEM_NOTICE]
+    [refused] = [
+        e.detail for e in channel.shown["s1"] if isinstance(e, Notice) and e.text == MODEL_PROBLEM_NOTICE
+    ]
     assert refused.startswith(f"the model endpoint {server.url} refused the API key (401: ")
     assert refused.endswith("check OPENAI_API_KEY")
     [(_, unknown)] = texts(channel, "s2")
     assert "was not found" in unknown
-    [missing] = [e.detail for e in channel.shown["s2"] if isinstance(e, Notice) and e.text == MODEL_PROBLEM_NOTICE]
+    [missing] = [
+        e.detail for e in channel.shown["s2"] if isinstance(e, Notice) and e.text == MODEL_PROBLEM_NOTICE
+    ]
     assert "answered 404 not found; check the model name (--model)" in missing
 
 

@@ -47,7 +47,9 @@ _BY_SHAPE = (
     (re.compile(rf"(?i)([?&;](?:{_QUERY_KEYS})=)[^&#\s\"'<>]*"), rf"\1{MASK}"),
     # password=..., "api_key": "..." in a DSN, a JSON body or a config dump
     (
-        re.compile(r"(?i)\b((?:password|passwd|pwd|api[-_]?key|secret|token)[\"']?\s*[=:]\s*[\"']?)[^\s\"'&,;}]+"),
+        re.compile(
+            r"(?i)\b((?:password|passwd|pwd|api[-_]?key|secret|token)[\"']?\s*[=:]\s*[\"']?)[^\s\"'&,;}]+"
+        ),
         rf"\1{MASK}",
     ),
     # Bearer xyz; Authorization: Basic xyz (any scheme)
