@@ -52,6 +52,7 @@ from handoffs_runtime.handoffs.policy import TeamPolicy
 from handoffs_runtime.messages import Delta, ToolFinished, ToolStarted
 from handoffs_runtime.models.failures import cut_note, is_overflow_error, overflow_ratio
 from handoffs_runtime.models.local import AnswersPromptly, ModelCall, model_call_scope
+from handoffs_runtime.text import well_formed
 from handoffs_runtime.tools.context import ToolContext
 from handoffs_runtime.tools.effects import irreversible_names
 from handoffs_runtime.usage import Usage
@@ -311,7 +312,7 @@ class ToolLoop:
             session, agent, label = context.session_id, self.name, self.label
 
             async def show(text: str) -> None:  # a delta, shown as it arrives; the reply holds the whole
-                await progress.show(session, Delta(agent=agent, text=text, label=label))
+                await progress.show(session, Delta(agent=agent, text=well_formed(text), label=label))
 
         reader = StreamReader(self.policy.max_reply_chars, show)
         stream = self.model.create_stream(messages, tools=tools, cancellation_token=cancellation_token)
