@@ -160,23 +160,40 @@ def stream_cut_note(max_chars: int) -> str:
     return f"\n\n[cut: the reply was longer than {max_chars:,} characters; the rest is left out]"
 
 
+MAX_CALLS_PER_RESPONSE = 32
+"""The most tool calls of one response that are acted on; each one past it gets :func:`too_many_calls`
+as its result (a model once sent 10,000 in one response, and each runs a tool)."""
+
+
+def too_many_calls(made: int) -> str:
+    """The refusal a call past ``MAX_CALLS_PER_RESPONSE`` gets, for the model to read."""
+    return (
+        f"not run: a response may make at most {MAX_CALLS_PER_RESPONSE} tool calls and this one made "
+        f"{made:,}; make the calls still needed in your next response"
+    )
+
+
 class SortedCalls(NamedTuple):
     """A response's calls by kind, each with its position in the response (results keep call order;
-    positions, not call ids, because some servers repeat ids)."""
+    positions, not call ids, because some servers repeat ids); ``refused``: the calls past
+    ``MAX_CALLS_PER_RESPONSE``, whatever they name."""
 
     regular: list[tuple[int, Tool, FunctionCall]]
     handoffs: list[tuple[int, FunctionCall]]
     unknown: list[tuple[int, FunctionCall]]
+    refused: list[tuple[int, FunctionCall]]
 
 
 def sort_calls(
     calls: Sequence[FunctionCall], tools: Mapping[str, Tool], handoffs: Container[str]
 ) -> SortedCalls:
-    """Which of ``calls`` name a regular tool, which a handoff (enabled or not), which neither."""
+    """Which of ``calls`` name a regular tool, which a handoff (enabled or not), which neither, and which
+    are past the cap."""
     regular: list[tuple[int, Tool, FunctionCall]] = []
     handoff_calls: list[tuple[int, FunctionCall]] = []
     unknown: list[tuple[int, FunctionCall]] = []
-    for i, call in enumerate(calls):
+    refused = list(enumerate(calls))[MAX_CALLS_PER_RESPONSE:]
+    for i, call in enumerate(calls[:MAX_CALLS_PER_RESPONSE]):
         tool = tools.get(call.name)
         if tool is not None:
             regular.append((i, tool, call))
@@ -184,4 +201,4 @@ def sort_calls(
             handoff_calls.append((i, call))
         else:
             unknown.append((i, call))
-    return SortedCalls(regular, handoff_calls, unknown)
+    return SortedCalls(regular, handoff_calls, unknown, refused)
