@@ -1,4 +1,4 @@
-"""Secrets never reach a log: credentials are masked in every log record, and in every failure's detail.
+"""Secrets never reach a log: credentials are masked in every log record and in failures' detail.
 
 An endpoint may echo the key it refused ("Incorrect API key provided: Bearer sk-..."), quote a piece of
 it, reversed or upper-cased, or put a database URL with its password in an error body; an exception may
