@@ -7,6 +7,11 @@ the runtime, so the console chat, the web session and the store go on.
 
 from __future__ import annotations
 
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -15,11 +20,13 @@ import pytest
 
 from handoffs_runtime import SQLiteSessionStore, TeamPolicy, openai_model
 from handoffs_runtime.agents.replies import read_reply
+from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.teams.acme import acme_team
 from handoffs_runtime.text import printable
 
 from .cli_support import run_handoffs
 from .fake_openai import fake_openai
+from .support import run_sessions, texts
 from .web_support import customer, served
 
 BROKEN = "Hi \ud800 there\x00, and \udfff."
@@ -88,3 +95,56 @@ def test_well_formed_keeps_valid_text_and_joins_split_pairs() -> None:
     text = "héllo, wörld"
     assert well_formed(text) is text
     assert printable("a\x00\ud800") == "a\\x00\ufffd"  # a stored surrogate cannot end a console either
+
+
+def invalid_utf8(streamed: bool) -> tuple[str, bytes]:
+    """An answer whose text holds bytes that are not UTF-8: its content type and body."""
+    if not streamed:
+        message = b'{"role": "assistant", "content": "caf\xff\xfe ok"}'
+        return (
+            "application/json",
+            b'{"id": "c", "object": "chat.completion", "created": 1, "model": "m", '
+            + (b'"choices": [{"index": 0, "message": ' + message + b', "finish_reason": "stop"}]}'),
+        )
+    chunk = b'{"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m", ' + (
+        b'"choices": [{"index": 0, '
+    )
+    return "text/event-stream", (
+        b"data: "
+        + chunk
+        + b'"delta": {"role": "assistant", "content": "caf\xff\xfe ok"}, "finish_reason": null}]}\n\n'
+        b"data: " + chunk + b'"delta": {}, "finish_reason": "stop"}]}\n\ndata: [DONE]\n\n'
+    )
+
+
+@contextmanager
+def answering_invalid_utf8() -> Iterator[str]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            request = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+            kind, body = invalid_utf8(bool(request.get("stream")))
+            self.send_response(200)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
+async def test_invalid_utf8_from_the_endpoint_is_read_as_replacement_characters(stream: bool) -> None:
+    with answering_invalid_utf8() as url:
+        model = openai_model("m", base_url=url, api_key="k", max_retries=0)
+        channel = ScriptedChannel.for_sessions({"s1": ["hello", "again"]})
+        await run_sessions(acme_team(policy=TeamPolicy(stream=stream)), channel, model=model)
+    assert texts(channel) == [("TriageAgent", "caf\ufffd\ufffd ok")] * 2

@@ -191,11 +191,13 @@ async def _read(response: httpx2.Response, *, streamed: bool) -> httpx2.Response
     if response.status_code >= 300:
         return response  # its body is already read, cut (see ``_send``)
     raw = await read_bounded(response, MAX_ANSWER_BYTES)
+    text = raw.decode("utf-8", "replace")  # invalid UTF-8 is read as U+FFFD, not refused
     try:
-        data = json.loads(raw)
+        data = json.loads(text)
     except ValueError:
         return _replayed(response, raw)
-    return _replayed(response, json.dumps(data).encode() if fix_completion(data) else raw)
+    repaired = fix_completion(data) or "\ufffd" in text
+    return _replayed(response, json.dumps(data).encode() if repaired else raw)
 
 
 async def read_bounded(response: httpx2.Response, limit: int, *, cut: bool = False) -> bytes:

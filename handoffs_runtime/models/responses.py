@@ -125,13 +125,14 @@ class CheckedStream(httpx2.AsyncByteStream):
         if payload == b"[DONE]":
             self.complete = True
             return line
+        text = payload.decode("utf-8", "replace")  # invalid UTF-8 is read as U+FFFD, not refused
         try:
-            data = json.loads(payload)
+            data = json.loads(text)
         except ValueError:
             return line  # the client reports what it cannot parse
         if any(choice.get("finish_reason") for choice in _choices(data)):
             self.complete = True
-        if not fix_chunk(data):
+        if not fix_chunk(data) and "\ufffd" not in text:  # valid UTF-8: passed on as it came
             return line
         end = b"\r" if line.endswith(b"\r") else b""
         return b"data: " + json.dumps(data).encode() + end
