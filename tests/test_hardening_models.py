@@ -25,6 +25,7 @@ from handoffs_runtime.models.failures import explain_model_error
 from handoffs_runtime.models.redaction import MASK, add_secret, redact
 from handoffs_runtime.teams.acme import acme_team
 
+from .cli_support import run_handoffs
 from .distributed_support import free_port
 from .fake_openai import fake_openai
 from .web_support import Client, customer, served
@@ -202,3 +203,16 @@ def test_a_log_record_with_an_echoed_key_is_masked(caplog: pytest.LogCaptureFixt
     with caplog.at_level(logging.DEBUG, logger="openai"):
         logging.getLogger("openai").debug("echo %s and %s", key.upper(), key[::-1])
     assert caplog.records and key.upper() not in caplog.text and key[::-1] not in caplog.text
+
+
+@pytest.mark.parametrize("verbosity", ["-v", "-vv"])
+def test_a_verbose_console_log_holds_no_echo_of_the_key(tmp_path: Path, verbosity: str) -> None:
+    with hostile_endpoint() as url:
+        result = run_handoffs(
+            "chat", verbosity, "--model", "m", "--base-url", url, "--store", str(tmp_path / "s.db"),
+            "--no-colour", stdin="one\ntwo\nthree\n", env={"OPENAI_API_KEY": KEY},
+        )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "model call failed" in result.stderr  # the log has the failures, with their tracebacks
+    output = (result.stdout + result.stderr).lower()
+    assert not [secret for secret in SECRETS if secret.lower() in output]
