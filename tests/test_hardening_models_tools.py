@@ -8,16 +8,18 @@ import asyncio
 from collections.abc import Sequence
 
 import pytest
-from autogen_core import FunctionCall
-from autogen_core.models import FunctionExecutionResultMessage, LLMMessage
+from autogen_core import CancellationToken, FunctionCall
+from autogen_core.models import FunctionExecutionResultMessage, LLMMessage, SystemMessage, UserMessage
 from autogen_core.tools import ToolSchema
 
 from handoffs_runtime import AgentSpec, TeamSpec, tool_call
 from handoffs_runtime.agents.replies import MAX_CALLS_PER_RESPONSE, too_many_calls
-from handoffs_runtime.agents.toolloop import CONCURRENT_CALLS
+from handoffs_runtime.agents.toolloop import CONCURRENT_CALLS, ToolLoop
+from handoffs_runtime.agents.turn import ModelFailed
 from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.models.local import Reply
-from handoffs_runtime.models.scripted import FunctionModel
+from handoffs_runtime.models.scripted import FunctionModel, ScriptedModel
+from handoffs_runtime.tools.context import ToolContext
 from handoffs_runtime.tools.sandbox.slots import SLOTS
 from handoffs_runtime.tools.sandbox.tool import python_code_tool
 
@@ -86,3 +88,16 @@ async def test_sandboxed_runs_past_the_process_cap_are_refused_in_plain_words(
     refused = [r for r in results if r == SLOTS.busy()]
     assert len(ran) == 2 and len(refused) == 3, results
     assert SLOTS.running == 0  # every slot is given back
+
+
+async def test_a_failed_model_call_is_described_to_a_worker_s_caller_with_credentials_masked() -> None:
+    url = "postgresql://admin:S3cretPw@db.internal:5432/prod?sslkey=x&token=t0k3n"
+    loop = ToolLoop("W", SystemMessage(content="work"), ScriptedModel([RuntimeError(f"down: {url}")]))
+    end = await loop.run(
+        [UserMessage(content="go", source="boss")], ToolContext("s1", "W", None), CancellationToken()
+    )
+    assert isinstance(end, ModelFailed)
+    assert (
+        end.error
+        == "RuntimeError: down: postgresql://[redacted]@db.internal:5432/prod?sslkey=x&token=[redacted]"
+    )

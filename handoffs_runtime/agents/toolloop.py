@@ -52,6 +52,7 @@ from handoffs_runtime.handoffs.policy import TeamPolicy
 from handoffs_runtime.messages import Delta, ToolFinished, ToolStarted
 from handoffs_runtime.models.failures import cut_note, is_overflow_error, overflow_ratio
 from handoffs_runtime.models.local import AnswersPromptly, ModelCall, model_call_scope
+from handoffs_runtime.models.redaction import redact
 from handoffs_runtime.text import well_formed
 from handoffs_runtime.tools.context import ToolContext
 from handoffs_runtime.tools.effects import irreversible_names
@@ -282,9 +283,10 @@ class ToolLoop:
         return result
 
     def _describe_failure(self, exc: Exception) -> str:
+        """What failed, for a worker's caller (a model) and the log: credentials masked."""
         if isinstance(exc, TimeoutError) and not str(exc):
             return f"TimeoutError: no answer within {self.model_timeout:g} s"
-        return f"{type(exc).__name__}: {exc}"
+        return redact(f"{type(exc).__name__}: {exc}")
 
     async def _call_model(
         self,
