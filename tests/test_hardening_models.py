@@ -68,6 +68,7 @@ HOSTILE: list[tuple[int, str, bytes]] = [
         "application/json",
         json.dumps({"error": {"message": f"{MARK} overloaded at 10.1.2.3:9000"}}).encode(),
     ),
+    (200, "text/event-stream", f'data: {{"error": {{"message": "{MARK} {DATABASE}"}}}}\n\n'.encode()),
 ]
 """Status, content type and body, answered in turn (each failure, then the next)."""
 
