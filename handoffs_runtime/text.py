@@ -1,5 +1,10 @@
 """Text that reaches a terminal is inert: control characters are shown, never obeyed.
 
+Before that, text from a model is well formed (:func:`well_formed`): a lone surrogate (``\\ud800``, which
+a JSON body may spell), a NUL or a non-character cannot be written as UTF-8, stored in every database
+or printed, and one of them must never end a session; they become U+FFFD where the model's words
+enter the runtime.
+
 A model, a stored transcript, another process or a file can hold escape sequences (``ESC]0;title BEL``
 renames the window, ``ESC[2J`` clears the screen, cursor moves draw fake prompts) and bidirectional
 overrides that make text read differently from what it is. Every place that prints such text to a person
@@ -19,6 +24,20 @@ _LEFT_RAW_BY_JSON = re.compile(f"[\x7f-\x9f{_BIDI}]")
 
 
 _NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+_NOT_WRITABLE = re.compile("[\x00\ud800-\udfff\ufffe\uffff]")
+REPLACEMENT = "\ufffd"
+
+
+def well_formed(text: str) -> str:
+    """``text`` as valid, storable Unicode: a surrogate pair spelt as two code points is joined, a lone
+    surrogate, a NUL and the non-characters U+FFFE/U+FFFF become U+FFFD; anything else is kept as it is.
+    """
+    if text.isascii():
+        return text.replace("\x00", REPLACEMENT) if "\x00" in text else text
+    if _NOT_WRITABLE.search(text) is None:
+        return text
+    joined = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return _NOT_WRITABLE.sub(REPLACEMENT, joined)
 
 
 def _visible(match: re.Match[str]) -> str:
@@ -37,8 +56,10 @@ def printable(text: str, *, multiline: bool = True) -> str:
     either. The result contains no control characters, so applying it twice changes nothing.
     """
     if multiline:
-        return _CONTROLS.sub(_visible, text.replace("\r\n", "\n"))
-    return _CONTROLS_AND_LINE_BREAKS.sub(_visible, text)
+        shown = _CONTROLS.sub(_visible, text.replace("\r\n", "\n"))
+    else:
+        shown = _CONTROLS_AND_LINE_BREAKS.sub(_visible, text)
+    return well_formed(shown)  # a stored lone surrogate would end the console at its first print
 
 
 def inert_json(document: str) -> str:

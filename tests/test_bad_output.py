@@ -10,6 +10,7 @@ from autogen_core.models import FunctionExecutionResult, FunctionExecutionResult
 
 from handoffs_runtime import AgentSpec, TeamPolicy, TeamSpec, tool_call
 from handoffs_runtime.agents.ai import EMPTY_REPLY, MODEL_ERROR_REPLY, TOO_MANY_ROUNDS_REPLY
+from handoffs_runtime.agents.replies import MAX_CALLS_PER_RESPONSE
 from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.models.scripted import ScriptedModel
 
@@ -119,7 +120,11 @@ async def test_five_thousand_handoff_calls_are_one_refused_line() -> None:
     assert len(last_results(other.calls[0][0])) == 5000  # the model still gets a result for each call
     [ignored, carried_out] = channel.handoffs("s1")
     assert (ignored.target, ignored.outcome) == ("Back", "refused")
-    assert ignored.reason == "ignored: only one handoff per response is carried out (4,999 calls ignored)"
+    ignored_calls = MAX_CALLS_PER_RESPONSE - 1  # the calls past the cap are refused without a decision
+    assert (
+        ignored.reason
+        == f"ignored: only one handoff per response is carried out ({ignored_calls} calls ignored)"
+    )
     assert (carried_out.target, carried_out.outcome) == ("Other", "handoff")
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import socket
 
 from handoffs_runtime import openai_model
+from handoffs_runtime.agents.ai import MODEL_PROBLEM_NOTICE
 from handoffs_runtime.channels.memory import ScriptedChannel
+from handoffs_runtime.messages import Notice
 from handoffs_runtime.teams.acme import acme_team
 
 from .fake_openai import fake_openai
@@ -27,11 +29,18 @@ def test_an_unreachable_base_url_is_explained_once_with_the_url(tmp_path: object
         stdin="hello\nare you there?\n",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    replies = [line for line in result.stdout.splitlines() if line.startswith("ACME assistant › Sorry")]
-    assert replies == [
-        f"ACME assistant › Sorry, I can't answer: the model endpoint {url} is unreachable (connection "
-        "refused); check --base-url (or OPENAI_BASE_URL) and that the server is running.",
-        f"ACME assistant › Sorry, I can't answer: the model endpoint {url} is unreachable (see above).",
+    lines = result.stdout.splitlines()
+    notices = [line.strip() for line in lines if line.strip().startswith(f"{MODEL_PROBLEM_NOTICE}:")]
+    assert notices == [  # the console's owner reads what is wrong, once
+        f"{MODEL_PROBLEM_NOTICE}: the model endpoint {url} is unreachable (connection refused); check "
+        "--base-url (or OPENAI_BASE_URL) and that the server is running"
+    ]
+    replies = [line for line in lines if line.startswith("ACME assistant › Sorry")]
+    assert replies == [  # the reply itself is plain words, as any customer reads it
+        "ACME assistant › Sorry, I can't answer: the language model this service uses cannot be reached; "
+        "whoever runs this service has been told what is wrong.",
+        "ACME assistant › Sorry, I can't answer: the language model this service uses cannot be reached "
+        "(see above).",
     ]
 
 
@@ -42,12 +51,22 @@ async def test_a_refused_key_and_an_unknown_model_are_named() -> None:
         await run_sessions(acme_team(), channel, model=model, sessions=["s1"])
         await run_sessions(acme_team(), channel, model=model, sessions=["s2"])
     assert [text for _, text in texts(channel, "s1")] == [
-        f"Sorry, I can't answer: the model endpoint {server.url} refused the API key (401); "
-        "check OPENAI_API_KEY.",
-        f"Sorry, I can't answer: the model endpoint {server.url} refused the API key (see above).",
+        "Sorry, I can't answer: the language model this service uses does not accept its credentials; "
+        "whoever runs this service has been told what is wrong.",
+        "Sorry, I can't answer: the language model this service uses does not accept its credentials "
+        "(see above).",
     ]
+    [refused] = [
+        e.detail for e in channel.shown["s1"] if isinstance(e, Notice) and e.text == MODEL_PROBLEM_NOTICE
+    ]
+    assert refused.startswith(f"the model endpoint {server.url} refused the API key (401: ")
+    assert refused.endswith("check OPENAI_API_KEY")
     [(_, unknown)] = texts(channel, "s2")
-    assert "answered 404 not found; check the model name (--model)" in unknown
+    assert "was not found" in unknown
+    [missing] = [
+        e.detail for e in channel.shown["s2"] if isinstance(e, Notice) and e.text == MODEL_PROBLEM_NOTICE
+    ]
+    assert "answered 404 not found; check the model name (--model)" in missing
 
 
 def test_a_worker_with_no_host_exits_non_zero_with_one_line() -> None:

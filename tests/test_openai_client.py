@@ -43,7 +43,7 @@ async def test_a_server_error_that_repeats_is_said_as_such_and_the_session_goes_
         await run_sessions(acme_team(), channel, model=model)
     (first_agent, first), second = texts(channel)
     assert first_agent == "TriageAgent"
-    assert "fails on this request (HTTP 500, also when tried again)" in first
+    assert "fails on this request, also when it is tried again" in first
     assert "try again in a moment" not in first
     assert second == ("TriageAgent", "back again")
     assert len(server.requests) == 3  # one try and one retry, then the next turn

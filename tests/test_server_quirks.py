@@ -65,8 +65,14 @@ async def test_a_stream_that_stops_after_its_first_words_is_a_failure_not_an_ans
         policy = TeamPolicy(stream=True)
         await run_sessions(acme_team(policy=policy), channel, model=model_for(server.url))  # type: ignore[arg-type]
     [(_, said)] = texts(channel)
-    assert said == "Sorry, I can't answer: the model server's answer could not be read " + (
-        f"({TRUNCATED_STREAM}); the server may not support tool calls this way."
+    assert said == (
+        "Sorry, I can't answer: the language model's answer could not be read; whoever runs this "
+        "service has been told what is wrong."
+    )
+    [detail] = [e.detail for e in channel.shown["s1"] if isinstance(e, Notice) and e.detail]
+    assert detail == (
+        f"the model server's answer could not be read ({TRUNCATED_STREAM}); the server may not support "
+        "tool calls this way"
     )
     assert said not in (EMPTY_REPLY, MODEL_ERROR_REPLY)
     assert len(server.requests) == 1  # words were shown: not asked again
@@ -109,8 +115,11 @@ async def test_a_server_that_keeps_refusing_null_content_when_told_to_send_it_is
         await run_sessions(acme_team(), channel, model=model)  # type: ignore[arg-type]
     [(agent, said)] = texts(channel)
     assert agent == "SalesAgent"
-    assert said.startswith("Sorry, I can't answer: the model server at http://127.0.0.1:")
-    assert said.endswith("fails on this request (HTTP 500, also when tried again); its log says why.")
+    assert said.startswith("Sorry, I can't answer: the language model fails on this request, also when")
+    [detail] = [e.detail for e in channel.shown["s1"] if isinstance(e, Notice) and e.detail]
+    assert detail.startswith("the model server at http://127.0.0.1:")
+    assert "fails on this request (HTTP 500, also when tried again: " in detail
+    assert detail.endswith("its log says why")
 
 
 def brief_team(policy: TeamPolicy) -> TeamSpec:

@@ -74,6 +74,9 @@ MODEL_ERROR_REPLY = "Sorry, I'm having trouble answering right now. Please try a
 EMPTY_REPLY = "Sorry, I don't have an answer to that. Could you put it another way?"
 TOO_MANY_ROUNDS_REPLY = "Sorry, I couldn't finish that. Could you tell me again what you need?"
 ONE_HANDOFF = "ignored: only one handoff per response is carried out"
+MODEL_PROBLEM_NOTICE = "⚠ the language model could not answer"
+"""The notice whose detail tells whoever runs the team what is wrong with the model (see
+:class:`~handoffs_runtime.models.failures.ModelProblem`)."""
 
 
 @dataclass(frozen=True)
@@ -159,20 +162,27 @@ class AIAgent(SessionAgent):
             case OverBudget():
                 await self._reply(history, end.new, BUDGET_REPLY, end.usage)
             case ModelFailed(exception=exception):
-                await self._reply(history, end.new, self._model_error_reply(exception), end.usage)
+                await self._reply(history, end.new, await self._model_error_reply(exception), end.usage)
             case OutOfRounds():
                 await self._reply(history, end.new, TOO_MANY_ROUNDS_REPLY, end.usage)
             case unreachable:
                 assert_never(unreachable)
 
-    def _model_error_reply(self, exc: BaseException) -> str:
-        """What is wrong with the model, said once in full; the generic apology for transient failures."""
+    async def _model_error_reply(self, exc: BaseException) -> str:
+        """What is wrong with the model in plain words, said once in full; the generic apology for
+        transient failures. The technical detail (endpoint, status, the server's words, credentials
+        masked) goes to whoever runs the team, as a notice's detail, never into the reply."""
         problem = explain_model_error(exc)
         if problem is None:
             return MODEL_ERROR_REPLY
         if problem == self._told:
             return problem.again
         self._told = problem
+        channel = self._config.channel
+        if problem.detail:
+            logger.warning("model problem in session %s: %s", self._session, problem.detail)
+            if channel is not None:
+                await channel.show(self._session, Notice(text=MODEL_PROBLEM_NOTICE, detail=problem.detail))
         return problem.first
 
     # --- outcomes ----------------------------------------------------------------------------------

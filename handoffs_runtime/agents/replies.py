@@ -1,9 +1,11 @@
 """Reading a model's response: text, or tool calls sorted into regular, handoff and unknown ones.
 
 :func:`read_reply` accepts anything at all (content that is a number, parts that are not calls, a call
-whose id, name or arguments are null or of the wrong type) and returns text or well-formed calls, so
-nothing the model sends can break the code after it. :func:`sort_calls` then says what each call is, by
-its name: a regular tool the loop runs, a handoff the agent decides on, or a name nobody offered.
+whose id, name or arguments are null or of the wrong type, a lone surrogate or a NUL) and returns text or
+well-formed calls of valid Unicode (:func:`~handoffs_runtime.text.well_formed`), so nothing the model
+sends can break the code after it: the store, a terminal, a web page. :func:`sort_calls` then says
+what each call is, by its name: a regular tool the loop runs, a handoff the agent decides on, or a name
+nobody offered.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from typing import NamedTuple
 
 from autogen_core import FunctionCall
 from autogen_core.tools import Tool
+
+from handoffs_runtime.text import well_formed
 
 logger = logging.getLogger("handoffs_runtime")
 
@@ -46,7 +50,7 @@ def read_reply(result: object, max_chars: int) -> Reply:
     """The text or tool calls of ``result``, whatever it holds; text longer than ``max_chars`` is cut."""
     content = getattr(result, "content", None)  # untrusted: a client may hand over anything at all
     if isinstance(content, str):
-        return cut_text(content.strip(), max_chars, "reply was")
+        return cut_text(well_formed(content).strip(), max_chars, "reply was")
     if isinstance(content, list | tuple):
         return _read_parts(content, getattr(result, "thought", None), max_chars)
     if isinstance(content, int | float) and not isinstance(content, bool):
@@ -61,7 +65,7 @@ def _read_parts(parts: Sequence[object], thought: object, max_chars: int) -> Rep
     texts: list[str] = []
     for part in parts:
         if isinstance(part, str):
-            texts.append(part)
+            texts.append(well_formed(part))
             continue
         call = _read_call(part)
         if call is None:
@@ -72,7 +76,8 @@ def _read_parts(parts: Sequence[object], thought: object, max_chars: int) -> Rep
         return cut_text("".join(texts).strip(), max_chars, "reply was")
     if not texts and not thought:
         return ToolCalls(calls)
-    said = "\n".join(t for t in (thought if isinstance(thought, str) else "", *texts) if t).strip()
+    said = "\n".join(t for t in (well_formed(thought) if isinstance(thought, str) else "", *texts) if t)
+    said = said.strip()
     return ToolCalls(calls, cut_text(said, max_chars, "reply was") or None)
 
 
@@ -82,6 +87,16 @@ def _read_call(part: object) -> FunctionCall | None:
     Arguments are never cut (a cut would only make them invalid JSON); the tools check them, and what a
     tool returns is capped.
     """
+    call = _call_of(part)
+    if call is None:
+        return None
+    name, arguments, call_id = well_formed(call.name), well_formed(call.arguments), well_formed(call.id)
+    if name is call.name and arguments is call.arguments and call_id is call.id:
+        return call  # the usual case: nothing to repair
+    return FunctionCall(id=call_id, name=name, arguments=arguments)
+
+
+def _call_of(part: object) -> FunctionCall | None:
     if (
         isinstance(part, FunctionCall)
         and isinstance(part.id, str)
@@ -145,23 +160,40 @@ def stream_cut_note(max_chars: int) -> str:
     return f"\n\n[cut: the reply was longer than {max_chars:,} characters; the rest is left out]"
 
 
+MAX_CALLS_PER_RESPONSE = 32
+"""The most tool calls of one response that are acted on; each one past it gets :func:`too_many_calls`
+as its result (a model once sent 10,000 in one response, and each runs a tool)."""
+
+
+def too_many_calls(made: int) -> str:
+    """The refusal a call past ``MAX_CALLS_PER_RESPONSE`` gets, for the model to read."""
+    return (
+        f"not run: a response may make at most {MAX_CALLS_PER_RESPONSE} tool calls and this one made "
+        f"{made:,}; make the calls still needed in your next response"
+    )
+
+
 class SortedCalls(NamedTuple):
     """A response's calls by kind, each with its position in the response (results keep call order;
-    positions, not call ids, because some servers repeat ids)."""
+    positions, not call ids, because some servers repeat ids); ``refused``: the calls past
+    ``MAX_CALLS_PER_RESPONSE``, whatever they name."""
 
     regular: list[tuple[int, Tool, FunctionCall]]
     handoffs: list[tuple[int, FunctionCall]]
     unknown: list[tuple[int, FunctionCall]]
+    refused: list[tuple[int, FunctionCall]]
 
 
 def sort_calls(
     calls: Sequence[FunctionCall], tools: Mapping[str, Tool], handoffs: Container[str]
 ) -> SortedCalls:
-    """Which of ``calls`` name a regular tool, which a handoff (enabled or not), which neither."""
+    """Which of ``calls`` name a regular tool, which a handoff (enabled or not), which neither, and which
+    are past the cap."""
     regular: list[tuple[int, Tool, FunctionCall]] = []
     handoff_calls: list[tuple[int, FunctionCall]] = []
     unknown: list[tuple[int, FunctionCall]] = []
-    for i, call in enumerate(calls):
+    refused = list(enumerate(calls))[MAX_CALLS_PER_RESPONSE:]
+    for i, call in enumerate(calls[:MAX_CALLS_PER_RESPONSE]):
         tool = tools.get(call.name)
         if tool is not None:
             regular.append((i, tool, call))
@@ -169,4 +201,4 @@ def sort_calls(
             handoff_calls.append((i, call))
         else:
             unknown.append((i, call))
-    return SortedCalls(regular, handoff_calls, unknown)
+    return SortedCalls(regular, handoff_calls, unknown, refused)

@@ -43,9 +43,9 @@ from handoffs_runtime.agents import turn
 from handoffs_runtime.agents.ledgered import LedgerTurn
 from handoffs_runtime.agents.once import OnceATurn
 from handoffs_runtime.agents.person import PersonChannel
-from handoffs_runtime.agents.replies import ToolCalls, read_reply, sort_calls
+from handoffs_runtime.agents.replies import ToolCalls, read_reply, sort_calls, too_many_calls
 from handoffs_runtime.agents.streaming import StreamReader
-from handoffs_runtime.agents.toolcalls import capped, run_tool_call, unknown_tool_result
+from handoffs_runtime.agents.toolcalls import capped, error_result, run_tool_call, unknown_tool_result
 from handoffs_runtime.agents.trim import MAX_TRIMS, trimmed
 from handoffs_runtime.channels.base import Channel
 from handoffs_runtime.errors import ContextOverflowError
@@ -54,8 +54,10 @@ from handoffs_runtime.handoffs.policy import TeamPolicy
 from handoffs_runtime.messages import Delta, ToolFinished, ToolStarted
 from handoffs_runtime.models.failures import cut_note, is_overflow_error, overflow_ratio
 from handoffs_runtime.models.local import AnswersPromptly, ModelCall, model_call_scope
+from handoffs_runtime.models.redaction import redact
 from handoffs_runtime.sessions.effects import ledger_of
 from handoffs_runtime.sessions.store import SessionStore
+from handoffs_runtime.text import well_formed
 from handoffs_runtime.tools.context import ToolContext
 from handoffs_runtime.tools.effects import irreversible_names
 from handoffs_runtime.usage import Usage
@@ -63,6 +65,8 @@ from handoffs_runtime.usage import Usage
 logger = logging.getLogger("handoffs_runtime")
 
 _NO_HANDOFFS: Mapping[str, Handoff] = {}
+CONCURRENT_CALLS = 8
+"""The most regular calls of one response that run at the same time; the others wait for a turn."""
 
 
 @dataclass(frozen=True)
@@ -218,12 +222,14 @@ class ToolLoop:
         """A result per call, in call order and cut to the size cap, and the decision's end of the turn,
         if any. The regular calls run first; the decider sees the handoff calls after them, as the person
         does."""
-        regular, handoffs, unknown = sort_calls(
+        regular, handoffs, unknown, refused = sort_calls(
             reply.calls, self.tools, self.handoffs if decider is not None else _NO_HANDOFFS
         )
         results: list[FunctionExecutionResult | None] = [None] * len(reply.calls)
         for i, call in unknown:
             results[i] = unknown_tool_result(call, [*self.tools, *enabled])
+        for i, call in refused:
+            results[i] = error_result(call, too_many_calls(len(reply.calls)))
         if regular:
             await self._run_regular(regular, results, context, once, cancellation_token)
         ending: turn.Transfer | turn.GuardStop | None = None
@@ -248,14 +254,18 @@ class ToolLoop:
         """Fill in the results of the regular calls.
 
         Several regular calls of one response run at once, as in the OpenAI Agents SDK (their results
-        stay in call order); ``policy.concurrent_tool_calls=False`` runs them one at a time. Questions
-        to the person are asked one at a time either way (see
+        stay in call order), at most ``CONCURRENT_CALLS`` at a time; ``policy.concurrent_tool_calls=False``
+        runs them one at a time. Questions to the person are asked one at a time either way (see
         :func:`~handoffs_runtime.tools.context.ask_person`).
         """
         if len(runs) > 1 and self.policy.concurrent_tool_calls:
-            done = await asyncio.gather(
-                *(self._run_one(t, c, context, once, cancellation_token) for _, t, c in runs)
-            )
+            slots = asyncio.Semaphore(CONCURRENT_CALLS)
+
+            async def run_one(tool: Tool, call: FunctionCall) -> FunctionExecutionResult:
+                async with slots:
+                    return await self._run_one(tool, call, context, once, cancellation_token)
+
+            done = await asyncio.gather(*(run_one(t, c) for _, t, c in runs))
             for (i, _, _), result in zip(runs, done, strict=True):
                 results[i] = result
         else:
@@ -290,9 +300,10 @@ class ToolLoop:
         return result
 
     def _describe_failure(self, exc: Exception) -> str:
+        """What failed, for a worker's caller (a model) and the log: credentials masked."""
         if isinstance(exc, TimeoutError) and not str(exc):
             return f"TimeoutError: no answer within {self.model_timeout:g} s"
-        return f"{type(exc).__name__}: {exc}"
+        return redact(f"{type(exc).__name__}: {exc}")
 
     async def _call_model(
         self,
@@ -328,7 +339,7 @@ class ToolLoop:
             session, agent, label = context.session_id, self.name, self.label
 
             async def show(text: str) -> None:  # a delta, shown as it arrives; the reply holds the whole
-                await progress.show(session, Delta(agent=agent, text=text, label=label))
+                await progress.show(session, Delta(agent=agent, text=well_formed(text), label=label))
 
         reader = StreamReader(self.policy.max_reply_chars, show)
         stream = self.model.create_stream(messages, tools=tools, cancellation_token=cancellation_token)

@@ -21,12 +21,14 @@ from __future__ import annotations
 import json
 import logging
 import urllib.request
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import httpx2
 
+from handoffs_runtime.errors import ModelProtocolError
 from handoffs_runtime.models.failures import is_context_overflow
 from handoffs_runtime.models.responses import CheckedStream, fix_completion
 
@@ -34,6 +36,12 @@ logger = logging.getLogger("handoffs_runtime")
 
 Adapt = Callable[[dict[str, Any]], "dict[str, Any] | None"]
 """A change to a request body, or ``None`` when it does not apply to that body."""
+
+MAX_ANSWER_BYTES = 16 * 1024 * 1024
+"""The most of a non-streamed answer that is read: far above any reply the loop keeps (it cuts replies at
+the policy's ``max_reply_chars``), far below what would strain the process."""
+MAX_ERROR_BYTES = 64 * 1024
+"""The most of an error's body that is read; the rest is cut (the client only quotes its message)."""
 
 ToolCallContent = Literal["auto", "null", "empty"]
 """How an assistant message with tool calls and no text is sent: ``null`` until the server refuses it
@@ -139,13 +147,20 @@ class CompatTransport(httpx2.AsyncBaseTransport):
     async def _send(
         self, request: httpx2.Request, body: dict[str, Any], sent: dict[str, Any]
     ) -> httpx2.Response:
+        """Send ``sent`` as ``request``, asking for an unencoded answer (whose size is what is read); an
+        error's body is read at once, cut at ``MAX_ERROR_BYTES``, so it can be read again."""
+        request.headers["accept-encoding"] = "identity"
         if sent is body:
-            return await self._inner.handle_async_request(request)
-        headers = [(k, v) for k, v in request.headers.multi_items() if k.lower() != "content-length"]
-        adapted = httpx2.Request(
-            request.method, request.url, headers=headers, json=sent, extensions=request.extensions
-        )
-        return await self._inner.handle_async_request(adapted)
+            response = await self._inner.handle_async_request(request)
+        else:
+            headers = [(k, v) for k, v in request.headers.multi_items() if k.lower() != "content-length"]
+            adapted = httpx2.Request(
+                request.method, request.url, headers=headers, json=sent, extensions=request.extensions
+            )
+            response = await self._inner.handle_async_request(adapted)
+        if response.status_code < 300:
+            return response
+        return _replayed(response, await read_bounded(response, MAX_ERROR_BYTES, cut=True))
 
 
 def _chat_body(request: httpx2.Request) -> dict[str, Any] | None:
@@ -160,25 +175,77 @@ def _chat_body(request: httpx2.Request) -> dict[str, Any] | None:
 
 
 async def _read(response: httpx2.Response, *, streamed: bool) -> httpx2.Response:
-    """The answer as the client gets it: a 2xx body read by the project (see ``responses``)."""
+    """The answer as the client gets it: a 2xx body read by the project (see ``responses``), and never
+    more of any body than a bound (an error's beyond ``MAX_ERROR_BYTES`` is cut, an answer's beyond
+    ``MAX_ANSWER_BYTES`` is a failure), so a server cannot fill the memory with one answer."""
     encoded = response.headers.get("content-encoding", "identity") != "identity"
-    if response.status_code >= 300 or encoded:
-        return response
-    if streamed and "text/event-stream" in response.headers.get("content-type", ""):
+    if streamed and response.status_code < 300:
+        if encoded or "text/event-stream" not in response.headers.get("content-type", ""):
+            return response  # asked for identity (see ``_send``): a server that encodes anyway is not read
         return httpx2.Response(
             response.status_code,
-            headers=response.headers,
+            headers=_identity(response),
             stream=CheckedStream(_stream_of(response)),
             extensions=response.extensions,
         )
-    if streamed:
-        return response
-    raw = await response.aread()
+    if response.status_code >= 300:
+        return response  # its body is already read, cut (see ``_send``)
+    raw = await read_bounded(response, MAX_ANSWER_BYTES)
+    text = raw.decode("utf-8", "replace")  # invalid UTF-8 is read as U+FFFD, not refused
     try:
-        data = json.loads(raw)
+        data = json.loads(text)
     except ValueError:
         return _replayed(response, raw)
-    return _replayed(response, json.dumps(data).encode() if fix_completion(data) else raw)
+    repaired = fix_completion(data) or "\ufffd" in text
+    return _replayed(response, json.dumps(data).encode() if repaired else raw)
+
+
+async def read_bounded(response: httpx2.Response, limit: int, *, cut: bool = False) -> bytes:
+    """At most ``limit`` bytes of ``response``'s body, decoded (gzip and deflate, also bounded): the rest
+    is left unread and the connection closed. Past the limit: the first ``limit`` bytes when ``cut``,
+    else :class:`~handoffs_runtime.errors.ModelProtocolError`."""
+    encoding = response.headers.get("content-encoding", "identity").strip().lower()
+    if encoding not in _DECODERS:
+        await response.aclose()
+        raise ModelProtocolError(f"the model server's answer is encoded as {encoding!r}, which is not read")
+    decoder = _DECODERS[encoding]()
+    body = bytearray()
+    try:
+        async for chunk in response.aiter_raw():
+            body += decoder.decompress(chunk, limit + 1 - len(body)) if decoder else chunk
+            if len(body) > limit:
+                if cut:
+                    return bytes(body[:limit])
+                raise ModelProtocolError(f"the model server's answer is longer than {limit:,} bytes")
+    finally:
+        await response.aclose()
+    return bytes(body)
+
+
+def _no_decoder() -> None:
+    return None
+
+
+def _gzip() -> zlib._Decompress:
+    return zlib.decompressobj(16 + zlib.MAX_WBITS)
+
+
+def _deflate() -> zlib._Decompress:
+    return zlib.decompressobj()
+
+
+_DECODERS: dict[str, Callable[[], zlib._Decompress | None]] = {
+    "identity": _no_decoder,
+    "": _no_decoder,
+    "gzip": _gzip,
+    "deflate": _deflate,
+}
+
+
+def _identity(response: httpx2.Response) -> list[tuple[str, str]]:
+    """The headers of a body passed on decoded: no content encoding, no length (it may differ)."""
+    drop = ("content-length", "content-encoding")
+    return [(k, v) for k, v in response.headers.multi_items() if k.lower() not in drop]
 
 
 def _stream_of(response: httpx2.Response) -> httpx2.AsyncByteStream:
@@ -189,9 +256,8 @@ def _stream_of(response: httpx2.Response) -> httpx2.AsyncByteStream:
 
 
 def _replayed(response: httpx2.Response, content: bytes) -> httpx2.Response:
-    headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() != "content-length"]
     return httpx2.Response(
-        response.status_code, headers=headers, content=content, extensions=response.extensions
+        response.status_code, headers=_identity(response), content=content, extensions=response.extensions
     )
 
 

@@ -7,14 +7,20 @@ wrong instead of getting the same apology on every line. Transient failures (tim
 overloaded server, a connection cut mid-answer) are not explained here: the usual apology ("try again
 in a moment") fits them, and it is true. A streamed reply cut by its deadline is not disowned either: its
 words stay, followed by :func:`cut_note`.
+
+The person may be an anonymous web customer, so what they read is a plain sentence and nothing of the
+endpoint (its URL, host and port, credentials) or of what the server said; whoever runs the team gets
+that in :attr:`ModelProblem.detail`, credentials masked.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from handoffs_runtime.errors import ContextOverflowError, ModelProtocolError
+from handoffs_runtime.models.redaction import redact
+from handoffs_runtime.text import printable
 
 _OVERFLOW = re.compile(
     r"context_length_exceeded|maximum context length|context window|context length|exceeds? the "
@@ -30,16 +36,30 @@ _REQUESTED = re.compile(
 
 @dataclass(frozen=True, slots=True)
 class ModelProblem:
-    detail: str  # the whole story, said once
+    """A failure of the model's configuration, in two registers.
+
+    ``reason`` and ``summary`` are what the person reads: plain words, never the endpoint's URL, its
+    host and port, a path, a credential or anything the server said (a web customer is a stranger).
+    ``detail`` is what whoever runs the team reads (the console's owner, the operator console, the log):
+    the endpoint, the status and the server's own words, with every credential masked
+    (:func:`~handoffs_runtime.models.redaction.redact`). Two problems are the same when the person
+    would read the same words.
+    """
+
+    reason: str  # the whole story, said once
     summary: str  # a reminder for the lines after
+    detail: str = field(default="", compare=False)
 
     @property
     def first(self) -> str:
-        return f"Sorry, I can't answer: {self.detail}."
+        return f"Sorry, I can't answer: {self.reason}."
 
     @property
     def again(self) -> str:
         return f"Sorry, I can't answer: {self.summary} (see above)."
+
+
+_RUNS_IT = "; whoever runs this service has been told what is wrong"
 
 
 def explain_model_error(exc: BaseException) -> ModelProblem | None:
@@ -56,42 +76,53 @@ def explain_model_error(exc: BaseException) -> ModelProblem | None:
             f"your last message is longer than the model can read{holds}, even with the earlier "
             "conversation left out; please say it in fewer words",
             "your last message is longer than the model can read",
+            _masked(f"the model's context is too short for the last message alone: {_short(exc)}"),
         )
     where = _endpoint(exc)
     if isinstance(exc, openai.APIConnectionError):
         if not _never_connected(exc):  # reached, then cut off mid-answer: transient, the apology fits
             return None
-        return ModelProblem(
+        return _problem(
+            "the language model this service uses cannot be reached",
             f"the model endpoint {where} is unreachable ({_root_cause(exc)}); check --base-url "
             "(or OPENAI_BASE_URL) and that the server is running",
-            f"the model endpoint {where} is unreachable",
         )
     if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
-        return ModelProblem(
-            f"the model endpoint {where} refused the API key ({exc.status_code}); check OPENAI_API_KEY",
-            f"the model endpoint {where} refused the API key",
+        return _problem(
+            "the language model this service uses does not accept its credentials",
+            f"the model endpoint {where} refused the API key ({exc.status_code}: {_short(exc)}); check "
+            "OPENAI_API_KEY",
         )
     if isinstance(exc, openai.BadRequestError | openai.UnprocessableEntityError):
         return _refused(exc, where)
     if isinstance(exc, openai.InternalServerError) and exc.status_code == 500:
-        return ModelProblem(
-            f"the model server at {where} fails on this request (HTTP 500, also when tried again); its "
-            "log says why",
-            f"the model server at {where} fails on this request (HTTP 500)",
+        return _problem(
+            "the language model fails on this request, also when it is tried again",
+            f"the model server at {where} fails on this request (HTTP 500, also when tried again: "
+            f"{_short(exc)}); its log says why",
         )
     if isinstance(exc, ModelProtocolError | ValueError):  # the client could not read the answer
-        return ModelProblem(
+        return _problem(
+            "the language model's answer could not be read",
             f"the model server's answer could not be read ({_short(exc)}); the server may not support "
             "tool calls this way",
-            "the model server's answer could not be read",
         )
     if isinstance(exc, openai.NotFoundError):
-        return ModelProblem(
+        return _problem(
+            "the language model this service is set up to use was not found",
             f"the model endpoint {where} answered 404 not found; check the model name (--model) and "
             "--base-url",
-            f"the model endpoint {where} answered 404 not found",
         )
     return None
+
+
+def _problem(summary: str, detail: str) -> ModelProblem:
+    """A problem the person cannot fix: plain words for them, the masked ``detail`` for the operator."""
+    return ModelProblem(summary + _RUNS_IT, summary, _masked(detail))
+
+
+def _masked(detail: str) -> str:
+    return redact(printable(detail, multiline=False))
 
 
 def cut_note(deadline: float) -> str:
@@ -132,11 +163,12 @@ def _refused(exc: BaseException, where: str) -> ModelProblem:
             f"this conversation has grown longer than the model can read{_holds(str(exc))}; please "
             "start a new conversation",
             "this conversation is longer than the model can read",
+            _masked(f"the conversation is longer than the model's context: {_short(exc)}"),
         )
     status = getattr(exc, "status_code", 400)
-    return ModelProblem(
+    return _problem(
+        "the language model refuses this request",
         f"the model server at {where} refuses the request (HTTP {status}: {_short(exc)})",
-        f"the model server at {where} refuses the request (HTTP {status})",
     )
 
 
@@ -152,9 +184,12 @@ def _short(exc: BaseException) -> str:
 
 
 def _endpoint(exc: BaseException) -> str:
+    """The endpoint's URL for the operator (its credentials are masked with the rest of the detail)."""
     request = getattr(exc, "request", None)
     url = str(getattr(request, "url", "") or "")
-    return url.removesuffix("/chat/completions") or "(unknown URL)"
+    path, query = url.partition("?")[::2]
+    path = path.removesuffix("/chat/completions").removesuffix("/")
+    return (f"{path}?{query}" if query else path) or "(unknown URL)"
 
 
 def _chain(exc: BaseException) -> list[BaseException]:

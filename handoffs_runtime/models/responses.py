@@ -26,6 +26,9 @@ from handoffs_runtime.errors import ModelProtocolError
 
 _legacy_ids = itertools.count(1)
 
+MAX_LINE_BYTES = 4 * 1024 * 1024
+"""The longest line of a stream that is read: one event, far longer than any chunk a server sends."""
+
 TRUNCATED_STREAM = "the model server's stream ended before the answer did (no finish reason, no [DONE])"
 
 
@@ -87,7 +90,8 @@ class CheckedStream(httpx2.AsyncByteStream):
     """A server-sent-events body passed on line by line, chunks repaired, and its end checked.
 
     The stream must say it is complete (a finish reason or ``[DONE]``); one that just stops raises
-    :class:`~handoffs_runtime.errors.ModelProtocolError` where the client would have seen its end.
+    :class:`~handoffs_runtime.errors.ModelProtocolError` where the client would have seen its end, and so
+    does a line longer than ``MAX_LINE_BYTES`` (a stream with no line breaks is not held in memory).
     """
 
     def __init__(self, inner: httpx2.AsyncByteStream) -> None:
@@ -99,6 +103,10 @@ class CheckedStream(httpx2.AsyncByteStream):
         async for piece in self._inner:
             pending += piece
             *lines, pending = pending.split(b"\n")
+            if len(pending) > MAX_LINE_BYTES:
+                raise ModelProtocolError(
+                    f"a line of the model server's stream is longer than {MAX_LINE_BYTES:,} bytes"
+                )
             if lines:
                 yield b"".join(self._line(line) + b"\n" for line in lines)
         if pending:
@@ -117,13 +125,14 @@ class CheckedStream(httpx2.AsyncByteStream):
         if payload == b"[DONE]":
             self.complete = True
             return line
+        text = payload.decode("utf-8", "replace")  # invalid UTF-8 is read as U+FFFD, not refused
         try:
-            data = json.loads(payload)
+            data = json.loads(text)
         except ValueError:
             return line  # the client reports what it cannot parse
         if any(choice.get("finish_reason") for choice in _choices(data)):
             self.complete = True
-        if not fix_chunk(data):
+        if not fix_chunk(data) and "\ufffd" not in text:  # valid UTF-8: passed on as it came
             return line
         end = b"\r" if line.endswith(b"\r") else b""
         return b"data: " + json.dumps(data).encode() + end

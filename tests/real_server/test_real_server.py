@@ -163,7 +163,7 @@ async def test_a_server_that_refuses_null_content_is_said_as_such(real_server: R
     with pytest.raises(Exception) as failed:
         await model.create(_after_a_tool_call())
     problem = explain_model_error(failed.value)
-    assert problem is not None and "fails on this request (HTTP 500" in problem.first
+    assert problem is not None and "fails on this request (HTTP 500" in problem.detail
 
 
 async def test_a_context_overflow_is_said_as_what_it_is(real_server: RealServer) -> None:

@@ -52,6 +52,7 @@ from autogen_core.tools import FunctionTool
 from handoffs_runtime.errors import TeamConfigError
 from handoffs_runtime.tools.effects import runs_code
 from handoffs_runtime.tools.sandbox.resources import Usage, check_descriptor_reserve, measure
+from handoffs_runtime.tools.sandbox.slots import SLOTS
 from handoffs_runtime.tools.sandbox.supervisor import PROC_AVAILABLE, children, descendants, kill_all
 from handoffs_runtime.tools.sandbox.tree import Unmeasurable, remove_tree
 
@@ -474,10 +475,10 @@ def python_code_tool(
         timeout: Annotated[float, "wall-clock seconds before the run is killed"] = chosen.timeout,
         cancellation_token: CancellationToken | None = None,
     ) -> str:
-        task = asyncio.ensure_future(run_python(code, limits=chosen, timeout=timeout))
+        task = asyncio.ensure_future(SLOTS.run(run_python(code, limits=chosen, timeout=timeout)))
         if cancellation_token is not None:
             cancellation_token.link_future(task)
-        return (await task).render()
+        return await task
 
     tool = FunctionTool(
         execute_python_code,
