@@ -180,10 +180,11 @@ def create_app(
                 except (BadMessage, HubError) as exc:
                     await peer.send(Problem(message=str(exc)))
         except Closing as exc:
-            await close(socket, peer, exc)
+            await close(peer, exc)
         except WebSocketDisconnect:
             pass
         finally:
+            peer.stop()
             if session is not None:
                 hub.customers.detach(session, peer)
 
@@ -224,10 +225,11 @@ def create_app(
                 except (BadMessage, HubError) as exc:
                     await peer.send(Problem(message=str(exc)))
         except Closing as exc:
-            await close(socket, peer, exc)
+            await close(peer, exc)
         except WebSocketDisconnect:
             pass
         finally:
+            peer.stop()
             if signed_in:
                 await hub.operators.remove(peer)
 

@@ -5,7 +5,9 @@ head, then a byte now and then (slowloris), holds its connection for ever, and a
 the server's file descriptors. Here each request must arrive whole (head and body) within
 ``Limits.request_seconds`` of the connection opening or of the previous response; a connection beyond
 ``max_connections``, or beyond ``connections_per_client`` from one address, is answered 503 and closed at
-once. A connection upgraded to a WebSocket keeps counting for its address until it closes.
+once. A connection upgraded to a WebSocket keeps counting for its address until it closes, and one
+whose page stops reading is cut off when a frame has waited ``Limits.send_seconds`` for room: nobody
+waits on a page that does not read.
 """
 
 from __future__ import annotations
@@ -116,6 +118,12 @@ def protocols(limits: Limits) -> tuple[type[H11Protocol], type[WebSocketsSansIOP
         _client: str | None = None
 
         async def send(self, message: Any) -> None:
+            if not self.writable.is_set():  # the page stopped reading: its buffer is full
+                try:
+                    await asyncio.wait_for(self.writable.wait(), limits.send_seconds)
+                except TimeoutError:
+                    logger.info("dropped a WebSocket from %s: it stopped reading", self._client)
+                    self.transport.abort()  # uvicorn then fails this send and tells the app it is gone
             await super().send(message)
             if message["type"] == "websocket.http.response.body" and not message.get("more_body", False):
                 # A refusal (429, 400) was sent whole. uvicorn does not count that as the end of the

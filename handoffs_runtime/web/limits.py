@@ -37,6 +37,8 @@ class Limits:
     """A session whose customer never wrote ends this long after its page left (others: ``idle_seconds``)."""
     request_seconds: float = 20.0
     """An HTTP request arrives whole within this, and a WebSocket's first message too; else it is closed."""
+    send_seconds: float = 5.0
+    """A page takes each frame sent to it within this; one that stops reading is cut off, not waited for."""
     history_page: int = 50
     """Transcript items a page is sent at once; it asks for earlier ones when the customer wants them."""
     trusted_proxies: tuple[str, ...] = ()
