@@ -10,7 +10,8 @@ both and needs both to resume, so knowing another session's id is not enough, an
 another one on the same store resumes it. Operators and the sessions view need the operator token.
 Only requests for this server's own host names are served (``web/hosts``), and each client gets its
 share and no more (``web/limits``): a WebSocket opened too often is refused (429), one that sends a
-malformed message, or nothing within ``request_seconds``, gets one error and is closed.
+malformed message, or nothing within ``request_seconds``, gets one error and is closed, and a customer's
+socket quiet for ``quiet_socket_seconds`` is closed (its page reconnects when it is used again).
 """
 
 from __future__ import annotations
@@ -84,8 +85,9 @@ def create_app(
     ``hosts``: the host names it answers to (default: those of a server on loopback). Its limits are
     ``hub.limits``."""
     key_secret = secret
-    clients = ClientLimits(hub.limits)
+    clients = ClientLimits(hub.limits, max_sessions=hub.customers.max_sessions)
     hello_within = hub.limits.request_seconds
+    quiet_for = hub.limits.quiet_socket_seconds
 
     def refused(request: Request) -> Response | None:
         """``None`` for a request with the operator token, else the 401 that says what is wrong."""
@@ -153,7 +155,7 @@ def create_app(
         peer = SocketPeer(socket)
         session: str | None = None
         try:
-            while (raw := await receive_text(socket, None if session else hello_within)) is not None:
+            while (raw := await receive_text(socket, quiet_for if session else hello_within)) is not None:
                 try:
                     message = parsed(raw, parse_customer)
                     if isinstance(message, Hello):
