@@ -90,11 +90,26 @@ def create_app(
     quiet_for = hub.limits.quiet_socket_seconds
 
     def refused(request: Request) -> Response | None:
-        """``None`` for a request with the operator token, else the 401 that says what is wrong."""
+        """``None`` for a request with the operator token, else the 401 (429 for a client that guesses)
+        that says what is wrong."""
         given = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
-        if given and token_matches(operator_token, given):
+        if not given:
+            return _json({"error": TOKEN_REQUIRED}, 401)
+        client = client_key(request.client.host if request.client else None)
+        if (problem := checked_token(client, given)) is None:
             return None
-        return _json({"error": WRONG_TOKEN if given else TOKEN_REQUIRED}, 401)
+        status = 429 if problem == ClientLimits.TOO_MANY_GUESSES else 401
+        return _json({"error": problem}, status, {"Retry-After": "60"} if status == 429 else {})
+
+    def checked_token(client: str, given: str) -> str | None:
+        """``None`` when ``given`` is the operator token, else what to tell ``client``; guesses are
+        counted per client, and a client that guesses too often is not answered for a minute."""
+        if not clients.may_try_token(client):
+            return ClientLimits.TOO_MANY_GUESSES
+        if token_matches(operator_token, given):
+            return None
+        clients.wrong_token(client)
+        return WRONG_TOKEN
 
     async def list_sessions(request: Request) -> Response:
         if (refusal := refused(request)) is not None:
@@ -198,7 +213,7 @@ def create_app(
         return message.session
 
     async def operator_socket(socket: WebSocket) -> None:
-        if await opened(socket) is None:
+        if (client := await opened(socket)) is None:
             return
         peer = SocketPeer(socket)
         signed_in = False
@@ -208,8 +223,9 @@ def create_app(
                 if not signed_in:  # an operator connection does nothing else before the token
                     if not isinstance(message, OperatorHello):
                         raise Closing(TOKEN_REQUIRED)
-                    if not token_matches(operator_token, message.token):
-                        raise Closing(WRONG_TOKEN)
+                    if (problem := checked_token(client, message.token)) is not None:
+                        guessing = problem == ClientLimits.TOO_MANY_GUESSES
+                        raise Closing(problem, TRY_AGAIN_LATER if guessing else POLICY_VIOLATION)
                     signed_in = True
                     await hub.operators.add(peer)
                     continue
@@ -261,5 +277,5 @@ def create_app(
     return Starlette(routes=routes, lifespan=lifespan, middleware=[guard])
 
 
-def _json(data: Mapping[str, Any], status: int = 200) -> Response:
-    return JSONResponse(dict(data), status_code=status, headers=HEADERS)
+def _json(data: Mapping[str, Any], status: int = 200, headers: Mapping[str, str] | None = None) -> Response:
+    return JSONResponse(dict(data), status_code=status, headers={**HEADERS, **(headers or {})})

@@ -133,6 +133,20 @@ def protocols(limits: Limits) -> tuple[type[H11Protocol], type[WebSocketsSansIOP
                 # handshake and would log an error for each one; an attacker would fill the log.
                 self.handshake_complete = True
 
+        def send_receive_event_to_app(self) -> None:
+            data = b"".join(self.frames)
+            if self.curr_msg_data_type == "text" and not self.close_sent and not _utf8(data):
+                # uvicorn would log a traceback and close with no word to the page: the app refuses it
+                # instead (its undecodable bytes arrive as lone surrogates, see sockets.receive_text).
+                self.frames = []
+                text = data.decode(errors="surrogateescape")
+                self.queue.put_nowait({"type": "websocket.receive", "text": text})
+                if not self.read_paused:
+                    self.read_paused = True
+                    self.transport.pause_reading()
+                return
+            super().send_receive_event_to_app()
+
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
             self._client = counted(self.client)  # counted by the HTTP protocol it was upgraded from
@@ -143,3 +157,11 @@ def protocols(limits: Limits) -> tuple[type[H11Protocol], type[WebSocketsSansIOP
             super().connection_lost(exc)
 
     return Http, WebSocket
+
+
+def _utf8(data: bytes) -> bool:
+    try:
+        data.decode()
+    except UnicodeDecodeError:
+        return False
+    return True

@@ -39,6 +39,9 @@ class Limits:
     """Sessions one client keeps live at once."""
     new_sessions_per_minute: int = 20
     """Sessions one client starts (or resumes) per minute."""
+    wrong_tokens_per_minute: int = 10
+    """Wrong operator tokens one client may send per minute (the API and the console together); beyond
+    it every try is refused unread, the right token included, until the minute has passed."""
     unused_session_seconds: float = 30.0
     """A session whose customer never wrote ends this long after its page left (others: ``idle_seconds``)."""
     quiet_socket_seconds: float = 300.0
@@ -151,6 +154,12 @@ class RateWindow:
             self._sweep(now)
         return True
 
+    def full(self, key: str) -> bool:
+        """Whether ``key`` has no room now (nothing is logged)."""
+        now = self._clock()
+        times = self._events.get(key, ())
+        return sum(1 for t in times if t > now - self._seconds) >= self._count
+
     def _sweep(self, now: float) -> None:
         self._events = {k: t for k, t in self._events.items() if t and t[-1] > now - self._seconds}
         self._swept_at_size = max(1024, 2 * len(self._events))
@@ -170,9 +179,22 @@ class ClientLimits:
         self._near_sockets = RateWindow(NEIGHBOURS * limits.sockets_per_minute, clock=clock)
         self._starts = RateWindow(limits.new_sessions_per_minute, clock=clock)
         self._near_starts = RateWindow(NEIGHBOURS * limits.new_sessions_per_minute, clock=clock)
+        self._guesses = RateWindow(limits.wrong_tokens_per_minute, clock=clock)
+        self._near_guesses = RateWindow(NEIGHBOURS * limits.wrong_tokens_per_minute, clock=clock)
         self._live_cap = limits.share(limits.sessions_per_client, max_sessions)
         self._sessions: dict[str, set[str]] = {}
         self._swept_at_size = 1024
+
+    TOO_MANY_GUESSES = "too many wrong operator tokens from your address; please wait a minute"
+
+    def may_try_token(self, client: str) -> bool:
+        """Whether ``client`` (and its neighbourhood) may have a token checked now."""
+        around = neighbourhood(client)
+        return not self._guesses.full(client) and not (around and self._near_guesses.full(around))
+
+    def wrong_token(self, client: str) -> None:
+        """``client`` sent a wrong operator token: counted against it and its neighbourhood."""
+        _allow(client, self._guesses, self._near_guesses)
 
     def may_connect(self, client: str) -> bool:
         """Whether ``client`` may open one more WebSocket now (counted if so)."""

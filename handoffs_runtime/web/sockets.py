@@ -28,6 +28,8 @@ BACKLOG = 512
 POLICY_VIOLATION = 1008
 UNSUPPORTED_DATA = 1003
 TRY_AGAIN_LATER = 1013
+INVALID_TEXT = 1007
+NOT_UTF8 = "malformed message: text must be UTF-8"
 MALFORMED = "malformed message: expected one JSON object"
 
 
@@ -115,6 +117,10 @@ async def receive_text(socket: WebSocket, timeout: float | None = None) -> str |
     text = message.get("text")
     if not isinstance(text, str):
         raise Closing(MALFORMED, UNSUPPORTED_DATA)
+    try:
+        text.encode()
+    except UnicodeEncodeError:  # bytes that were not UTF-8 (see ``connections``)
+        raise Closing(NOT_UTF8, INVALID_TEXT) from None
     return text
 
 
