@@ -7,18 +7,21 @@ person anything.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.client
 import logging
 from pathlib import Path
+from typing import Any
 
 import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
+from handoffs_runtime.web.customers import TOO_FAST
 from handoffs_runtime.web.limits import Limits
 
 from .test_web_guard import logged  # noqa: F401  (a fixture: every record uvicorn and the project log)
-from .web_support import TOKEN, Client, Served, served
+from .web_support import TOKEN, Client, Served, escalation_in_view, served
 
 OTHER_ADDRESS = ("127.0.0.2", 0)
 
@@ -69,3 +72,36 @@ async def test_operator_token_guessing_is_throttled_per_client_over_http_and_web
             refused = await console.recv()
             assert refused["type"] == "error" and "too many wrong operator tokens" in refused["message"]
         assert await asyncio.to_thread(api_status, server, TOKEN, OTHER_ADDRESS[0]) == 200  # others
+
+
+async def drained(page: Client, quiet: float = 2.0) -> list[dict[str, Any]]:
+    """Everything ``page`` receives until it has received nothing for ``quiet`` seconds."""
+    got = []
+    with contextlib.suppress(TimeoutError):
+        while True:
+            got.append(await page.recv(timeout=quiet))
+    return got
+
+
+async def test_a_customer_flooding_messages_is_refused_and_operators_get_no_frame_per_message(
+    tmp_path: Path,
+) -> None:
+    async with escalation_in_view(tmp_path) as (server, ann, page, sid):
+        await drained(ann, 1.0)
+        answers = []
+        for n in range(100):  # each as soon as the page may write again, as a script does
+            await page.send({"type": "say", "text": f"flood {n} " + "x" * 3000})
+            while (answer := await page.recv())["type"] not in ("said", "error"):
+                answers.append(answer)
+            answers.append(answer)
+            if answers[-1]["type"] == "said":
+                answers += await page.until("question")
+        to_operator = await drained(ann)
+        refused = [m["message"] for m in answers if m["type"] == "error"]
+        assert TOO_FAST in refused
+        stored = [e for e in await server.hub.store.entries(sid) if e.kind == "user"]
+        assert len(stored) <= Limits().messages_per_minute + 1  # the request for a person, and the flood's
+        assert len(refused) >= 100 - Limits().messages_per_minute
+        lists = [m for m in to_operator if m["type"] == "waiting"]
+        assert len(lists) <= 10, len(lists)  # the changes went together, not one list per message
+        assert lists[-1]["sessions"][0]["last"].startswith("flood")

@@ -42,6 +42,8 @@ class Limits:
     wrong_tokens_per_minute: int = 10
     """Wrong operator tokens one client may send per minute (the API and the console together); beyond
     it every try is refused unread, the right token included, until the minute has passed."""
+    messages_per_minute: int = 30
+    """Messages a customer may write in one session per minute; beyond it each is refused in words."""
     unused_session_seconds: float = 30.0
     """A session whose customer never wrote ends this long after its page left (others: ``idle_seconds``)."""
     quiet_socket_seconds: float = 300.0
