@@ -44,6 +44,8 @@ class Limits:
     it every try is refused unread, the right token included, until the minute has passed."""
     messages_per_minute: int = 30
     """Messages a customer may write in one session per minute; beyond it each is refused in words."""
+    away_seconds: float = 3600.0
+    """A message a customer who went away left stays on the operators' waiting list this long at most."""
     unused_session_seconds: float = 30.0
     """A session whose customer never wrote ends this long after its page left (others: ``idle_seconds``)."""
     quiet_socket_seconds: float = 300.0

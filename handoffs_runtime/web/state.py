@@ -86,7 +86,13 @@ class HubState:
         """What customers' pages are shown of each session (``history``: what the operator is shown)."""
         self.agents = [a.name for a in team.agents if a.kind == "ai"]
         """The agents an operator may hand a conversation back to."""
-        self.reception = Reception(MemoryQueue(), team, tell=self._tell, announce=self.announce_waiting)
+        self.reception = Reception(
+            MemoryQueue(),
+            team,
+            tell=self._tell,
+            announce=self.announce_waiting,
+            away_seconds=limits.away_seconds,
+        )
         self.live: dict[str, Live] = {}
         self.signed_in: dict[Peer, str] = {}
         """Each signed-in operator and the name the store knows them by."""
