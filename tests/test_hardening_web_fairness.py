@@ -13,10 +13,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidMessage, InvalidStatus
 
 from handoffs_runtime.web.limits import ClientLimits, Limits, client_key
+from handoffs_runtime.web.sockets import QUIET
 
 from .web_support import Client, Served, served
 
@@ -94,10 +96,8 @@ async def test_a_quiet_customer_socket_is_closed(tmp_path: Path) -> None:
         page = Client(socket)
         await page.send({"type": "hello"})
         await page.until("question")
-        closed = False
-        try:
+        with pytest.raises(ConnectionClosed) as closed:
             while True:
                 await page.recv(timeout=15)
-        except ConnectionClosed:
-            closed = True
-        assert closed
+        assert page.seen[-1] == {"type": "error", "message": QUIET}
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1013  # its page comes back

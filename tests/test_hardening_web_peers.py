@@ -14,7 +14,7 @@ from websockets.asyncio.client import connect
 
 from handoffs_runtime.web.limits import Limits
 
-from .web_support import Client, Served, escalation_in_view
+from .web_support import Client, Served, escalation_in_view, operator, waiting_list
 
 FEW_SECONDS = 15.0
 """Longer than the limit below plus a busy machine's slack, far shorter than a keepalive's 40 s."""
@@ -53,3 +53,9 @@ async def test_a_customer_who_stops_reading_never_delays_the_operator(tmp_path: 
             await asyncio.sleep(0.05)
         assert not server.hub.live[sid].customers  # the page that stopped reading was dropped
         await stalled.socket.close()
+        await ann.socket.close()  # the console goes: the session is not left taken by it
+        bob = await operator(server)
+        await waiting_list(bob, (sid, "escalation"))
+        await bob.send({"type": "take", "session": sid})
+        await asyncio.wait_for(bob.until("taken", session=sid), FEW_SECONDS)
+        await bob.socket.close()

@@ -51,7 +51,9 @@ from handoffs_runtime.web.protocol import (
     token_matches,
 )
 from handoffs_runtime.web.sockets import (
+    LATE,
     POLICY_VIOLATION,
+    QUIET,
     TRY_AGAIN_LATER,
     Closing,
     SocketPeer,
@@ -170,7 +172,7 @@ def create_app(
         peer = SocketPeer(socket)
         session: str | None = None
         try:
-            while (raw := await receive_text(socket, quiet_for if session else hello_within)) is not None:
+            while (raw := await receive_text(*quiet_or_late(socket, session))) is not None:
                 try:
                     message = parsed(raw, parse_customer)
                     if isinstance(message, Hello):
@@ -204,6 +206,10 @@ def create_app(
             peer.stop()
             if session is not None:
                 hub.customers.detach(session, peer)
+
+    def quiet_or_late(socket: WebSocket, session: str | None) -> tuple[WebSocket, float, str]:
+        """How long a customer's socket may stay silent: a hello is due soon, a session's page may rest."""
+        return (socket, quiet_for, QUIET) if session else (socket, hello_within, LATE)
 
     def _open(message: Hello) -> str:
         if message.session is None:

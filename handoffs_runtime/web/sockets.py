@@ -105,13 +105,17 @@ class Closing(Exception):
         self.code = code
 
 
-async def receive_text(socket: WebSocket, timeout: float | None = None) -> str | None:
+LATE = "nothing was said in time: connect again when ready"
+QUIET = "this page was quiet for a while, so it reconnects"
+
+
+async def receive_text(socket: WebSocket, timeout: float | None = None, late: str = LATE) -> str | None:
     """The next text frame; ``None`` when the page went away. ``Closing`` for a binary frame, or for
-    no frame within ``timeout`` seconds."""
+    no frame within ``timeout`` seconds (``late`` says why; the page may come back)."""
     try:
         message = await asyncio.wait_for(socket.receive(), timeout)
     except TimeoutError:
-        raise Closing("nothing was said in time: connect again when ready") from None
+        raise Closing(late, POLICY_VIOLATION if late == LATE else TRY_AGAIN_LATER) from None
     if message["type"] == "websocket.disconnect":
         return None
     text = message.get("text")
