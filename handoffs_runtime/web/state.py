@@ -32,7 +32,7 @@ from handoffs_runtime.web.waiting import Frames, Reception
 logger = logging.getLogger("handoffs_runtime.web")
 
 ANNOUNCE_SECONDS = 0.5
-"""The waiting list goes to the operators at most this often: changes in between go together."""
+"""A customer's words reach the operators' waiting list at most this often: those in between go together."""
 
 
 class Peer(Protocol):
@@ -108,9 +108,14 @@ class HubState:
         return WaitingList(sessions=self.reception.listing())
 
     async def announce_waiting(self) -> None:
-        """Every operator gets the waiting list again: at once, or, when it changes faster than every
-        ``ANNOUNCE_SECONDS``, once for all the changes in between (a flood is not a frame per message)."""
-        if self._announce_later is not None:  # a list is due already, and will show this change too
+        """Every operator gets the waiting list again, now (with any change that was due to follow)."""
+        self.stop_announcing()
+        await self._announce_now()
+
+    async def announce_words(self) -> None:
+        """The list changed only in a customer's last words: it goes out at most every
+        ``ANNOUNCE_SECONDS``, so a customer's flood is not a list per message to every operator."""
+        if self._announce_later is not None:  # a list is due already, and will show these words too
             return
         loop = asyncio.get_running_loop()
         wait = self._announced_at + ANNOUNCE_SECONDS - loop.time()
