@@ -250,7 +250,9 @@ async def test_a_client_opening_too_many_connections_a_minute_is_cut_off(tmp_pat
 
 
 async def test_connections_beyond_the_caps_are_answered_busy(tmp_path: Path) -> None:
-    async with served(tmp_path, limits=Limits(connections_per_client=3, max_connections=6)) as server:
+    async with served(
+        tmp_path, limits=Limits(connections_per_client=3, max_connections=6, fair_share=2)
+    ) as server:
         held = [await open_raw(server) for _ in range(3)]
         reader, _ = await open_raw(server)
         assert (await asyncio.wait_for(reader.read(), 10)).startswith(b"HTTP/1.1 503")

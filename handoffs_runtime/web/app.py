@@ -10,7 +10,8 @@ both and needs both to resume, so knowing another session's id is not enough, an
 another one on the same store resumes it. Operators and the sessions view need the operator token.
 Only requests for this server's own host names are served (``web/hosts``), and each client gets its
 share and no more (``web/limits``): a WebSocket opened too often is refused (429), one that sends a
-malformed message, or nothing within ``request_seconds``, gets one error and is closed.
+malformed message, or nothing within ``request_seconds``, gets one error and is closed, and a customer's
+socket quiet for ``quiet_socket_seconds`` is closed (its page reconnects when it is used again).
 """
 
 from __future__ import annotations
@@ -50,7 +51,9 @@ from handoffs_runtime.web.protocol import (
     token_matches,
 )
 from handoffs_runtime.web.sockets import (
+    LATE,
     POLICY_VIOLATION,
+    QUIET,
     TRY_AGAIN_LATER,
     Closing,
     SocketPeer,
@@ -84,15 +87,31 @@ def create_app(
     ``hosts``: the host names it answers to (default: those of a server on loopback). Its limits are
     ``hub.limits``."""
     key_secret = secret
-    clients = ClientLimits(hub.limits)
+    clients = ClientLimits(hub.limits, max_sessions=hub.customers.max_sessions)
     hello_within = hub.limits.request_seconds
+    quiet_for = hub.limits.quiet_socket_seconds
 
     def refused(request: Request) -> Response | None:
-        """``None`` for a request with the operator token, else the 401 that says what is wrong."""
+        """``None`` for a request with the operator token, else the 401 (429 for a client that guesses)
+        that says what is wrong."""
         given = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
-        if given and token_matches(operator_token, given):
+        if not given:
+            return _json({"error": TOKEN_REQUIRED}, 401)
+        client = client_key(request.client.host if request.client else None)
+        if (problem := checked_token(client, given)) is None:
             return None
-        return _json({"error": WRONG_TOKEN if given else TOKEN_REQUIRED}, 401)
+        status = 429 if problem == ClientLimits.TOO_MANY_GUESSES else 401
+        return _json({"error": problem}, status, {"Retry-After": "60"} if status == 429 else {})
+
+    def checked_token(client: str, given: str) -> str | None:
+        """``None`` when ``given`` is the operator token, else what to tell ``client``; guesses are
+        counted per client, and a client that guesses too often is not answered for a minute."""
+        if not clients.may_try_token(client):
+            return ClientLimits.TOO_MANY_GUESSES
+        if token_matches(operator_token, given):
+            return None
+        clients.wrong_token(client)
+        return WRONG_TOKEN
 
     async def list_sessions(request: Request) -> Response:
         if (refusal := refused(request)) is not None:
@@ -153,7 +172,7 @@ def create_app(
         peer = SocketPeer(socket)
         session: str | None = None
         try:
-            while (raw := await receive_text(socket, None if session else hello_within)) is not None:
+            while (raw := await receive_text(*quiet_or_late(socket, session))) is not None:
                 try:
                     message = parsed(raw, parse_customer)
                     if isinstance(message, Hello):
@@ -180,12 +199,17 @@ def create_app(
                 except (BadMessage, HubError) as exc:
                     await peer.send(Problem(message=str(exc)))
         except Closing as exc:
-            await close(socket, peer, exc)
+            await close(peer, exc)
         except WebSocketDisconnect:
             pass
         finally:
+            peer.stop()
             if session is not None:
                 hub.customers.detach(session, peer)
+
+    def quiet_or_late(socket: WebSocket, session: str | None) -> tuple[WebSocket, float, str]:
+        """How long a customer's socket may stay silent: a hello is due soon, a session's page may rest."""
+        return (socket, quiet_for, QUIET) if session else (socket, hello_within, LATE)
 
     def _open(message: Hello) -> str:
         if message.session is None:
@@ -195,7 +219,7 @@ def create_app(
         return message.session
 
     async def operator_socket(socket: WebSocket) -> None:
-        if await opened(socket) is None:
+        if (client := await opened(socket)) is None:
             return
         peer = SocketPeer(socket)
         signed_in = False
@@ -205,8 +229,9 @@ def create_app(
                 if not signed_in:  # an operator connection does nothing else before the token
                     if not isinstance(message, OperatorHello):
                         raise Closing(TOKEN_REQUIRED)
-                    if not token_matches(operator_token, message.token):
-                        raise Closing(WRONG_TOKEN)
+                    if (problem := checked_token(client, message.token)) is not None:
+                        guessing = problem == ClientLimits.TOO_MANY_GUESSES
+                        raise Closing(problem, TRY_AGAIN_LATER if guessing else POLICY_VIOLATION)
                     signed_in = True
                     await hub.operators.add(peer)
                     continue
@@ -224,10 +249,11 @@ def create_app(
                 except (BadMessage, HubError) as exc:
                     await peer.send(Problem(message=str(exc)))
         except Closing as exc:
-            await close(socket, peer, exc)
+            await close(peer, exc)
         except WebSocketDisconnect:
             pass
         finally:
+            peer.stop()
             if signed_in:
                 await hub.operators.remove(peer)
 
@@ -257,5 +283,5 @@ def create_app(
     return Starlette(routes=routes, lifespan=lifespan, middleware=[guard])
 
 
-def _json(data: Mapping[str, Any], status: int = 200) -> Response:
-    return JSONResponse(dict(data), status_code=status, headers=HEADERS)
+def _json(data: Mapping[str, Any], status: int = 200, headers: Mapping[str, str] | None = None) -> Response:
+    return JSONResponse(dict(data), status_code=status, headers={**HEADERS, **(headers or {})})

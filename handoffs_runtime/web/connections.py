@@ -4,8 +4,10 @@ uvicorn has a keep-alive timeout but none for reading a request: a client that s
 head, then a byte now and then (slowloris), holds its connection for ever, and a thousand of them use up
 the server's file descriptors. Here each request must arrive whole (head and body) within
 ``Limits.request_seconds`` of the connection opening or of the previous response; a connection beyond
-``max_connections``, or beyond ``connections_per_client`` from one address, is answered 503 and closed at
-once. A connection upgraded to a WebSocket keeps counting for its address until it closes.
+``max_connections``, or beyond one address's share of them (``Limits.share``), is answered 503 and
+closed at once. A connection upgraded to a WebSocket keeps counting for its address until it closes, and one
+whose page stops reading is cut off when a frame has waited ``Limits.send_seconds`` for room: nobody
+waits on a page that does not read.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
-from handoffs_runtime.web.limits import Limits, RateWindow, client_key, networks, within
+from handoffs_runtime.web.limits import Limits, RateWindow, client_key, groups, networks, within
 
 logger = logging.getLogger("handoffs_runtime.web")
 
@@ -36,6 +38,7 @@ def protocols(limits: Limits) -> tuple[type[H11Protocol], type[WebSocketsSansIOP
     """The HTTP and WebSocket protocol classes for one server (``uvicorn.Config(http=..., ws=...)``)."""
     proxies = networks(limits.trusted_proxies)
     open_by_client: Counter[str] = Counter()
+    per_client = limits.share(limits.connections_per_client, limits.max_connections)
     opened = RateWindow(limits.connections_per_minute)
     told = RateWindow(1)  # a refused client is logged once a minute, not once per connection
 
@@ -48,11 +51,15 @@ def protocols(limits: Limits) -> tuple[type[H11Protocol], type[WebSocketsSansIOP
         host = peer[0] if peer else None
         return None if within(host, proxies) else client_key(host)
 
+    def full(client: str) -> bool:
+        """Whether ``client`` (or its neighbourhood) holds its share of the connections already."""
+        return any(open_by_client[key] >= worth * per_client for key, worth in groups(client))
+
     def release(client: str | None) -> None:
-        if client is not None:
-            open_by_client[client] -= 1
-            if open_by_client[client] <= 0:
-                del open_by_client[client]
+        for key, _ in groups(client) if client is not None else []:
+            open_by_client[key] -= 1
+            if open_by_client[key] <= 0:
+                del open_by_client[key]
 
     class Http(H11Protocol):
         _deadline: asyncio.TimerHandle | None = None
@@ -65,15 +72,13 @@ def protocols(limits: Limits) -> tuple[type[H11Protocol], type[WebSocketsSansIOP
                 refuse(client, "too many a minute")
                 transport.close()  # the cheapest refusal: a client opening this many is not a page
                 return
-            if len(self.connections) > limits.max_connections or (
-                client is not None and open_by_client[client] >= limits.connections_per_client
-            ):
+            if len(self.connections) > limits.max_connections or (client is not None and full(client)):
                 refuse(client, "too many open")
                 transport.write(BUSY)
                 transport.close()
                 return
-            if client is not None:
-                open_by_client[client] += 1
+            for key, _ in groups(client) if client is not None else []:
+                open_by_client[key] += 1
             self._client = client
             self._follow()
 
@@ -116,11 +121,31 @@ def protocols(limits: Limits) -> tuple[type[H11Protocol], type[WebSocketsSansIOP
         _client: str | None = None
 
         async def send(self, message: Any) -> None:
+            if not self.writable.is_set():  # the page stopped reading: its buffer is full
+                try:
+                    await asyncio.wait_for(self.writable.wait(), limits.send_seconds)
+                except TimeoutError:
+                    logger.info("dropped a WebSocket from %s: it stopped reading", self._client)
+                    self.transport.abort()  # uvicorn then fails this send and tells the app it is gone
             await super().send(message)
             if message["type"] == "websocket.http.response.body" and not message.get("more_body", False):
                 # A refusal (429, 400) was sent whole. uvicorn does not count that as the end of the
                 # handshake and would log an error for each one; an attacker would fill the log.
                 self.handshake_complete = True
+
+        def send_receive_event_to_app(self) -> None:
+            data = b"".join(self.frames)
+            if self.curr_msg_data_type == "text" and not self.close_sent and not _utf8(data):
+                # uvicorn would log a traceback and close with no word to the page: the app refuses it
+                # instead (its undecodable bytes arrive as lone surrogates, see sockets.receive_text).
+                self.frames = []
+                text = data.decode(errors="surrogateescape")
+                self.queue.put_nowait({"type": "websocket.receive", "text": text})
+                if not self.read_paused:
+                    self.read_paused = True
+                    self.transport.pause_reading()
+                return
+            super().send_receive_event_to_app()
 
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
@@ -132,3 +157,11 @@ def protocols(limits: Limits) -> tuple[type[H11Protocol], type[WebSocketsSansIOP
             super().connection_lost(exc)
 
     return Http, WebSocket
+
+
+def _utf8(data: bytes) -> bool:
+    try:
+        data.decode()
+    except UnicodeDecodeError:
+        return False
+    return True

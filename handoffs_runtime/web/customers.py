@@ -15,6 +15,7 @@ from handoffs_runtime.errors import HandoffsError, SessionBusyError
 from handoffs_runtime.messages import Reply
 from handoffs_runtime.web.backends import TeamBackend
 from handoffs_runtime.web.frames import CustomerEvent, Suggestions
+from handoffs_runtime.web.limits import RateWindow
 from handoffs_runtime.web.pump import WAITING_FOR_APPROVAL, Pump
 from handoffs_runtime.web.state import HubError, HubState, Live, Peer, Role, TryLater
 from handoffs_runtime.web.waiting import told
@@ -22,6 +23,7 @@ from handoffs_runtime.web.waiting import told
 logger = logging.getLogger("handoffs_runtime.web")
 
 HELD_ELSEWHERE = "this conversation is still open on another server; it continues here in a moment"
+TOO_FAST = "you are writing faster than anyone can read; please wait a moment, then write again"
 
 
 class Customers(Role):
@@ -38,6 +40,8 @@ class Customers(Role):
         self.idle_seconds = idle_seconds
         self.max_sessions = max_sessions
         self._leaving: set[asyncio.Task[None]] = set()
+        self._written = RateWindow(state.limits.messages_per_minute)
+        """Each session's messages of the last minute: a flood is refused before it is stored or shown."""
 
     def new_session_id(self) -> str:
         return uuid.uuid4().hex
@@ -131,6 +135,8 @@ class Customers(Role):
     async def says(self, session_id: str, text: str) -> None:
         if self.channel.waiting(session_id, "customer") is None:
             raise HubError("please wait for the answer before writing again")
+        if not self._written.allow(session_id):
+            raise HubError(TOO_FAST)
         if (live := self._live.get(session_id)) is not None:
             live.used = True
         await self.channel.answer(session_id, text)

@@ -79,6 +79,7 @@ class SessionHub(HubState):
         await self.reception.restore(self.store)  # who waited for a person when the server stopped
 
     async def stop(self) -> None:
+        self.stop_announcing()
         for live in list(self.live.values()):  # questions still open get no answer; the sessions end
             self.channel.ended(live.session_id)
         pumps = [live.pump for live in self.live.values() if live.pump is not None]

@@ -47,7 +47,7 @@ class Pump(Role):
                 if isinstance(event, Notice) and event.detail:  # for whoever runs the server, not customers
                     logger.warning("session %s: %s: %s", live.session_id, event.text, event.detail)
                 if self.reception.observe(live.session_id, event):  # the customer's last words
-                    await self.state.announce_waiting()
+                    await self.state.announce_words()
                 if (shown := customer_view(event)) is not None:
                     await self.state.to_customers(live, CustomerEvent(session=live.session_id, event=shown))
                 if live.operator is not None:

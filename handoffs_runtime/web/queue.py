@@ -40,6 +40,8 @@ class Waiting:
     away: bool = False
     """The customer has gone (the page closed, the server restarted): their message is there to read,
     but there is nobody to talk to until they come back."""
+    left: float = 0.0
+    """When the customer went away (their message leaves the list a while later)."""
 
     def listed(self, now: float) -> Listed:
         """The entry as the operator console shows it: ``waited`` in whole seconds."""
@@ -113,7 +115,13 @@ async def left_in_store(store: SessionStore, people: frozenset[str], *, limit: i
             wrote = sum(1 for e in said if e.kind == "user" and e.created_at >= since)
             found.append(
                 Waiting(
-                    info.session_id, "escalation", since, last_message=said[-1].text, wrote=wrote, away=True
+                    info.session_id,
+                    "escalation",
+                    since,
+                    last_message=said[-1].text,
+                    wrote=wrote,
+                    away=True,
+                    left=said[-1].created_at,
                 )
             )
     except StoreError as exc:  # the list is a convenience: the sessions themselves are all still there

@@ -31,6 +31,9 @@ from handoffs_runtime.web.waiting import Frames, Reception
 
 logger = logging.getLogger("handoffs_runtime.web")
 
+ANNOUNCE_SECONDS = 0.5
+"""A customer's words reach the operators' waiting list at most this often: those in between go together."""
+
 
 class Peer(Protocol):
     """A page connected to the hub (a WebSocket in the server, a list in tests)."""
@@ -83,10 +86,19 @@ class HubState:
         """What customers' pages are shown of each session (``history``: what the operator is shown)."""
         self.agents = [a.name for a in team.agents if a.kind == "ai"]
         """The agents an operator may hand a conversation back to."""
-        self.reception = Reception(MemoryQueue(), team, tell=self._tell, announce=self.announce_waiting)
+        self.reception = Reception(
+            MemoryQueue(),
+            team,
+            tell=self._tell,
+            announce=self.announce_waiting,
+            away_seconds=limits.away_seconds,
+        )
         self.live: dict[str, Live] = {}
         self.signed_in: dict[Peer, str] = {}
         """Each signed-in operator and the name the store knows them by."""
+        self._announced_at = float("-inf")
+        self._announce_later: asyncio.TimerHandle | None = None
+        self._announcing: set[asyncio.Task[None]] = set()
 
     def asked_operator(self, session_id: str) -> Question | None:
         return self.channel.waiting(session_id, "operator")
@@ -96,10 +108,38 @@ class HubState:
         return WaitingList(sessions=self.reception.listing())
 
     async def announce_waiting(self) -> None:
-        """Every operator gets the waiting list again."""
+        """Every operator gets the waiting list again, now (with any change that was due to follow)."""
+        self.stop_announcing()
+        await self._announce_now()
+
+    async def announce_words(self) -> None:
+        """The list changed only in a customer's last words: it goes out at most every
+        ``ANNOUNCE_SECONDS``, so a customer's flood is not a list per message to every operator."""
+        if self._announce_later is not None:  # a list is due already, and will show these words too
+            return
+        loop = asyncio.get_running_loop()
+        wait = self._announced_at + ANNOUNCE_SECONDS - loop.time()
+        if wait <= 0:
+            await self._announce_now()
+        else:
+            self._announce_later = loop.call_later(wait, self._announce_soon)
+
+    def _announce_soon(self) -> None:
+        self._announce_later = None
+        task = asyncio.get_running_loop().create_task(self._announce_now())
+        self._announcing.add(task)  # held until done: the loop keeps only weak references to tasks
+        task.add_done_callback(self._announcing.discard)
+
+    async def _announce_now(self) -> None:
+        self._announced_at = asyncio.get_running_loop().time()
         waiting = self.waiting_list()
         for peer in list(self.signed_in):
             await send_quietly(peer, waiting)
+
+    def stop_announcing(self) -> None:
+        if self._announce_later is not None:
+            self._announce_later.cancel()
+            self._announce_later = None
 
     async def _tell(self, session_id: str, frames: Frames) -> None:
         if (live := self.live.get(session_id)) is not None:

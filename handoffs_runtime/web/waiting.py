@@ -5,7 +5,9 @@ signed in, its customer is told so within ``NOBODY_SIGNED_IN_SECONDS``; with ope
 the team's ``TeamPolicy.operator_wait`` has passed without one taking it. The customer may then leave a
 message with an address, keep writing (the person who takes the session reads it all) or go back to the
 assistant; the session stays in the queue meanwhile. A customer who wrote and then left stays in the
-queue as away, their last message there for an operator to read, until an operator dismisses it.
+queue as away, their last message there for an operator to read, until an operator dismisses it or
+``away_seconds`` have passed; at most ``MAX_AWAY`` away messages are kept (the oldest leave first), and
+operators are shown at most ``LISTED`` entries, those who are there first.
 """
 
 from __future__ import annotations
@@ -28,6 +30,11 @@ NOBODY_AVAILABLE = (
     "to the assistant."
 )
 PERSON_JOINED = "A person has joined the conversation."
+
+MAX_AWAY = 200
+"""Away customers' messages kept on the list at once: a flood of them pushes out the oldest."""
+LISTED = 100
+"""Entries an operator is sent at once: customers who are there first, then messages, oldest first."""
 
 NOBODY_SIGNED_IN_SECONDS = 3.0
 """How long a customer waits to hear that nobody is signed in: an operator console that is reconnecting
@@ -63,9 +70,11 @@ class Reception:
         *,
         tell: Tell,
         announce: Announce,
+        away_seconds: float = 3600.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.queue = queue
+        self.away_seconds = away_seconds
         self.people = frozenset(a.name for a in team.agents if a.kind == "human")
         """The team's human agents."""
         self.operator_wait = team.policy.operator_wait
@@ -89,6 +98,8 @@ class Reception:
         prompt = question.prompt if question.choices else ""  # an escalation's is the console's wording
         last = self._last.get(session, "")
         before = self.queue.get(session)
+        if before is not None and before.away:
+            self._cancel(session)  # back: their message no longer expires
         entry = self.queue.join(Waiting(session, kind, since or self._clock(), prompt, last))
         if kind == "escalation" and (before is None or before.away):
             entry.told = False
@@ -142,7 +153,10 @@ class Reception:
             return
         self._cancel(session)
         if entry.kind == "escalation" and entry.wrote:
-            entry.away = True
+            entry.away, entry.left = True, self._clock()
+            loop = asyncio.get_running_loop()  # it leaves by itself, announced, once its time is up
+            self._timers[session] = loop.call_later(self.away_seconds, self._expired, session)
+            self._prune()
         else:
             self.queue.leave(session)
         await self._announce()
@@ -160,7 +174,8 @@ class Reception:
         """Sessions the store shows waiting when the server starts (see ``queue.left_in_store``)."""
         for entry in await left_in_store(store, self.people) if self.people else []:
             if self.queue.get(entry.session) is None:
-                self.queue.join(entry)
+                self.queue.join(entry).away = True
+        self._prune()
 
     def customer_frames(self, session: str) -> Frames:
         """What a customer page that (re)attaches to ``session`` is told of its wait."""
@@ -172,8 +187,19 @@ class Reception:
         return [told(session, WAITING_FOR_OPERATOR), _state(session, "waiting")]
 
     def listing(self) -> list[Listed]:
+        """The list operators are shown: those who are there, then away messages; ``LISTED`` at most."""
+        self._prune()
         now = self._clock()
-        return [entry.listed(now) for entry in self.queue.entries()]
+        entries = self.queue.entries()
+        shown = [e for e in entries if not e.away] + [e for e in entries if e.away]
+        return [entry.listed(now) for entry in shown[:LISTED]]
+
+    def _prune(self) -> None:
+        """Away messages older than ``away_seconds`` leave, and the oldest beyond ``MAX_AWAY``."""
+        away = sorted((e for e in self.queue.entries() if e.away), key=lambda e: e.left)
+        too_old = self._clock() - self.away_seconds
+        for entry in away[: max(0, len(away) - MAX_AWAY)] + [e for e in away if e.left <= too_old]:
+            self._leave(entry.session)
 
     # --- operators -----------------------------------------------------------------------------------
 
@@ -219,15 +245,27 @@ class Reception:
         return self.queue.leave(session)
 
     def _expired(self, session: str) -> None:
-        """Nobody took the session in time (the timers follow the operators signing in and out)."""
+        """Nobody took the session in time (the timers follow the operators signing in and out), or an
+        away customer's message has been on the list long enough."""
         self._timers.pop(session, None)
         entry = self.queue.get(session)
-        if entry is None or entry.away or entry.told:
+        if entry is not None and entry.away:
+            self._prune()
+            self._later(self._announce())
+            return
+        if entry is None or entry.told:
             return
         entry.told = True
-        task = asyncio.get_running_loop().create_task(self._tell_again(session))
+        self._later(self._tell_again(session))
+
+    def _later(self, work: Awaitable[None]) -> None:
+        task = asyncio.get_running_loop().create_task(_run(work))
         self._telling.add(task)  # held until done: the loop keeps only weak references to tasks
         task.add_done_callback(self._telling.discard)
 
     async def _tell_again(self, session: str) -> None:
         await self._tell(session, self.customer_frames(session))
+
+
+async def _run(work: Awaitable[None]) -> None:
+    await work

@@ -12,7 +12,9 @@ A brief outage of the database delays a call instead of failing it: the call is 
 ``outage_seconds`` have passed, and the person whose turn waits is told (see
 :class:`~handoffs_runtime.sessions.outage.ReportsDelays`). A write whose connection broke while it
 committed is retried by its id, so it is stored once. A longer outage ends the call with one
-:class:`StoreError` line.
+:class:`StoreError` line. A database that hangs (a stopped server, a row lock another client holds) is
+an outage too: every statement and lock wait is bounded on the server (``STATEMENT_SECONDS``,
+``LOCK_SECONDS``) and every call here (``HUNG_SECONDS``), so the person hears of it within that bound.
 """
 
 from __future__ import annotations
@@ -48,6 +50,13 @@ from handoffs_runtime.sessions.store import (
     StoredEntry,
 )
 
+STATEMENT_SECONDS = 5.0
+"""The longest one statement runs on the server (``statement_timeout``) before it counts as an outage."""
+LOCK_SECONDS = 3.0
+"""The longest one statement waits for a lock another client holds (``lock_timeout``)."""
+HUNG_SECONDS = 2 * STATEMENT_SECONDS
+"""The longest one call waits for an answer at all: a server that hangs enforces no timeout of its own."""
+
 T = TypeVar("T")
 Conn = AsyncConnection[TupleRow]
 _log = logging.getLogger(__name__)
@@ -74,7 +83,22 @@ def _is_outage(exc: BaseException) -> bool:
     if not isinstance(exc, psycopg.OperationalError):
         return False
     state = exc.sqlstate
-    return state is None or state.startswith("08") or state in ("57P01", "57P02", "57P03")
+    timed_out = ("55P03", "57014")  # lock_timeout, statement_timeout: the database is stuck, not wrong
+    return state is None or state.startswith("08") or state in ("57P01", "57P02", "57P03", *timed_out)
+
+
+def _options(schema: str) -> str:
+    """The connection's settings: its schema, and how long a statement and a lock wait may last."""
+    bounds = f"-c statement_timeout={STATEMENT_SECONDS * 1000:.0f} -c lock_timeout={LOCK_SECONDS * 1000:.0f}"
+    return f"-c search_path={schema} {bounds}"
+
+
+async def _bounded(call: Future[T]) -> T:
+    """``call``'s result, or an outage when the database has not answered within ``HUNG_SECONDS``."""
+    try:
+        return await asyncio.wait_for(asyncio.wrap_future(call), HUNG_SECONDS)
+    except TimeoutError:  # the call is cancelled on the store's loop; its connection is not reused
+        raise _Outage(f"no answer within {HUNG_SECONDS:g} s") from None
 
 
 class PostgresSessionStore(SQLStore):
@@ -163,7 +187,7 @@ class PostgresSessionStore(SQLStore):
             max_size=pool_size,
             open=False,
             timeout=2.0,
-            kwargs={"autocommit": True, "options": f"-c search_path={self.schema}"},
+            kwargs={"autocommit": True, "options": _options(self.schema)},
             name="handoffs-store",
         )
         await self._pool.open(wait=True, timeout=connect_timeout)
@@ -171,16 +195,17 @@ class PostgresSessionStore(SQLStore):
     async def _call(self, session: str | None, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
         """Run ``fn(conn, retry, *args)`` on the store's loop; wait out an outage of up to
         ``outage_seconds``, telling ``session``'s person once when it starts and once when it ends."""
+        started = time.monotonic()
         waited_since: float | None = None
         attempt = 0
         while True:
             if self._closed:
                 raise StoreError(f"{self._where} is closed")
             try:
-                result = await asyncio.wrap_future(self._on_loop(self._guarded(fn, attempt > 0, *args)))
+                result = await _bounded(self._on_loop(self._guarded(fn, attempt > 0, *args)))
             except _Outage as outage:
                 now = time.monotonic()
-                waited_since = waited_since if waited_since is not None else now
+                waited_since = waited_since if waited_since is not None else started
                 if now - waited_since >= self._outage_seconds:
                     error = StoreError(
                         f"the {self._where} did not answer for {self._outage_seconds:g} s ({outage}); "
