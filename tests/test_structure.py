@@ -26,7 +26,7 @@ README = ROOT / "README.md"
 _T = TypeVar("_T")
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "usage", "text", "private"),
+    ("errors", "usage", "text", "private", "tokens"),
     ("messages", "topics"),
     ("handoffs", "models", "channels"),
     ("tools", "sessions", "runtime"),

@@ -36,7 +36,7 @@ from handoffs_runtime.distributed.certificates import (
     pem,
 )
 from handoffs_runtime.distributed.options import logger
-from handoffs_runtime.distributed.tokens import token_weakness
+from handoffs_runtime.tokens import token_weakness
 from handoffs_runtime.errors import DistributedError
 from handoffs_runtime.models.redaction import add_secret
 

@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from handoffs_runtime.errors import HandoffsError
+from handoffs_runtime.tokens import token_weakness
 from handoffs_runtime.web.connections import protocols
 from handoffs_runtime.web.limits import Limits, networks
 from handoffs_runtime.web.protocol import MAX_FRAME_BYTES
@@ -24,6 +25,11 @@ def operator_token(path: Path | None) -> str:
         raise HandoffsError(f"cannot read the operator token file {path}: {exc.strerror}") from None
     if len(token) < 16:
         raise HandoffsError(f"the operator token in {path} is too short: use at least 16 characters")
+    if (weakness := token_weakness(token)) is not None:
+        raise HandoffsError(
+            f"the operator token in {path} is too easy to guess ({weakness}): write a random one, e.g. "
+            "the output of `python3 -c 'import secrets; print(secrets.token_urlsafe(24))'`"
+        )
     return token
 
 
