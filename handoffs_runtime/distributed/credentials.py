@@ -36,9 +36,9 @@ from handoffs_runtime.distributed.certificates import (
     pem,
 )
 from handoffs_runtime.distributed.options import logger
-from handoffs_runtime.tokens import token_weakness
 from handoffs_runtime.errors import DistributedError
 from handoffs_runtime.models.redaction import add_secret
+from handoffs_runtime.tokens import token_weakness
 
 Role: TypeAlias = Literal["worker", "frontend"]
 ROLES: tuple[Role, ...] = ("worker", "frontend")
