@@ -200,3 +200,11 @@ async def test_acme_reconciles_an_order_by_looking_it_up(store: SQLiteSessionSto
         assert order_placed(key.id, {"price": 10, "product": "anvil"}) is True
     finally:
         del ORDER_BOOK[key.id]
+
+
+def test_the_person_reads_an_unsettled_action_in_words_not_as_a_tool_call() -> None:
+    from handoffs_runtime.sessions.effects import EffectKey
+
+    key = EffectKey("s", 3, "execute_order", '{"price":100,"product":"rocket skates"}')
+    assert key.described == "execute order (price 100, product rocket skates)"
+    assert "{" not in key.described and "_" not in key.described

@@ -121,8 +121,9 @@ class LedgerTurn:
             )
             return None
         answer = await ask_person(
-            f"Your earlier request {action} may already have happened: the session stopped while it ran, "
-            "and nobody can tell whether it went through. Do it again anyway (a second one)? y/n"
+            f"Your earlier request, {earlier.key.described}, may already have happened: the session "
+            "stopped while it ran, and nobody can tell whether it went through. Do it again anyway (a "
+            "second one)? y/n"
         )
         if not is_approval(answer):
             return error_result(
@@ -155,7 +156,7 @@ class LedgerTurn:
         if found.status == "pending" and await self._reconcile(tool, found) is True:
             await self._ledger.record_outcome(found.key, "done", "settled by reconcile: it happened")
             return _done_earlier(call, action)
-        await self._tell(UNKNOWN_NOTICE.format(action=action))
+        await self._tell(UNKNOWN_NOTICE.format(action=found.key.described.capitalize()))
         return error_result(
             call,
             f"not run: {action} was started before and its outcome is unknown: it may or may not have "

@@ -63,6 +63,20 @@ class EffectKey:
         """``execute_order({"price":10,"product":"anvil"})``: what the person and the log read."""
         return f"{self.tool}({self.arguments})"
 
+    @property
+    def described(self) -> str:
+        """``execute order (price 10, product anvil)``: the action in words, for the person, who reads
+        neither tool names nor JSON."""
+        try:
+            arguments = json.loads(self.arguments) if self.arguments else {}
+        except ValueError:
+            arguments = {}
+        words = self.tool.replace("_", " ").strip() or "the action"
+        if not isinstance(arguments, dict) or not arguments:
+            return words
+        shown = ", ".join(f"{str(k).replace('_', ' ')} {v}" for k, v in arguments.items())
+        return f"{words} ({shown})"
+
     def same_action(self, other: EffectKey) -> bool:
         """Whether ``other`` is the same tool with the same arguments in the same session."""
         return (self.session_id, self.tool, self.arguments) == (other.session_id, other.tool, other.arguments)

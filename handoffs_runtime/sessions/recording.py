@@ -121,7 +121,7 @@ async def _unknown_effects(store: SessionStore, session: str) -> list[Notice]:
     if ledger is None:
         return []
     return [
-        Notice(text=UNKNOWN_EFFECT.format(action=e.key.action))
+        Notice(text=UNKNOWN_EFFECT.format(action=e.key.described.capitalize()))
         for e in await ledger.effects(session)
         if e.status == "pending"
     ]
