@@ -1,7 +1,8 @@
 """A small MCP server written with the official SDK, for the MCP tests: notes read and deleted.
 
 ``python mcp_server.py stdio`` speaks over stdin/stdout; ``python mcp_server.py http`` serves streamable
-HTTP on a free port of 127.0.0.1 and prints ``PORT <n>`` once it listens. Every deletion is appended to
+HTTP on a free port of 127.0.0.1 and prints ``PORT <n>`` once it listens (with ``NOTES_TOKEN`` set, it
+answers only requests that carry it as a bearer token). Every deletion is appended to
 the file ``NOTES_LOG`` names, so a test counts the effects that really happened.
 """
 
@@ -12,6 +13,7 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
@@ -60,10 +62,30 @@ def tag_note(name: str, tag: str) -> str:
     return f"Tagged {name} with {tag}."
 
 
+def _guarded(app: Any, token: str) -> Any:
+    """``app``, answering 401 to a request without ``Authorization: Bearer <token>``."""
+
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+        if (
+            scope["type"] == "http"
+            and dict(scope["headers"]).get(b"authorization") != f"Bearer {token}".encode()
+        ):
+            await send({"type": "http.response.start", "status": 401, "headers": []})
+            await send({"type": "http.response.body", "body": b"no"})
+            return
+        await app(scope, receive, send)
+
+    return guarded
+
+
 async def _serve_http() -> None:
     import uvicorn
 
-    config = uvicorn.Config(server.streamable_http_app(), host="127.0.0.1", port=0, log_level="warning")
+    app = server.streamable_http_app()
+    token = os.environ.get("NOTES_TOKEN")
+    config = uvicorn.Config(
+        _guarded(app, token) if token else app, host="127.0.0.1", port=0, log_level="warning"
+    )
     web = uvicorn.Server(config)
     task = asyncio.create_task(web.serve())
     while not web.started:
