@@ -137,7 +137,11 @@ async def test_a_destructive_tool_asks_the_person_and_is_recorded_once(
     assert results(model, 1) == ["Deleted the note todo."]
     assert results(model, 2)[0].startswith("Not run again: notes_delete_note already ran")
     [effect] = await store.effects("s1")
-    assert (effect.key.tool, effect.status, effect.result) == ("notes_delete_note", "done", "Deleted the note todo.")
+    assert (effect.key.tool, effect.status, effect.result) == (
+        "notes_delete_note",
+        "done",
+        "Deleted the note todo.",
+    )
 
 
 async def test_a_destructive_tool_the_person_declines_does_not_run(tmp_path: Path, notes_log: Path) -> None:
@@ -167,7 +171,9 @@ async def test_a_server_killed_mid_call_is_a_named_failure_and_is_restarted(
     [first] = results(model, 1)
     [failure] = results(model, 2)
     [second] = results(model, 3)
-    assert failure.startswith("Error: tool notes_crash failed: McpServerDown: the tool server 'notes' stopped")
+    assert failure.startswith(
+        "Error: tool notes_crash failed: McpServerDown: the tool server 'notes' stopped"
+    )
     assert "started again" in failure
     assert second.isdigit() and second != first
     with pytest.raises(ProcessLookupError):
@@ -255,7 +261,9 @@ def test_a_credential_written_into_the_team_file_is_refused(tmp_path: Path) -> N
     assert "s3cret-value" not in problem
 
 
-def test_an_unknown_tool_in_the_allow_list_is_named_with_a_suggestion(tmp_path: Path, notes_log: Path) -> None:
+def test_an_unknown_tool_in_the_allow_list_is_named_with_a_suggestion(
+    tmp_path: Path, notes_log: Path
+) -> None:
     path = stdio_team(tmp_path)
     path.write_text(path.read_text().replace("prefix: notes_", "allow: [read_notes]"))
     with pytest.raises(TeamFileError, match="has no tool 'read_notes'; did you mean 'read_note'"):

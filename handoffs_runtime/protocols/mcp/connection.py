@@ -114,7 +114,10 @@ class McpConnection:
             finally:
                 self._client = None
             self._ready.set()
-            if self._stop.is_set() or not self._may_restart():
+            if self._stop.is_set():
+                return
+            if not self._may_restart():  # given up: calls are refused at once until the process closes
+                await self._stop.wait()
                 return
             logger.warning("restarting MCP server %r", self.server.name)
 
@@ -171,7 +174,7 @@ class McpConnection:
 
     async def _call(self, name: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
         client = self._client
-        if client is None:
+        if client is None or self._is_broken():
             client = await self._reconnected()
         try:
             return await asyncio.wait_for(client.call_tool(name, arguments), self.server.call_timeout)
@@ -189,15 +192,18 @@ class McpConnection:
     async def _reconnected(self) -> Client:
         """The client once a restart in progress is done; :class:`McpServerDown` when there is none."""
         deadline = time.monotonic() + self.server.start_timeout
-        while self._client is None and self._thread.is_alive() and time.monotonic() < deadline:
+        while (self._client is None or self._is_broken()) and time.monotonic() < deadline:
             if self._failure is not None and not self._restarts_left():
                 break
             await asyncio.sleep(0.05)
-        if self._client is None:
+        if self._client is None or self._is_broken():
             raise McpServerDown(
                 f"the tool server {self.server.name!r} is down: {self._failure or 'it is starting again'}"
             )
         return self._client
+
+    def _is_broken(self) -> bool:
+        return self._broken is not None and self._broken.is_set()
 
     def _restarts_left(self) -> bool:
         return len(self._restarts) < self.server.max_restarts
