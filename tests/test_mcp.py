@@ -244,7 +244,7 @@ async def test_a_streamable_http_server_gives_its_tools_with_a_credential_from_t
         assert results(model, 1) == ["milk, eggs"]
         monkeypatch.setenv("WEB_NOTES_TOKEN", "wrong")
         close_all()
-        with pytest.raises(TeamFileError, match="'web-notes' .*did not start"):
+        with pytest.raises(TeamFileError, match=r"'web-notes' .*did not start"):
             load_team_file(path)  # the server refuses another token: the header is what is sent
     finally:
         process.kill()
