@@ -30,7 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("messages", "topics"),
     ("handoffs", "models", "channels"),
     ("tools", "sessions", "runtime"),
-    ("agents",),
+    ("agents", "protocols"),
     ("telemetry",),
     ("team",),
     ("teams",),

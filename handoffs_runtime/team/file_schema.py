@@ -63,6 +63,35 @@ class HandoffEntry(_Strict):
     strict_json_schema: bool = True
 
 
+class McpEntry(_Strict):
+    """An MCP server whose tools the agent takes: ``command`` (stdio) or ``url`` (streamable HTTP).
+
+    Credentials only by reference to the environment, never written out: ``env: {TOKEN: ${MY_TOKEN}}``,
+    ``headers: {Authorization: Bearer ${MY_KEY}}``, or ``headers_from_env: {X-Api-Key: MY_KEY}``.
+    """
+
+    server: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_\-]*$")
+    """A name for the server, which its failures are reported by."""
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+    """The command's folder, relative to the team file's; the team file's folder when left out."""
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    headers_from_env: dict[str, str] = Field(default_factory=dict)
+    """Header name to the environment variable that holds its value."""
+    allow: list[str] | None = None
+    """Only these of the server's tools; all of them when left out."""
+    deny: list[str] = Field(default_factory=list)
+    prefix: str = ""
+    """Put before each tool's name, to tell two servers' tools apart."""
+    unannotated: Literal["confirm", "run"] = "confirm"
+    """A tool with no annotations: ``confirm`` treats it as destructive (the default), ``run`` does not."""
+    call_timeout: float | None = Field(default=None, gt=0)
+    max_restarts: int | None = Field(default=None, ge=0)
+
+
 class AgentEntry(_Strict):
     name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_\-]*$")
     """The agent's type and topic type: letters, digits, ``_`` and ``-``, starting with a letter."""
@@ -76,6 +105,8 @@ class AgentEntry(_Strict):
     handoffs: list[HandoffEntry] = Field(default_factory=list)
     """Agent names, or entries with options."""
     agent_tools: list[str] = Field(default_factory=list)
+    mcp: list[McpEntry] = Field(default_factory=list)
+    """MCP servers whose tools this agent takes (see :class:`McpEntry`)."""
     model: ModelEntry | None = None
     examples: list[str] = Field(default_factory=list)
     """Requests this agent is for, in a customer's words (the offline model routes by them)."""

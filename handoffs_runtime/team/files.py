@@ -35,6 +35,7 @@ from handoffs_runtime.team.file_reading import Lines, parse_json, parse_yaml, re
 from handoffs_runtime.team.file_schema import (
     AgentEntry,
     HandoffEntry,
+    McpEntry,
     ModelEntry,
     PolicyEntry,
     TeamFile,
@@ -151,6 +152,7 @@ _SCHEMAS: dict[tuple[str, ...], type[BaseModel]] = {
     ("agents",): AgentEntry,
     ("agents", "tools"): ToolEntry,
     ("agents", "handoffs"): HandoffEntry,
+    ("agents", "mcp"): McpEntry,
     ("agents", "model"): ModelEntry,
 }
 
@@ -216,6 +218,7 @@ class _Resolver:
         for j, name in enumerate(agent.agent_tools):
             self._agent_name((*at, "agent_tools", j), name)
         tools = [t for j, e in enumerate(agent.tools) for t in self._tools((*at, "tools", j), e)]
+        tools += [t for j, e in enumerate(agent.mcp) for t in self._mcp_tools((*at, "mcp", j), e)]
         handoffs = [
             h
             for j, e in enumerate(agent.handoffs)
@@ -267,6 +270,36 @@ class _Resolver:
             self.problems.add((*loc, "call"), f"cannot call {entry.ref}: {exc}")
             return []
         return [self._marked(tool, entry) for tool in tools]
+
+    def _mcp_tools(self, loc: tuple[str | int, ...], entry: McpEntry) -> list[Tool]:
+        """The tools of an MCP server, which is started now (once per process) to read them."""
+        try:
+            from handoffs_runtime.protocols.mcp import McpServer, McpServerDown, mcp_tools
+        except ImportError:
+            self.problems.add(loc, "MCP servers need the mcp extra: pip install 'handoffs-runtime[mcp]'")
+            return []
+        headers = dict(entry.headers) | {k: f"${{{v}}}" for k, v in entry.headers_from_env.items()}
+        options: dict[str, Any] = {"call_timeout": entry.call_timeout, "max_restarts": entry.max_restarts}
+        if entry.command is not None:  # a command's relative paths are the team file's
+            options["cwd"] = str(self.folder / entry.cwd) if entry.cwd is not None else str(self.folder)
+        else:
+            options["cwd"] = entry.cwd  # refused with a url
+        try:
+            server = McpServer(
+                entry.server,
+                command=entry.command,
+                args=tuple(entry.args),
+                env=entry.env,
+                url=entry.url,
+                headers=headers,
+                **{k: v for k, v in options.items() if v is not None},
+            )
+            return mcp_tools(
+                server, allow=entry.allow, deny=entry.deny, prefix=entry.prefix, unannotated=entry.unannotated
+            )
+        except (TeamConfigError, McpServerDown) as exc:
+            self.problems.add(loc, str(exc))
+            return []
 
     @staticmethod
     def _marked(tool: Tool, entry: ToolEntry) -> Tool:
