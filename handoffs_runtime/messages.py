@@ -84,6 +84,9 @@ class HandoffEvent(BaseModel):
     """``reason`` with nothing quoted from the conversation or the model (``validation failed: account``):
     what telemetry records unless content capture is on."""
     said: str = ""
+    returns: bool = False
+    """The handoff was declared ``returns=True``: the conversation comes back to ``source`` when
+    ``target``'s part is done (see :mod:`handoffs_runtime.handoffs.returns`)."""
 
     def line(self, labels: Labels = NO_LABELS) -> HandoffLine:
         """What the person is shown of this decision (``said`` is shown before it, as a reply), with the

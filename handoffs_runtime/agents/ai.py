@@ -293,6 +293,7 @@ class AIAgent(SessionAgent):
             reason=reason,
             said=said or "",
             kind=kind,
+            returns=handoff.returns and outcome == "handoff",
         )
         await self.publish_message(event, topic_id=session_topic(HANDOFF_EVENTS, session))
 

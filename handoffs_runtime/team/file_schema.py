@@ -61,6 +61,8 @@ class HandoffEntry(_Strict):
     """``module:function``, or one of ``remove_all_tools``, ``keep_last_messages:N``."""
     nest_history: bool | None = None
     strict_json_schema: bool = True
+    returns: bool = False
+    """When the target's part is done, the conversation comes back to this agent by rule."""
 
 
 class AgentEntry(_Strict):

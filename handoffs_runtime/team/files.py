@@ -299,6 +299,7 @@ class _Resolver:
             input_filter=input_filter,
             nest_handoff_history=entry.nest_history,
             strict_json_schema=entry.strict_json_schema,
+            returns=entry.returns,
         )
 
     def _filter(self, loc: tuple[str | int, ...], value: str | None) -> InputFilter | None:
