@@ -55,6 +55,9 @@ class AgentResponse(BaseModel):
     from the customer): the customer may write again before the next reply, and the reply's last message,
     the person's new line (the first reply of a live conversation has none), joins the conversation as
     it stands by then, whatever the customer wrote meanwhile (see ``UserAgent``)."""
+    part_done: bool | None = None
+    """Whether this reply ends the agent's part of a returning handoff: ``None``, the reply's words tell
+    (a question waits for the person's answer); a remote agent says so from its task's state."""
 
 
 HandoffOutcome = Literal["handoff", "refused", "loop_stopped"]
@@ -438,6 +441,7 @@ def agent_response(
             "trace": None,
             "usage": usage,
             "live": live,
+            "part_done": None,
         }
         return constructed_model(AgentResponse, values)
     return AgentResponse(context=context, reply_to_topic_type=reply_to_topic_type, usage=usage, live=live)

@@ -50,13 +50,11 @@ class Seen(ScriptedModel):
 
 async def test_a_returning_handoff_comes_back_to_the_caller_without_the_model_asking() -> None:
     front = Seen([[tool_call("transfer_to_refunds")], "Glad that is sorted. Anything else?"])
-    channel = ScriptedChannel.for_sessions({"s1": ["refund my skates", "thanks"]})
-    await run_sessions(
-        _team(returns=True),
-        channel,
-        models={"Front": front, "Refunds": ScriptedModel(["Refund of $40 done."])},
-    )
+    channel = ScriptedChannel.for_sessions({"s1": ["refund my skates", "order 7", "thanks"]})
+    refunds = ScriptedModel(["Which order? (number)", "Refund of $40 done."])
+    await run_sessions(_team(returns=True), channel, models={"Front": front, "Refunds": refunds})
     assert texts(channel) == [
+        ("Refunds", "Which order? (number)"),  # a question: its part is not done, the person answers it
         ("Refunds", "Refund of $40 done."),
         ("Front", "Glad that is sorted. Anything else?"),
     ]

@@ -201,7 +201,10 @@ class UserAgent(SessionAgent):
             else:
                 line = last if not message.live or _said_by(last, agent) else None
                 context = message.context
-            back = hand_back(self._returns, self.id.key, agent) if not message.live else None
+            back = None
+            if not message.live and _said_by(last, agent):
+                said = last.content if last is not None and isinstance(last.content, str) else ""
+                back = hand_back(self._returns, self.id.key, agent, said, done=message.part_done)
             if config.store is not None:
                 try:
                     if joining is None:

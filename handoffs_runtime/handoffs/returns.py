@@ -1,8 +1,11 @@
 """Handing back by rule: a session's return stack, read from its handoff events.
 
-A handoff declared ``returns=True`` pushes ``(caller, target)``; when the target's turn ends in a reply
-(a remote agent: its task completed), the conversation goes back to the caller, recorded as a hand-back
-event. The stack is nothing but a fold over the session's handoff events, so it is kept in the store
+A handoff declared ``returns=True`` pushes ``(caller, target)``; when the target's part is done, the
+conversation goes back to the caller, recorded as a hand-back event. A part is done when the target's turn
+ends in a reply that does not wait for the person: not a question (:func:`asks`), and for a remote agent
+a task that completed rather than one that requires input.
+
+The stack is nothing but a fold over the session's handoff events, so it is kept in the store
 wherever the events are (every backend, in the same transaction as the reply that ends the part), and a
 restarted process reads it back with the transcript.
 
@@ -13,6 +16,7 @@ restarted process reads it back with the transcript.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -53,10 +57,24 @@ def replay(events: Iterable[HandoffEvent]) -> ReturnStack:
     return stack
 
 
-def hand_back(stack: ReturnStack, session_id: str, agent: str) -> HandoffEvent | None:
-    """The hand-back event due when ``agent`` ends its turn with a reply, or ``None`` when nobody waits
-    for ``agent`` (the stack's top is another agent's, or empty)."""
+_QUESTION = re.compile(r"\?\s*(\([^()]*\))?[\s\"'”’)]*$")
+"""A text that ends in a question, maybe followed by the answers it takes: ``Shall I? (yes/no)``."""
+
+
+def asks(text: str) -> bool:
+    """Whether a reply waits for the person's answer (it ends in a question)."""
+    return _QUESTION.search(text) is not None
+
+
+def hand_back(
+    stack: ReturnStack, session_id: str, agent: str, text: str, *, done: bool | None = None
+) -> HandoffEvent | None:
+    """The hand-back event due when ``agent`` ends its turn with the reply ``text``, or ``None`` when nobody
+    waits for ``agent`` (the stack's top is another agent's, or empty) or its part is not done: ``done``
+    says so when the agent knows (a remote task's state), else the reply's words (:func:`asks`)."""
     if not stack or stack[-1].target != agent:
+        return None
+    if not (done if done is not None else not asks(text)):
         return None
     return HandoffEvent(
         session_id=session_id,
