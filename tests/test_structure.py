@@ -34,7 +34,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("telemetry",),
     ("team",),
     ("teams",),
-    ("distributed", "durable"),
+    ("distributed", "durable", "protocols"),
     ("web",),
     ("cli",),
     ("__init__", "__main__"),
