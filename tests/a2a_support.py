@@ -45,7 +45,9 @@ def a2a_serve(tmp_path: Path, *args: str, team: Path = ACME) -> Iterator[A2AServ
     path, token = token_file(tmp_path)
     command = [sys.executable, "-m", "handoffs_runtime", "a2a", "serve", "--team", str(team), "--port", "0"]
     command += ["--store", str(tmp_path / "s.sqlite3"), "--token-file", str(path), *args]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env())
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env()
+    )
     try:
         assert process.stdout is not None
         url = ""
@@ -71,7 +73,9 @@ def http(token: str | None) -> httpx.AsyncClient:
     return httpx.AsyncClient(headers=headers, timeout=60)
 
 
-async def send(url: str, token: str, text: str, *, context_id: str, task_id: str = "", stream: bool = False) -> Task:
+async def send(
+    url: str, token: str, text: str, *, context_id: str, task_id: str = "", stream: bool = False
+) -> Task:
     """One message of the person's; the task as it stands when the server's answer ends."""
     async with http(token) as client_http:
         client = await create_client(url, ClientConfig(streaming=stream, httpx_client=client_http))

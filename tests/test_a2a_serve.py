@@ -40,7 +40,9 @@ async def test_the_refund_path_over_a2a_and_the_same_context_after_a_restart(tmp
 async def test_streaming_reports_the_same_states(tmp_path: Path) -> None:
     with a2a_serve(tmp_path) as server:
         context = uuid.uuid4().hex
-        asked = await send(server.url, server.token, "I want a refund for my shoes", context_id=context, stream=True)
+        asked = await send(
+            server.url, server.token, "I want a refund for my shoes", context_id=context, stream=True
+        )
         assert state(asked) == "TASK_STATE_INPUT_REQUIRED", said(asked)
 
 

@@ -60,17 +60,19 @@ def run(args: argparse.Namespace) -> int:
 
     async def serve() -> None:
         stopped = asyncio.Event()
-        async with serving_team(choice.team, model=choice.model, store=store, token=token, limits=limits) as it:
-            async with running(it.app, host=args.bind, port=args.port, limits=Limits(), stopped=stopped) as url:
-                it.address.url = url
-                loop = asyncio.get_running_loop()
-                for sig in (signal.SIGINT, signal.SIGTERM):
-                    loop.add_signal_handler(sig, stopped.set)
-                print(f"handoffs a2a · {team.title or team.name} · model: {choice.label}", flush=True)
-                print(f"A2A endpoint: {url}/ (card: {url}/.well-known/agent-card.json)", flush=True)
-                given = f"the token {token}" if args.token_file is None else f"the token in {args.token_file}"
-                print(f"clients send Authorization: Bearer with {given}", flush=True)
-                await stopped.wait()
+        async with (
+            serving_team(choice.team, model=choice.model, store=store, token=token, limits=limits) as it,
+            running(it.app, host=args.bind, port=args.port, limits=Limits(), stopped=stopped) as url,
+        ):
+            it.address.url = url
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(sig, stopped.set)
+            print(f"handoffs a2a · {team.title or team.name} · model: {choice.label}", flush=True)
+            print(f"A2A endpoint: {url}/ (card: {url}/.well-known/agent-card.json)", flush=True)
+            given = f"the token {token}" if args.token_file is None else f"the token in {args.token_file}"
+            print(f"clients send Authorization: Bearer with {given}", flush=True)
+            await stopped.wait()
 
     try:
         asyncio.run(serve())

@@ -1,5 +1,4 @@
-"""The team's channel as A2A sees it: each message of a context answers the team's question, and the turn
-ends where the team asks again.
+"""The team's channel as A2A sees it: a message answers the team's question; the turn ends at the next.
 
 An A2A request carries one message of the person's; the team runs its turn and, when it is done, asks the
 person again. What it asks tells the task's state: the customer's ordinary turn after a reply that does

@@ -1,4 +1,4 @@
-"""A team as an A2A agent: each A2A context is a session of ours, each request one turn of the person's.
+"""A team as an A2A agent: each A2A context is a session of ours, each request one turn of the person.
 
 The ``contextId`` names the session (hashed into our session ids, so the same context resumes the same
 session from the store after a restart); the task's state says whether the team waits for the person
@@ -44,7 +44,13 @@ class A2ALimits:
     """The largest request body read."""
 
     def __post_init__(self) -> None:
-        for name in ("max_text_chars", "messages_per_minute", "max_sessions", "turn_seconds", "request_bytes"):
+        for name in (
+            "max_text_chars",
+            "messages_per_minute",
+            "max_sessions",
+            "turn_seconds",
+            "request_bytes",
+        ):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be positive, not {getattr(self, name)}")
 
@@ -74,7 +80,9 @@ class TeamExecutor(AgentExecutor):
         if message is None or task_id is None or context_id is None:  # not reached: the SDK fills them in
             raise ValueError("a request without a message, task id or context id")
         if context.current_task is None:
-            await event_queue.enqueue_event(new_task_from_user_message(_with_ids(message, task_id, context_id)))
+            await event_queue.enqueue_event(
+                new_task_from_user_message(_with_ids(message, task_id, context_id))
+            )
         updater = TaskUpdater(event_queue, task_id, context_id)
         text = context.get_user_input().strip()
         refused = self._refused(text, context_id)

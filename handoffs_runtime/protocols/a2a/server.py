@@ -1,4 +1,4 @@
-"""``handoffs a2a serve``: a team as an A2A server: its Agent Card, JSON-RPC and streaming, a bearer token.
+"""A team's A2A app: its Agent Card, JSON-RPC and streaming, behind a bearer token and a size limit.
 
 The card's skills are the team's AI agents (their display names, descriptions and examples). Every call
 but the card's needs ``Authorization: Bearer <token>``; a body over the limit is refused before it is read
