@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 from handoffs_runtime.messages import HandoffEvent
 
@@ -35,6 +36,16 @@ class ReturnPoint:
 
     caller: str
     target: str
+
+
+@runtime_checkable
+class KnowsWhenDone(Protocol):
+    """A model that knows whether its agent's part is done (a remote agent: its task's state), so the
+    reply's words need not tell. Optional; read by the agent when its turn ends in a reply."""
+
+    def part_done(self, session_id: str) -> bool | None:
+        """Whether the last answer in ``session_id`` ended the part; ``None``: not known."""
+        ...
 
 
 def after(stack: ReturnStack, event: HandoffEvent) -> ReturnStack:

@@ -67,6 +67,10 @@ class TeamFileError(TeamConfigError):
         self.problems = problems
 
 
+REMOTE_A2A_PROVIDER = "handoffs_runtime.protocols.a2a.remote.RemoteA2AAgent"
+"""The model component a remote A2A agent is, named (not imported: it needs the ``a2a`` extra)."""
+
+
 def load_team(reference: str) -> TeamSpec:
     """The team that ``reference`` names: a YAML/JSON team file, a ``.py`` file, or ``module:attribute``."""
     path_part, _, attribute = reference.partition(":")
@@ -228,7 +232,9 @@ class _Resolver:
             description=agent.description,
             tools=tools,
             handoffs=handoffs,
-            model=self._model((*at, "model"), agent.model),
+            model=self._remote(at, agent)
+            if agent.a2a is not None
+            else self._model((*at, "model"), agent.model),
             kind=agent.kind,
             agent_tools=list(agent.agent_tools),
             examples=tuple(agent.examples),
@@ -299,8 +305,29 @@ class _Resolver:
             input_filter=input_filter,
             nest_handoff_history=entry.nest_history,
             strict_json_schema=entry.strict_json_schema,
-            returns=entry.returns,
+            returns=entry.returns if entry.returns is not None else self._is_remote(entry.target),
         )
+
+    def _is_remote(self, name: str) -> bool:
+        return any(a.name == name and a.a2a is not None for a in self.parsed.agents)
+
+    def _remote(self, at: tuple[str | int, ...], agent: AgentEntry) -> ChatCompletionClient | None:
+        """The remote A2A agent that answers for ``agent``: its model, loaded as any model component is."""
+        assert agent.a2a is not None
+        own = [
+            key
+            for key in ("tools", "handoffs", "agent_tools", "model", "system_message")
+            if getattr(agent, key)
+        ]
+        if own or agent.kind != "ai":
+            what = ", ".join(own) if own else f"kind {agent.kind!r}"
+            self.problems.add(
+                (*at, "a2a"), f"a remote A2A agent has no {what} here: the remote side has its own"
+            )
+            return None
+        config = {**agent.a2a.model_dump(exclude_none=True), "name": agent.display_name or agent.name}
+        entry = ModelEntry(provider=REMOTE_A2A_PROVIDER, config=config)
+        return self._model((*at, "a2a"), entry)
 
     def _filter(self, loc: tuple[str | int, ...], value: str | None) -> InputFilter | None:
         if value is None:

@@ -84,7 +84,7 @@ class TeamExecutor(AgentExecutor):
                 new_task_from_user_message(_with_ids(message, task_id, context_id))
             )
         updater = TaskUpdater(event_queue, task_id, context_id)
-        text = context.get_user_input().strip()
+        text = _person_said(message)
         refused = self._refused(text, context_id)
         if refused is not None:
             await updater.reject(updater.new_agent_message([new_text_part(refused)]))
@@ -132,6 +132,13 @@ class TeamExecutor(AgentExecutor):
             return "You are sending messages too fast; please wait a minute and send it again."
         recent.append(now)
         return None
+
+
+def _person_said(message: Message) -> str:
+    """The person's words: the message's text parts but those marked as the conversation's history (this
+    team keeps its own conversation per context; see ``remote``)."""
+    said = [p.text for p in message.parts if p.text and p.metadata.fields.get("handoffs") is None]
+    return "\n".join(said).strip()
 
 
 def _with_ids(message: Message, task_id: str, context_id: str) -> Message:

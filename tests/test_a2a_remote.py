@@ -1,0 +1,150 @@
+"""A remote A2A agent as a member of a team: handed the conversation, talked to, and handing it back by
+rule when its task completes; down or slow, the person is told in one sentence and the conversation stays."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import textwrap
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from autogen_core.models import AssistantMessage
+
+from handoffs_runtime import tool_call
+from handoffs_runtime.channels.memory import ScriptedChannel
+from handoffs_runtime.handoffs.returns import HAND_BACK_TOOL
+from handoffs_runtime.models.scripted import ScriptedModel
+from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
+from handoffs_runtime.team.files import load_team_file
+
+from .a2a_support import a2a_serve
+from .cli_support import cli_env, run_handoffs
+from .support import run_sessions, texts
+
+
+def front_team(folder: Path, url: str, *, timeout: float = 60.0) -> Path:
+    """Team A: a front desk whose refunds are another team's agent, reached over A2A."""
+    path = folder / "front.yaml"
+    path.write_text(
+        textwrap.dedent(
+            f"""\
+            name: front
+            title: Front desk
+            model: {{provider: offline}}
+            agents:
+            - name: Desk
+              display_name: Front desk
+              description: The front desk.
+              handoffs: [Refunds]
+            - name: Refunds
+              display_name: ACME refunds
+              description: Refunds and repairs of ACME products.
+              examples: [I want a refund for my shoes, my rocket skates broke]
+              a2a: {{url: "{url}", token_env: ACME_A2A_TOKEN, timeout: {timeout}}}
+            """
+        )
+    )
+    return path
+
+
+def test_a_conversation_goes_to_another_teams_agent_and_comes_back(tmp_path: Path) -> None:
+    """Two processes of this project: team B (ACME) served over A2A; team A on the console hands the
+    person to B's agent, the person confirms B's refund, B's task completes, and A has the conversation
+    back with B's result in its context."""
+    served = tmp_path / "b"
+    served.mkdir()
+    with a2a_serve(served) as b:
+        team = front_team(tmp_path, b.url)
+        store = tmp_path / "a.sqlite3"
+        said = "I want a refund for my shoes\nyes\nthanks\nexit\n"
+        env = cli_env({"ACME_A2A_TOKEN": b.token})
+        done = run_handoffs(
+            "chat",
+            "--team",
+            str(team),
+            "--store",
+            str(store),
+            "--session",
+            "s1",
+            stdin=said,
+            env=env,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+    assert "Shall I go ahead? (yes/no)" in done.stdout
+    assert "execute refund → success" in done.stdout
+
+    async def check() -> None:
+        a = SQLiteSessionStore(store)
+        entries = await a.entries("s1")
+        events = [(e.source, e.target, e.tool) for x in entries if (e := x.event()) is not None]
+        assert events == [("Desk", "Refunds", "transfer_to_refunds"), ("Refunds", "Desk", HAND_BACK_TOOL)]
+        users = [(x.agent, x.text) for x in entries if x.kind == "user"]
+        assert users == [("Desk", "I want a refund for my shoes"), ("Refunds", "yes"), ("Desk", "thanks")]
+        state = await a.get_session("s1")
+        remote = [
+            m.content for m in state.context if isinstance(m, AssistantMessage) and m.source == "Refunds"
+        ]
+        assert any("execute refund → success" in str(text) for text in remote)
+        await a.close()
+
+    asyncio.run(check())
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@asynccontextmanager
+async def silent_server() -> AsyncIterator[str]:
+    """An HTTP server that takes connections and never answers: a remote agent that is stuck."""
+    held: list[asyncio.StreamWriter] = []
+
+    async def hold(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        held.append(writer)
+
+    server = await asyncio.start_server(hold, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        for writer in held:
+            writer.close()
+        server.close()
+
+
+async def _talk(team: Path) -> ScriptedChannel:
+    channel = ScriptedChannel.for_sessions({"s1": ["I want a refund for my shoes", "hello again"]})
+    desk = ScriptedModel([[tool_call("transfer_to_refunds")], "Front desk here: how can I help?"])
+    await run_sessions(load_team_file(team), channel, models={"Desk": desk})
+    return channel
+
+
+async def test_a_remote_agent_that_is_down_is_one_sentence_and_the_conversation_stays(tmp_path: Path) -> None:
+    channel = await _talk(front_team(tmp_path, f"http://127.0.0.1:{_closed_port()}"))
+    replies = texts(channel)
+    assert replies[0][0] == "Refunds"
+    assert (
+        replies[0][1]
+        == "ACME refunds cannot be reached right now, so I have taken your conversation back; please try again later."
+    )
+    assert replies[1] == ("Desk", "Front desk here: how can I help?")  # the next message went to the desk
+    assert [h.tool for h in channel.handoffs("s1")] == ["transfer_to_refunds", HAND_BACK_TOOL]
+
+
+async def test_a_remote_agent_that_is_slow_is_one_sentence_and_the_conversation_stays(tmp_path: Path) -> None:
+    async with silent_server() as url:
+        channel = await _talk(front_team(tmp_path, url, timeout=1.0))
+    replies = texts(channel)
+    assert "ACME refunds is not answering in time" in replies[0][1]
+    assert replies[1] == ("Desk", "Front desk here: how can I help?")
+
+
+def test_an_a2a_agent_in_a_team_file_returns_by_default(tmp_path: Path) -> None:
+    team = load_team_file(front_team(tmp_path, f"http://127.0.0.1:{_closed_port()}", timeout=1.0))
+    (handoff,) = team.agent("Desk").handoffs
+    assert not isinstance(handoff, str) and handoff.returns
