@@ -128,10 +128,11 @@ async def test_a_remote_agent_that_is_down_is_one_sentence_and_the_conversation_
     channel = await _talk(front_team(tmp_path, f"http://127.0.0.1:{_closed_port()}"))
     replies = texts(channel)
     assert replies[0][0] == "Refunds"
-    assert (
-        replies[0][1]
-        == "ACME refunds cannot be reached right now, so I have taken your conversation back; please try again later."
+    sentence = (
+        "ACME refunds cannot be reached right now, so I have taken your conversation back; "
+        "please try again later."
     )
+    assert replies[0][1] == sentence
     assert replies[1] == ("Desk", "Front desk here: how can I help?")  # the next message went to the desk
     assert [h.tool for h in channel.handoffs("s1")] == ["transfer_to_refunds", HAND_BACK_TOOL]
 
