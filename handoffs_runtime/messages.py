@@ -431,7 +431,12 @@ def user_task(context: list[LLMMessage], turn_path: list[str], usage: Usage = Us
 
 
 def agent_response(
-    context: list[LLMMessage], reply_to_topic_type: str, usage: Usage = Usage.EMPTY, *, live: bool = False
+    context: list[LLMMessage],
+    reply_to_topic_type: str,
+    usage: Usage = Usage.EMPTY,
+    *,
+    live: bool = False,
+    part_done: bool | None = None,
 ) -> AgentResponse:
     """``AgentResponse(...)``, without re-validating items that are LLMMessages already."""
     if _validated_already(context, reply_to_topic_type):
@@ -441,7 +446,9 @@ def agent_response(
             "trace": None,
             "usage": usage,
             "live": live,
-            "part_done": None,
+            "part_done": part_done,
         }
         return constructed_model(AgentResponse, values)
-    return AgentResponse(context=context, reply_to_topic_type=reply_to_topic_type, usage=usage, live=live)
+    return AgentResponse(
+        context=context, reply_to_topic_type=reply_to_topic_type, usage=usage, live=live, part_done=part_done
+    )

@@ -275,9 +275,7 @@ class AIAgent(SessionAgent):
         """Answer the person with ``text`` after the turn's ``new`` messages."""
         config = self._config
         context = [*history, *new, AssistantMessage(content=text, source=config.name)]
-        response = agent_response(context, config.name, usage)
-        if part_done is not None:  # rare (a remote agent's task state): the common reply stays unvalidated
-            response = response.model_copy(update={"part_done": part_done})
+        response = agent_response(context, config.name, usage, part_done=part_done)
         await self.publish_message(response, topic_id=session_topic(config.user_topic, self._session))
 
     async def _publish_event(
