@@ -149,3 +149,18 @@ def test_an_a2a_agent_in_a_team_file_returns_by_default(tmp_path: Path) -> None:
     team = load_team_file(front_team(tmp_path, f"http://127.0.0.1:{_closed_port()}", timeout=1.0))
     (handoff,) = team.agent("Desk").handoffs
     assert not isinstance(handoff, str) and handoff.returns
+
+
+def test_the_trace_context_goes_with_the_message(tmp_path: Path) -> None:
+    from autogen_core.models import UserMessage
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from handoffs_runtime.protocols.a2a.remote import RemoteA2AAgent
+
+    remote = RemoteA2AAgent(f"http://127.0.0.1:{_closed_port()}", timeout=1.0)
+    tracer = TracerProvider().get_tracer("test")
+    with tracer.start_as_current_span("turn") as span:
+        message = remote._message("s1", [UserMessage(content="hi", source="User")])
+    traceparent = message.metadata.fields["traceparent"].string_value
+    assert format(span.get_span_context().trace_id, "032x") in traceparent
+    assert [p.text for p in message.parts] == ["hi"]

@@ -14,7 +14,8 @@ The project's A2A handoff convention, the calling side:
   remote agent in a team file returns unless it says ``returns: false``.
 
 Being a model, the remote call gets what every model call gets: the turn's budget and loop guard, its
-cancellation, a model span in the traces, and the agent's per-call deadline.
+cancellation, a model span in the traces (its W3C trace context goes in the message's metadata, as
+``traceparent`` and ``tracestate``), and the agent's per-call deadline.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from google.protobuf.struct_pb2 import Struct
 from pydantic import BaseModel, Field
 
 from handoffs_runtime.models.local import LocalModel, current_model_call
+from handoffs_runtime.telemetry.propagation import carrier_of
 
 logger = logging.getLogger("handoffs_runtime")
 
@@ -159,13 +161,17 @@ class RemoteA2AAgent(LocalModel, Component[RemoteA2AConfig]):
                 marker.update({"handoffs": HISTORY})
                 parts.append(Part(text="\n".join(lines), metadata=marker))
         parts.append(Part(text=words or "(the conversation was handed to you)"))
-        return Message(
+        message = Message(
             role=Role.ROLE_USER,
             parts=parts,
             message_id=uuid.uuid4().hex,
             context_id=session,
             task_id=self._tasks.get(session, ""),
         )
+        carrier = carrier_of()  # the trace goes on on the other side: W3C fields in the metadata
+        if carrier is not None:
+            message.metadata.update(carrier)
+        return message
 
     def _headers(self) -> dict[str, str]:
         if not self.token_env:
