@@ -164,3 +164,9 @@ def test_the_trace_context_goes_with_the_message(tmp_path: Path) -> None:
     traceparent = message.metadata.fields["traceparent"].string_value
     assert format(span.get_span_context().trace_id, "032x") in traceparent
     assert [p.text for p in message.parts] == ["hi"]
+
+
+def test_the_runnable_example_loads() -> None:
+    team = load_team_file(Path(__file__).resolve().parents[1] / "examples" / "a2a" / "front_desk.yaml")
+    (handoff,) = team.agent("Desk").handoffs
+    assert not isinstance(handoff, str) and handoff.target == "AcmeRefunds" and handoff.returns
