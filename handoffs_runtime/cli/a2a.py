@@ -19,19 +19,17 @@ def add_parser(sub: Subcommands) -> None:
     serve = commands.add_parser("serve", help="serve the team over A2A (JSON-RPC and streaming)")
     options.add_team_option(serve)
     options.add_model_options(serve)
-    serve.add_argument("--bind", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    options.add_bind_option(serve)
     options.add_port_option(serve, default=8100, help_text="port (default: 8100; 0 = any free port)")
     serve.add_argument(
         "--token-file",
         type=Path,
         help="file holding the bearer token clients must send (default: a new token, printed at start)",
     )
-    serve.add_argument(
-        "--turn-timeout",
-        type=float,
+    options.add_turn_timeout_option(
+        serve,
         default=120.0,
-        metavar="S",
-        help="a request waits at most S seconds for the team's turn; then its task fails (default: 120)",
+        help_text="a request waits at most S seconds for the team's turn; then its task fails (default: 120)",
     )
     options.add_store_option(serve)
     options.add_verbose_option(serve)
