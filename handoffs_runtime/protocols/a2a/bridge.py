@@ -14,6 +14,7 @@ False
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -43,6 +44,8 @@ class _Line:
     shown: list[Event] = field(default_factory=list)
     turn: asyncio.Lock = field(default_factory=asyncio.Lock)
     """One A2A request at a time per session: a second waits for the first's turn to end."""
+    used: float = field(default_factory=time.monotonic)
+    """When the session's last request came (``time.monotonic``)."""
 
 
 class A2ABridge:
@@ -83,6 +86,7 @@ class A2ABridge:
         then is kept for the next request of the session.
         """
         line = self.line(session_id)
+        line.used = time.monotonic()
         async with line.turn:
             await asyncio.wait_for(line.prompts.get(), timeout)  # the team's question this text answers
             line.shown.clear()  # a greeting, a recap of a resumed session: said before this message
@@ -95,6 +99,15 @@ class A2ABridge:
     async def leave(self, session_id: str) -> None:
         """The session's person is gone: its next question gets no answer (the session ends)."""
         await self.line(session_id).answers.put(None)
+
+    async def release_idle(self, seconds: float) -> list[str]:
+        """End the sessions nobody wrote in for ``seconds`` and that wait for nothing: they are stored, and
+        the next message of their context resumes them. Returns the sessions ended."""
+        now = time.monotonic()
+        idle = [s for s, line in self._lines.items() if now - line.used >= seconds and not line.turn.locked()]
+        for session in idle:
+            await self.leave(session)
+        return idle
 
 
 def _end(shown: list[Event], prompt: str) -> TurnEnd:

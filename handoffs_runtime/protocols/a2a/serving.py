@@ -6,6 +6,8 @@ is the caller's: ``handoffs a2a serve`` hands the app to it.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -53,10 +55,22 @@ async def serving_team(
 
     executor = TeamExecutor(bridge, start, limits)
     address = CardAddress()
+    idle = (limits or A2ALimits()).idle_seconds
+    sweeper = asyncio.create_task(_release_idle(bridge, idle))
     try:
         yield ServedTeam(create_a2a_app(team, executor, token=token, address=address, limits=limits), address)
     finally:
+        sweeper.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await sweeper
         await runtime.stop()
+
+
+async def _release_idle(bridge: A2ABridge, seconds: float) -> None:
+    """Now and then, end the sessions nobody wrote in for ``seconds`` (a context may never come back)."""
+    while True:
+        await asyncio.sleep(min(seconds, 60.0))
+        await bridge.release_idle(seconds)
 
 
 def bearer_token(path: Path | None) -> str:
