@@ -42,6 +42,8 @@ class A2ALimits:
     """How long one request waits for the team's turn to end."""
     request_bytes: int = 64 * 1024
     """The largest request body read."""
+    idle_seconds: float = 600.0
+    """A session nobody wrote in this long is ended (kept in the store: its context resumes it)."""
 
     def __post_init__(self) -> None:
         for name in (
@@ -50,6 +52,7 @@ class A2ALimits:
             "max_sessions",
             "turn_seconds",
             "request_bytes",
+            "idle_seconds",
         ):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be positive, not {getattr(self, name)}")
