@@ -10,7 +10,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from autogen_core.models import AssistantMessage
+import pytest
+from autogen_core.models import AssistantMessage, FunctionExecutionResultMessage
 
 from handoffs_runtime import tool_call
 from handoffs_runtime.channels.memory import ScriptedChannel
@@ -170,3 +171,28 @@ def test_the_runnable_example_loads() -> None:
     team = load_team_file(Path(__file__).resolve().parents[1] / "examples" / "a2a" / "front_desk.yaml")
     (handoff,) = team.agent("Desk").handoffs
     assert not isinstance(handoff, str) and handoff.target == "AcmeRefunds" and handoff.returns
+
+
+def test_the_remote_agent_called_as_a_tool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same remote agent offered as a tool (``agent_tools``): the desk asks, keeps the conversation,
+    and reads the remote agent's answer as the tool's result."""
+    served = tmp_path / "b"
+    served.mkdir()
+    with a2a_serve(served) as b:
+        path = front_team(tmp_path, b.url)
+        path.write_text(path.read_text().replace("handoffs: [Refunds]", "agent_tools: [Refunds]"))
+        team = load_team_file(path)
+        desk = ScriptedModel(
+            [[tool_call("ask_refunds", {"request": "I want a refund for my shoes"})], "Noted."]
+        )
+        channel = ScriptedChannel.for_sessions({"s1": ["can ACME refund my shoes?"]})
+        monkeypatch.setenv("ACME_A2A_TOKEN", b.token)
+        asyncio.run(run_sessions(team, channel, models={"Desk": desk}))
+    assert texts(channel) == [("Desk", "Noted.")]
+    results = [
+        r.content
+        for m in desk.calls[-1][0]
+        if isinstance(m, FunctionExecutionResultMessage)
+        for r in m.content
+    ]
+    assert any("Shall I go ahead? (yes/no)" in r for r in results), results

@@ -12,6 +12,8 @@ The project's A2A handoff convention, the calling side:
   conversation goes back too.
 - **Hand back**: by the ``returns`` rule (:mod:`handoffs_runtime.handoffs.returns`); a handoff to a
   remote agent in a team file returns unless it says ``returns: false``.
+- **As a tool** (``agent_tools``): each call is a context of its own (``<session>.ask.<id>``), one
+  message, and its answer is the tool's result, whatever the task's state.
 
 Being a model, the remote call gets what every model call gets: the turn's budget and loop guard, its
 cancellation, a model span in the traces (its W3C trace context goes in the message's metadata, as
@@ -39,6 +41,8 @@ from pydantic import BaseModel, Field
 
 from handoffs_runtime.models.local import LocalModel, current_model_call
 from handoffs_runtime.telemetry.propagation import carrier_of
+from handoffs_runtime.tools.context import current_tool_context
+from handoffs_runtime.topics import tool_agent_type
 
 logger = logging.getLogger("handoffs_runtime")
 
@@ -109,13 +113,20 @@ class RemoteA2AAgent(LocalModel, Component[RemoteA2AConfig]):
     ) -> CreateResult:
         call = current_model_call()
         session = call.session_id if call is not None else "default"
+        as_tool = _asked_as_tool()
+        if as_tool:  # a one-off question: a context of its own, nothing kept
+            session = f"{session}.ask.{uuid.uuid4().hex[:12]}"
         try:
             text, done = await asyncio.wait_for(self._send(session, messages), self.timeout)
         except (TimeoutError, A2AClientError, httpx.HTTPError, OSError) as exc:
             logger.warning("remote A2A agent at %s failed in session %s: %r", self.url, session, exc)
             self._tasks.pop(session, None)
             text, done = self._unreachable(isinstance(exc, TimeoutError)), True
-        self._done[session] = done
+        if as_tool:
+            self._started.discard(session)
+            self._tasks.pop(session, None)
+        else:
+            self._done[session] = done
         return CreateResult(finish_reason="stop", content=text, usage=_ZERO, cached=False)
 
     def _unreachable(self, slow: bool) -> str:
@@ -189,6 +200,14 @@ class RemoteA2AAgent(LocalModel, Component[RemoteA2AConfig]):
             self.card = parse_agent_card(response.json())
         except (httpx.HTTPError, ValueError) as exc:
             logger.warning("the card of the A2A agent at %s could not be read at start: %r", self.url, exc)
+
+
+def _asked_as_tool() -> bool:
+    """Whether the agent answers as another agent's tool (its ``<name>.tool`` worker) right now."""
+    context = current_tool_context()
+    if context is None or context.agent_id is None:
+        return False
+    return context.agent_id.type.startswith(tool_agent_type(context.agent))
 
 
 def _line(message: UserMessage | AssistantMessage) -> str:
