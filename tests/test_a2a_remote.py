@@ -196,3 +196,33 @@ def test_the_remote_agent_called_as_a_tool(tmp_path: Path, monkeypatch: pytest.M
         for r in m.content
     ]
     assert any("Shall I go ahead? (yes/no)" in r for r in results), results
+
+
+async def test_through_the_web_chat_the_person_talks_to_the_remote_agent_and_comes_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from handoffs_runtime.models.offline import OfflineModel
+
+    from .web_support import customer, served
+
+    b_folder = tmp_path / "b"
+    b_folder.mkdir()
+    with a2a_serve(b_folder) as b:
+        monkeypatch.setenv("ACME_A2A_TOKEN", b.token)
+        team = load_team_file(front_team(tmp_path, b.url))
+        async with served(tmp_path, team=team, model=OfflineModel()) as server:
+            page, _ = await customer(server)
+            await page.until("question", turn=True)  # the customer's turn: the page may write
+            first = await page.say("I want a refund for my shoes", until="question", turn=True)
+            second = await page.say("yes", until="question", turn=True)
+            third = await page.say("thanks", until="question", turn=True)
+            await page.socket.close()
+
+    def replies(frames: list[dict[str, object]]) -> list[tuple[object, object]]:
+        return [(f["agent"], f["text"]) for f in frames if f["type"] == "reply"]
+
+    assert replies(first)[-1][0] == "Refunds"
+    assert "Shall I go ahead? (yes/no)" in str(replies(first)[-1][1])
+    assert replies(second)[-1][0] == "Refunds" and "execute refund → success" in str(replies(second)[-1][1])
+    assert [(f["source"], f["target"]) for f in second if f["type"] == "handoff"] == [("Refunds", "Desk")]
+    assert replies(third)[-1][0] == "Desk"
