@@ -87,13 +87,16 @@ class A2ABridge:
         """
         line = self.line(session_id)
         line.used = time.monotonic()
-        async with line.turn:
+        await asyncio.wait_for(line.turn.acquire(), timeout)  # another request of the context goes first
+        try:
             await asyncio.wait_for(line.prompts.get(), timeout)  # the team's question this text answers
             line.shown.clear()  # a greeting, a recap of a resumed session: said before this message
             await line.answers.put(text)
             prompt = await asyncio.wait_for(line.prompts.get(), timeout)
             await line.prompts.put(prompt)  # the next request answers it
             shown, line.shown = line.shown, []
+        finally:
+            line.turn.release()
         return _end(shown, prompt)
 
     async def leave(self, session_id: str) -> None:

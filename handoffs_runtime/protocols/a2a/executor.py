@@ -128,6 +128,8 @@ class TeamExecutor(AgentExecutor):
         if not self._bridge.live(session) and self._bridge.live_count() >= limits.max_sessions:
             return "The team is busy with too many conversations; please try again in a few minutes."
         now = time.monotonic()
+        if len(self._recent) > limits.max_sessions * 4:  # forget the contexts quiet for a minute
+            self._recent = {c: r for c, r in self._recent.items() if r and r[-1] >= now - 60}
         recent = self._recent.setdefault(context_id, deque())
         while recent and recent[0] < now - 60:
             recent.popleft()
