@@ -226,3 +226,16 @@ async def test_through_the_web_chat_the_person_talks_to_the_remote_agent_and_com
     assert replies(second)[-1][0] == "Refunds" and "execute refund → success" in str(replies(second)[-1][1])
     assert [(f["source"], f["target"]) for f in second if f["type"] == "handoff"] == [("Refunds", "Desk")]
     assert replies(third)[-1][0] == "Desk"
+
+
+def test_a_traced_remote_agent_still_says_when_its_part_is_done() -> None:
+    """With telemetry on, the agent's model is the traced wrapper: the remote's task state gets through."""
+    from handoffs_runtime.handoffs.returns import KnowsWhenDone
+    from handoffs_runtime.protocols.a2a.remote import RemoteA2AAgent
+    from handoffs_runtime.telemetry.core import Telemetry
+    from handoffs_runtime.telemetry.model import TracedModel
+
+    remote = RemoteA2AAgent(f"http://127.0.0.1:{_closed_port()}", timeout=1.0)
+    traced = TracedModel(remote, Telemetry())
+    assert isinstance(traced, KnowsWhenDone)
+    assert not isinstance(TracedModel(ScriptedModel([]), Telemetry()), KnowsWhenDone)
