@@ -130,7 +130,7 @@ async def test_a_remote_agent_that_is_down_is_one_sentence_and_the_conversation_
     replies = texts(channel)
     assert replies[0][0] == "Refunds"
     sentence = (
-        "ACME refunds cannot be reached right now, so I have taken your conversation back; "
+        "ACME refunds cannot be reached right now, so your conversation stays with us; "
         "please try again later."
     )
     assert replies[0][1] == sentence

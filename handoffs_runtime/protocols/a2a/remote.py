@@ -48,6 +48,9 @@ logger = logging.getLogger("handoffs_runtime")
 
 HISTORY = "history"
 WAITING = frozenset({TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED})
+GAVE_UP = frozenset(
+    {TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_REJECTED, TaskState.TASK_STATE_CANCELED}
+)
 _ZERO = RequestUsage(prompt_tokens=0, completion_tokens=0)
 
 
@@ -132,7 +135,11 @@ class RemoteA2AAgent(LocalModel, Component[RemoteA2AConfig]):
     def _unreachable(self, slow: bool) -> str:
         who = self.name or (self.card.name if self.card is not None else "") or "The other team"
         why = "is not answering in time" if slow else "cannot be reached right now"
-        return f"{who} {why}, so I have taken your conversation back; please try again later."
+        return f"{who} {why}, so your conversation stays with us; please try again later."
+
+    def _gave_up(self) -> str:
+        who = self.name or (self.card.name if self.card is not None else "") or "The other team"
+        return f"{who} could not help with that, so your conversation stays with us."
 
     async def _send(self, session: str, messages: Sequence[LLMMessage]) -> tuple[str, bool]:
         async with httpx.AsyncClient(headers=self._headers(), timeout=self.timeout) as http:
@@ -158,7 +165,10 @@ class RemoteA2AAgent(LocalModel, Component[RemoteA2AConfig]):
             self._tasks[session] = task.id
         else:
             self._tasks.pop(session, None)
-        return get_message_text(task.status.message) or _last_words(task), not waiting
+        said = get_message_text(task.status.message)
+        if task.status.state in GAVE_UP:
+            return said or self._gave_up(), True
+        return said or _last_words(task), not waiting
 
     def _message(self, session: str, messages: Sequence[LLMMessage]) -> Message:
         said = [m for m in messages if isinstance(m, UserMessage | AssistantMessage)]
