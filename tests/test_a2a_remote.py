@@ -239,3 +239,20 @@ def test_a_traced_remote_agent_still_says_when_its_part_is_done() -> None:
     traced = TracedModel(remote, Telemetry())
     assert isinstance(traced, KnowsWhenDone)
     assert not isinstance(TracedModel(ScriptedModel([]), Telemetry()), KnowsWhenDone)
+
+
+def test_a_task_the_remote_agent_rejects_comes_back_with_its_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    b_folder = tmp_path / "b"
+    b_folder.mkdir()
+    with a2a_serve(b_folder) as b:
+        monkeypatch.setenv("ACME_A2A_TOKEN", b.token)
+        team = load_team_file(front_team(tmp_path, b.url))
+        channel = ScriptedChannel.for_sessions({"s1": ["refund " * 700, "hello again"]})
+        desk = ScriptedModel([[tool_call("transfer_to_refunds")], "Front desk here: how can I help?"])
+        asyncio.run(run_sessions(team, channel, models={"Desk": desk}))
+    assert texts(channel) == [
+        ("Refunds", "Your message is too long: at most 4,000 characters, please."),
+        ("Desk", "Front desk here: how can I help?"),
+    ]
