@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import importlib.util
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -323,6 +324,11 @@ class _Resolver:
             what = ", ".join(own) if own else f"kind {agent.kind!r}"
             self.problems.add(
                 (*at, "a2a"), f"a remote A2A agent has no {what} here: the remote side has its own"
+            )
+            return None
+        if importlib.util.find_spec("a2a") is None:
+            self.problems.add(
+                (*at, "a2a"), "a remote A2A agent needs the a2a extra: pip install 'handoffs-runtime[a2a]'"
             )
             return None
         config = {**agent.a2a.model_dump(exclude_none=True), "name": agent.display_name or agent.name}
