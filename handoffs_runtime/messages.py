@@ -55,6 +55,9 @@ class AgentResponse(BaseModel):
     from the customer): the customer may write again before the next reply, and the reply's last message,
     the person's new line (the first reply of a live conversation has none), joins the conversation as
     it stands by then, whatever the customer wrote meanwhile (see ``UserAgent``)."""
+    part_done: bool | None = None
+    """Whether this reply ends the agent's part of a returning handoff: ``None``, the reply's words tell
+    (a question waits for the person's answer); a remote agent says so from its task's state."""
 
 
 HandoffOutcome = Literal["handoff", "refused", "loop_stopped"]
@@ -84,6 +87,9 @@ class HandoffEvent(BaseModel):
     """``reason`` with nothing quoted from the conversation or the model (``validation failed: account``):
     what telemetry records unless content capture is on."""
     said: str = ""
+    returns: bool = False
+    """The handoff was declared ``returns=True``: the conversation comes back to ``source`` when
+    ``target``'s part is done (see :mod:`handoffs_runtime.handoffs.returns`)."""
 
     def line(self, labels: Labels = NO_LABELS) -> HandoffLine:
         """What the person is shown of this decision (``said`` is shown before it, as a reply), with the
@@ -425,7 +431,12 @@ def user_task(context: list[LLMMessage], turn_path: list[str], usage: Usage = Us
 
 
 def agent_response(
-    context: list[LLMMessage], reply_to_topic_type: str, usage: Usage = Usage.EMPTY, *, live: bool = False
+    context: list[LLMMessage],
+    reply_to_topic_type: str,
+    usage: Usage = Usage.EMPTY,
+    *,
+    live: bool = False,
+    part_done: bool | None = None,
 ) -> AgentResponse:
     """``AgentResponse(...)``, without re-validating items that are LLMMessages already."""
     if _validated_already(context, reply_to_topic_type):
@@ -435,6 +446,9 @@ def agent_response(
             "trace": None,
             "usage": usage,
             "live": live,
+            "part_done": part_done,
         }
         return constructed_model(AgentResponse, values)
-    return AgentResponse(context=context, reply_to_topic_type=reply_to_topic_type, usage=usage, live=live)
+    return AgentResponse(
+        context=context, reply_to_topic_type=reply_to_topic_type, usage=usage, live=live, part_done=part_done
+    )

@@ -72,10 +72,17 @@ def test_the_shortcuts_know_every_required_field() -> None:
     required = {name for name, f in UserTask.model_fields.items() if f.is_required()}
     optional = {"trace", "usage"}  # set after construction; defaults in the shortcuts as in the constructors
     assert required == {"context"} and set(UserTask.model_fields) == {"context", "turn_path", *optional}
-    assert set(AgentResponse.model_fields) == {"context", "reply_to_topic_type", "live", *optional}
+    assert set(AgentResponse.model_fields) == {
+        "context",
+        "reply_to_topic_type",
+        "live",
+        "part_done",
+        *optional,
+    }
     for built in (user_task(list(CONTEXT), ["Triage"]), agent_response(list(CONTEXT), "Triage")):
         assert (built.trace, built.usage) == (None, Usage.EMPTY)
     assert agent_response(list(CONTEXT), "Triage", live=True).live
+    assert agent_response(list(CONTEXT), "Triage", part_done=True).part_done
 
 
 def test_session_agents_share_one_routing_table_per_class() -> None:
@@ -133,7 +140,12 @@ def test_the_shortcuts_build_what_model_construct_builds() -> None:
         (
             agent_response(list(CONTEXT), "Sales", usage, live=True),
             AgentResponse.model_construct(
-                reply_to_topic_type="Sales", context=list(CONTEXT), trace=None, usage=usage, live=True
+                reply_to_topic_type="Sales",
+                context=list(CONTEXT),
+                trace=None,
+                usage=usage,
+                live=True,
+                part_done=None,
             ),
         ),
     ]

@@ -20,13 +20,13 @@ from handoffs_runtime import tool_call
 from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.messages import Notice
 from handoffs_runtime.models.scripted import ScriptedModel
-from handoffs_runtime.protocols.mcp import McpServer, McpServerDown, McpTool, close_all, mcp_tools
 from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
 from handoffs_runtime.team.files import TeamFileError, load_team_file
 from handoffs_runtime.team.graph import team_mermaid
 from handoffs_runtime.team.spec import TeamSpec
 from handoffs_runtime.tools.approval import ApprovalTool
 from handoffs_runtime.tools.effects import is_irreversible
+from handoffs_runtime.tools.mcp import McpServer, McpServerDown, McpTool, close_all, mcp_tools
 
 from .support import run_sessions, texts
 

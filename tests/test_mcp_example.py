@@ -14,8 +14,8 @@ import pytest
 from handoffs_runtime import tool_call
 from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.models.scripted import ScriptedModel
-from handoffs_runtime.protocols.mcp import close_all
 from handoffs_runtime.team.files import load_team_file
+from handoffs_runtime.tools.mcp import close_all
 
 from .support import run_sessions, texts
 

@@ -55,6 +55,7 @@ from handoffs_runtime.channels.base import Channel
 from handoffs_runtime.handoffs.filters import nesting_filter
 from handoffs_runtime.handoffs.handoff import Handoff, HandoffContext, HandoffInputData, call_maybe_async
 from handoffs_runtime.handoffs.policy import LOOP_MESSAGE, TeamPolicy, loop_reason
+from handoffs_runtime.handoffs.returns import KnowsWhenDone
 from handoffs_runtime.messages import (
     HandoffEvent,
     HandoffOutcome,
@@ -154,7 +155,9 @@ class AIAgent(SessionAgent):
             case Replied(text=text):
                 if not text:
                     logger.warning("empty model reply from %s in session %s", config.name, session)
-                await self._reply(history, end.new, text or EMPTY_REPLY, end.usage)
+                model = config.model
+                done = model.part_done(session) if isinstance(model, KnowsWhenDone) else None
+                await self._reply(history, end.new, text or EMPTY_REPLY, end.usage, part_done=done)
             case HandedOff(transfer=transfer):
                 await self._hand_off(history, path, end.new, transfer, end.usage)
             case LoopStopped(stop=stop):
@@ -261,12 +264,18 @@ class AIAgent(SessionAgent):
         await self._reply(conversation, (), LOOP_MESSAGE, usage)
 
     async def _reply(
-        self, history: Sequence[LLMMessage], new: Sequence[LLMMessage], text: str, usage: Usage
+        self,
+        history: Sequence[LLMMessage],
+        new: Sequence[LLMMessage],
+        text: str,
+        usage: Usage,
+        *,
+        part_done: bool | None = None,
     ) -> None:
         """Answer the person with ``text`` after the turn's ``new`` messages."""
         config = self._config
         context = [*history, *new, AssistantMessage(content=text, source=config.name)]
-        response = agent_response(context, config.name, usage)
+        response = agent_response(context, config.name, usage, part_done=part_done)
         await self.publish_message(response, topic_id=session_topic(config.user_topic, self._session))
 
     async def _publish_event(
@@ -293,6 +302,7 @@ class AIAgent(SessionAgent):
             reason=reason,
             said=said or "",
             kind=kind,
+            returns=handoff.returns and outcome == "handoff",
         )
         await self.publish_message(event, topic_id=session_topic(HANDOFF_EVENTS, session))
 

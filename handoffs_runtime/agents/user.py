@@ -26,6 +26,7 @@ from handoffs_runtime.agents.person import PersonChannel
 from handoffs_runtime.agents.routing import SessionAgent
 from handoffs_runtime.channels.base import Channel, is_exit
 from handoffs_runtime.errors import SessionTakenOverError, StoreError
+from handoffs_runtime.handoffs.returns import ReturnStack, after, hand_back
 from handoffs_runtime.messages import (
     NO_LABELS,
     PROGRESS,
@@ -125,6 +126,8 @@ class UserAgent(SessionAgent):
         self._settled = asyncio.Event()
         """Clear while a live conversation is handed over: the customer's next message waits for it."""
         self._settled.set()
+        self._returns: ReturnStack = ()
+        """Who waits for the conversation to come back (see :mod:`handoffs_runtime.handoffs.returns`)."""
 
     @message_handler
     async def handle_login(self, message: UserLogin, ctx: MessageContext) -> None:
@@ -147,6 +150,7 @@ class UserAgent(SessionAgent):
             await self._store_failed(exc, "the session could not be opened, so it stops")
             return
         self._usage = resumed.usage
+        self._returns = resumed.returns
         for notice in resumed.notices:
             await self._channel.show(self.id.key, notice)
         if resumed.new:
@@ -197,11 +201,15 @@ class UserAgent(SessionAgent):
             else:
                 line = last if not message.live or _said_by(last, agent) else None
                 context = message.context
+            back = None
+            if not message.live and _said_by(last, agent):
+                said = last.content if last is not None and isinstance(last.content, str) else ""
+                back = hand_back(self._returns, self.id.key, agent, said, done=message.part_done)
             if config.store is not None:
                 try:
                     if joining is None:
                         usage = message.usage - self._usage
-                        await record_reply(config.store, self.id.key, message, usage=usage)
+                        await record_reply(config.store, self.id.key, message, usage=usage, hand_back=back)
                     elif line is not None:
                         await record_joined(config.store, self.id.key, line, context, agent=agent)
                 except StoreError as exc:
@@ -212,6 +220,10 @@ class UserAgent(SessionAgent):
             if line is not None:
                 text = line.content if isinstance(line.content, str) else ""
                 await self._channel.show(self.id.key, self._reply(agent, text))
+            if back is not None:  # the part of a returning handoff is done: the caller answers next
+                self._returns = after(self._returns, back)
+                await self._channel.show(self.id.key, back.line(config.labels))
+                agent = back.target
             self._continue(context, agent, live=message.live)  # before the lock goes: the next one joins it
         await self._give_turn()
 
@@ -223,6 +235,7 @@ class UserAgent(SessionAgent):
         with self._channel.showing_line(self.id.key):
             async with self._in_order:  # after the replies before it: a live conversation goes on complete
                 handed = self._hand_on(message)
+                self._returns = after(self._returns, message)
                 await self._record_event(message)
         if handed is not None:
             await self.publish_message(handed, topic_id=session_topic(message.target, self.id.key))

@@ -22,6 +22,7 @@ from handoffs_runtime.cli.options import (
     add_no_stream_option,
     add_store_option,
     add_team_option,
+    add_turn_timeout_option,
     add_verbose_option,
     choose_model,
     open_store,
@@ -57,12 +58,10 @@ def add_parser(sub: Subcommands) -> None:
     add_trace_option(chat)
     add_host_option(chat, help_text="join a distributed team through this gRPC host")
     add_max_message_option(chat)
-    chat.add_argument(
-        "--turn-timeout",
-        type=float,
+    add_turn_timeout_option(
+        chat,
         default=60.0,
-        metavar="S",
-        help="with --host: give a turn up when no answer comes for S seconds (default: 60; a 'still "
+        help_text="with --host: give a turn up when no answer comes for S seconds (default: 60; a 'still "
         "waiting' notice comes after 10)",
     )
     add_connect_timeout_option(chat, when="with --host: ")

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from importlib.metadata import version
 
-from handoffs_runtime.cli import chat, credentials, graph, host, serve, sessions, temporal, worker
+from handoffs_runtime.cli import a2a, chat, credentials, graph, host, serve, sessions, temporal, worker
 from handoffs_runtime.errors import HandoffsError
 from handoffs_runtime.models.redaction import install_redaction
 from handoffs_runtime.text import PrintableFormatter, printable
@@ -27,7 +27,7 @@ def parser() -> argparse.ArgumentParser:
     )
     handoffs.add_argument("--version", action="version", version=f"handoffs-runtime {__version__}")
     sub = handoffs.add_subparsers(dest="command", required=True)
-    for command in (chat, graph, sessions, serve, host, worker, temporal, credentials):
+    for command in (chat, graph, sessions, serve, host, worker, temporal, credentials, a2a):
         command.add_parser(sub)
     return handoffs
 

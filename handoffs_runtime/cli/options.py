@@ -168,6 +168,16 @@ def add_address_option(
     parser.add_argument("--address", metavar="HOST:PORT", default=default, required=required, help=help_text)
 
 
+def add_bind_option(parser: argparse.ArgumentParser) -> None:
+    """``--bind ADDR``: the address this command's server listens on, loopback unless told."""
+    parser.add_argument("--bind", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+
+
+def add_turn_timeout_option(parser: argparse.ArgumentParser, *, default: float, help_text: str) -> None:
+    """``--turn-timeout S``: how long one turn of the team may take before the command gives it up."""
+    parser.add_argument("--turn-timeout", type=float, default=default, metavar="S", help=help_text)
+
+
 def add_port_option(parser: argparse.ArgumentParser, *, default: int, help_text: str) -> None:
     """``--port N``: the port this command's server listens on."""
     parser.add_argument("--port", type=int, default=default, help=help_text)

@@ -22,7 +22,7 @@ def add_parser(sub: Subcommands) -> None:
     serve = sub.add_parser("serve", help="serve the web chat (/) and the operator console (/operator)")
     options.add_team_option(serve)
     options.add_model_options(serve)
-    serve.add_argument("--bind", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    options.add_bind_option(serve)
     options.add_port_option(serve, default=8000, help_text="port (default: 8000; 0 = any free port)")
     serve.add_argument(
         "--operator-token-file",

@@ -105,6 +105,9 @@ class Handoff:
     """A strict input schema (``additionalProperties: false``, every property required, ``strict: true``)
     and strict validation (no coercion: ``"25"`` is not an ``int``); ``False``: pydantic's own schema and
     lax validation."""
+    returns: bool = False
+    """When the target's part is done (its turn ends in a reply), the conversation comes back to the agent
+    that handed over, by rule rather than by the target's prompt (see :mod:`.returns`)."""
     _schema: ToolSchema | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -204,13 +207,15 @@ def handoff(
     is_enabled: IsEnabled = True,
     nest_handoff_history: bool | None = None,
     strict_json_schema: bool = True,
+    returns: bool = False,
 ) -> Handoff:
     """Describe a handoff to the agent of topic type ``target``.
 
     The tool is named ``transfer_to_<snake_case(target)>`` unless overridden; its description defaults to
     the target agent's ``handoff_description``. ``nest_handoff_history=None`` follows the team's setting.
     ``strict_json_schema=False`` offers pydantic's schema as it is and validates laxly (coercing
-    ``"25"`` to ``25``), for models or servers that cannot follow a strict schema.
+    ``"25"`` to ``25``), for models or servers that cannot follow a strict schema. ``returns=True``: when
+    the target's part is done, the conversation comes back to this agent without the model asking.
     """
     return Handoff(
         target=target,
@@ -222,6 +227,7 @@ def handoff(
         is_enabled=is_enabled,
         nest_handoff_history=nest_handoff_history,
         strict_json_schema=strict_json_schema,
+        returns=returns,
     )
 
 

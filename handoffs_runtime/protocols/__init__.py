@@ -1,4 +1,4 @@
-"""Other vendors' protocols: tools from MCP servers (``mcp/``).
+"""Other vendors' protocols: a team served over A2A, and remote A2A agents as members of a team.
 
-Each protocol is a package of its own, imported only where used: its SDK is an optional extra.
+Tools from MCP servers are tools like any other: they live in ``tools/mcp/``.
 """

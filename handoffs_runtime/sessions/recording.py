@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from autogen_core.models import LLMMessage
 
 from handoffs_runtime.errors import StoreConflictError
+from handoffs_runtime.handoffs.returns import ReturnStack, replay
 from handoffs_runtime.messages import NO_LABELS, AgentResponse, HandoffEvent, Labels, Notice, Person
 from handoffs_runtime.sessions.effects import ledger_of
 from handoffs_runtime.sessions.store import (
@@ -55,6 +56,8 @@ class Resumed:
     """The tokens the session used before."""
     new: bool = False
     """Nothing was said in the session yet: the person is greeted."""
+    returns: ReturnStack = ()
+    """Who waits for the conversation to come back (see :mod:`handoffs_runtime.handoffs.returns`)."""
 
 
 async def resume(
@@ -105,7 +108,8 @@ async def resume(
         )
         await store.append(session, [notice_entry(UNANSWERED)], context=state.context)
     notices += await _unknown_effects(store, session)
-    return Resumed(list(state.context), agent, notices, stored_usage(entries))
+    returns = replay(e for entry in entries if (e := entry.event()) is not None)
+    return Resumed(list(state.context), agent, notices, stored_usage(entries), returns=returns)
 
 
 UNKNOWN_EFFECT = (
@@ -133,11 +137,17 @@ async def record_user(store: SessionStore, session: str, message: LLMMessage, *,
 
 
 async def record_reply(
-    store: SessionStore, session: str, response: AgentResponse, *, usage: Usage = Usage.EMPTY
+    store: SessionStore,
+    session: str,
+    response: AgentResponse,
+    *,
+    usage: Usage = Usage.EMPTY,
+    hand_back: HandoffEvent | None = None,
 ) -> None:
     """Store what is new in ``response``, its context and the new active agent, in one transaction.
 
-    ``usage``, the turn's tokens, is stored with the turn's last reply entry.
+    ``usage``, the turn's tokens, is stored with the turn's last reply entry. ``hand_back``: the reply
+    ends a returning handoff's part, so the event goes in the same transaction and its target answers next.
 
     What is new depends on what is stored, so the write is a compare-and-set on the sequence number
     that was read: if anything was appended meanwhile (a handoff event of the same turn), it reads again
@@ -155,11 +165,13 @@ async def record_reply(
             if last >= 0:
                 entry = entries[last]
                 entries[last] = NewEntry(entry.agent, entry.kind, {**entry.body, "usage": usage.to_json()})
+        if hand_back is not None:
+            entries.append(entry_for_event(hand_back))
         try:
             await store.append(
                 session,
                 entries,
-                active_agent=response.reply_to_topic_type,
+                active_agent=response.reply_to_topic_type if hand_back is None else hand_back.target,
                 context=response.context,
                 expected_seq=state.last_seq,
             )

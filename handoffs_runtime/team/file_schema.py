@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 class _Strict(BaseModel):
@@ -61,6 +61,18 @@ class HandoffEntry(_Strict):
     """``module:function``, or one of ``remove_all_tools``, ``keep_last_messages:N``."""
     nest_history: bool | None = None
     strict_json_schema: bool = True
+    returns: bool | None = None
+    """When the target's part is done, the conversation comes back to this agent by rule; left out: only
+    for a remote (``a2a``) target."""
+
+
+class A2AEntry(_Strict):
+    """A remote A2A agent: its address (``a2a: URL`` is short for ``a2a: {url: URL}``), the environment
+    variable that holds its bearer token (never the token itself), and how long one call may take."""
+
+    url: str = Field(pattern=r"^https?://")
+    token_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    timeout: float = Field(default=60.0, gt=0)
 
 
 class McpEntry(_Strict):
@@ -110,6 +122,13 @@ class AgentEntry(_Strict):
     model: ModelEntry | None = None
     examples: list[str] = Field(default_factory=list)
     """Requests this agent is for, in a customer's words (the offline model routes by them)."""
+    a2a: A2AEntry | None = None
+    """A remote A2A agent answers for this one (its card is read at start); see ``protocols/a2a``."""
+
+    @field_validator("a2a", mode="before")
+    @classmethod
+    def _a2a_url(cls, value: object) -> object:
+        return {"url": value} if isinstance(value, str) else value
 
 
 class PolicyEntry(_Strict):

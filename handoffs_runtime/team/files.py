@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import importlib.util
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -66,6 +67,10 @@ class TeamFileError(TeamConfigError):
     def __init__(self, problems: list[str]) -> None:
         super().__init__("\n".join(problems))
         self.problems = problems
+
+
+REMOTE_A2A_PROVIDER = "handoffs_runtime.protocols.a2a.remote.RemoteA2AAgent"
+"""The model component a remote A2A agent is, named (not imported: it needs the ``a2a`` extra)."""
 
 
 def load_team(reference: str) -> TeamSpec:
@@ -231,7 +236,9 @@ class _Resolver:
             description=agent.description,
             tools=tools,
             handoffs=handoffs,
-            model=self._model((*at, "model"), agent.model),
+            model=self._remote(at, agent)
+            if agent.a2a is not None
+            else self._model((*at, "model"), agent.model),
             kind=agent.kind,
             agent_tools=list(agent.agent_tools),
             examples=tuple(agent.examples),
@@ -274,7 +281,7 @@ class _Resolver:
     def _mcp_tools(self, loc: tuple[str | int, ...], entry: McpEntry) -> list[Tool]:
         """The tools of an MCP server, which is started now (once per process) to read them."""
         try:
-            from handoffs_runtime.protocols.mcp import McpServer, McpServerDown, mcp_tools
+            from handoffs_runtime.tools.mcp import McpServer, McpServerDown, mcp_tools
         except ImportError:
             self.problems.add(loc, "MCP servers need the mcp extra: pip install 'handoffs-runtime[mcp]'")
             return []
@@ -332,7 +339,34 @@ class _Resolver:
             input_filter=input_filter,
             nest_handoff_history=entry.nest_history,
             strict_json_schema=entry.strict_json_schema,
+            returns=entry.returns if entry.returns is not None else self._is_remote(entry.target),
         )
+
+    def _is_remote(self, name: str) -> bool:
+        return any(a.name == name and a.a2a is not None for a in self.parsed.agents)
+
+    def _remote(self, at: tuple[str | int, ...], agent: AgentEntry) -> ChatCompletionClient | None:
+        """The remote A2A agent that answers for ``agent``: its model, loaded as any model component is."""
+        assert agent.a2a is not None
+        own = [
+            key
+            for key in ("tools", "handoffs", "agent_tools", "model", "system_message")
+            if getattr(agent, key)
+        ]
+        if own or agent.kind != "ai":
+            what = ", ".join(own) if own else f"kind {agent.kind!r}"
+            self.problems.add(
+                (*at, "a2a"), f"a remote A2A agent has no {what} here: the remote side has its own"
+            )
+            return None
+        if importlib.util.find_spec("a2a") is None:
+            self.problems.add(
+                (*at, "a2a"), "a remote A2A agent needs the a2a extra: pip install 'handoffs-runtime[a2a]'"
+            )
+            return None
+        config = {**agent.a2a.model_dump(exclude_none=True), "name": agent.display_name or agent.name}
+        entry = ModelEntry(provider=REMOTE_A2A_PROVIDER, config=config)
+        return self._model((*at, "a2a"), entry)
 
     def _filter(self, loc: tuple[str | int, ...], value: str | None) -> InputFilter | None:
         if value is None:

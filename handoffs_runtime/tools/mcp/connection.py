@@ -31,7 +31,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from handoffs_runtime.errors import HandoffsError
-from handoffs_runtime.protocols.mcp.server import McpServer
+from handoffs_runtime.tools.mcp.server import McpServer
 
 logger = logging.getLogger("handoffs_runtime.mcp")
 _T = TypeVar("_T")

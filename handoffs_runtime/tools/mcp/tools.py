@@ -37,11 +37,11 @@ from pydantic import BaseModel, ConfigDict, create_model
 
 from handoffs_runtime.errors import HandoffsError, TeamConfigError
 from handoffs_runtime.messages import Notice
-from handoffs_runtime.protocols.mcp.connection import McpConnection, McpServerDown, connection
-from handoffs_runtime.protocols.mcp.server import McpServer
 from handoffs_runtime.tools.approval import requires_approval
 from handoffs_runtime.tools.context import current_tool_context
 from handoffs_runtime.tools.effects import irreversible
+from handoffs_runtime.tools.mcp.connection import McpConnection, McpServerDown, connection
+from handoffs_runtime.tools.mcp.server import McpServer
 
 logger = logging.getLogger("handoffs_runtime.mcp")
 
