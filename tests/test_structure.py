@@ -1,9 +1,9 @@
 """The package's shape, read from its source: no import circle, imports that run down the layers, a small
-top level, small modules, and README's map of every module kept true.
+top level, small modules, and the guide's map of every module (docs/layout.md) kept true.
 
 Every import counts: at the top of a module, inside a function, and under ``if TYPE_CHECKING:`` (an
 annotation-only import still says that one module needs the other's concept). A failure names the
-offending ``file:line -> module`` or the exact README line to write, so it is fixed where it is made.
+offending ``file:line -> module`` or the exact docs/layout.md line to write, so it is fixed where it is made.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from typing import Generic, Protocol, TypeVar
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "handoffs_runtime"
-README = ROOT / "README.md"
+LAYOUT = ROOT / "docs" / "layout.md"
+"""The guide's page with the table of layers and the map of every module."""
 _T = TypeVar("_T")
 
 LAYERS: tuple[tuple[str, ...], ...] = (
@@ -64,9 +65,9 @@ MAX_TOP_LEVEL = 12
 MAX_LINES = 500
 MAX_SUMMARY_CHARS = 100
 LAYER_ROW = re.compile(r"^\| (?P<layer>\d+) \| (?P<rooms>.+) \|$")
-"""One row of README's table of layers: ``| 1 | `handoffs/`, `models/`, `channels/` |``."""
+"""One row of the layout page's table of layers: ``| 1 | `handoffs/`, `models/`, `channels/` |``."""
 MAP_ENTRY = re.compile(r"^- `(?P<path>[^`]+\.py)`: (?P<text>.+)$")
-"""One line of README's map: ``- `agents/ai.py`: <the first line of its docstring>``."""
+"""One line of the layout page's map: ``- `agents/ai.py`: <the first line of its docstring>``."""
 
 
 @dataclass(frozen=True)
@@ -188,7 +189,7 @@ def summary_line(path: Path) -> str | None:
 
 
 def map_text(summary: str) -> str:
-    """A docstring's first line as README's map writes it: Markdown backquotes, single spaces."""
+    """A docstring's first line as the map writes it: Markdown backquotes, single spaces."""
     return " ".join(summary.replace("``", "`").split())
 
 
@@ -196,17 +197,17 @@ def map_line(relative: str, summary: str) -> str:
     return f"- `{relative}`: {map_text(summary)}"
 
 
-def layout_section(readme: str) -> list[str]:
-    """The lines of README's ``## Layout`` section."""
-    lines = readme.splitlines()
-    start = lines.index("## Layout") + 1
-    end = next((i for i in range(start, len(lines)) if lines[i].startswith("## ")), len(lines))
+def layout_section(page: str) -> list[str]:
+    """The lines of the layout page's ``# Layout`` section."""
+    lines = page.splitlines()
+    start = lines.index("# Layout") + 1
+    end = next((i for i in range(start, len(lines)) if lines[i].startswith("# ")), len(lines))
     return lines[start:end]
 
 
-def readme_layers(readme: str) -> tuple[tuple[str, ...], ...]:
-    """The layers README's Layout section states, as rooms (``handoffs/`` -> ``handoffs``), bottom to top."""
-    rows = [LAYER_ROW.match(line) for line in layout_section(readme)]
+def layout_layers(page: str) -> tuple[tuple[str, ...], ...]:
+    """The layers the layout page states, as rooms (``handoffs/`` -> ``handoffs``), bottom to top."""
+    rows = [LAYER_ROW.match(line) for line in layout_section(page)]
     return tuple(
         tuple(room.removesuffix("/").removesuffix(".py") for room in re.findall(r"`([^`]+)`", row["rooms"]))
         for row in rows
@@ -214,37 +215,39 @@ def readme_layers(readme: str) -> tuple[tuple[str, ...], ...]:
     )
 
 
-def map_problems(package: Path, readme: str) -> list[str]:
-    """Where README's map and the package disagree, each with the exact line to write or remove."""
+def map_problems(package: Path, page: str) -> list[str]:
+    """Where the layout page's map and the package disagree, each with the exact line to write or remove."""
     expected = {
         path.relative_to(package).as_posix(): summary_line(path) or "" for path in package.rglob("*.py")
     }
     listed: list[str] = []
     problems: list[str] = []
-    for line in layout_section(readme):
+    for line in layout_section(page):
         entry = MAP_ENTRY.match(line)
         if entry is None:
             continue
         relative = entry["path"]
         if relative in listed:
-            problems.append(f"README lists {relative} twice; remove the line: {line}")
+            problems.append(f"docs/layout.md lists {relative} twice; remove the line: {line}")
         elif relative not in expected:
-            problems.append(f"README lists {relative}, which does not exist; remove the line: {line}")
+            problems.append(f"docs/layout.md lists {relative}, which does not exist; remove the line: {line}")
         elif entry["text"] != map_text(expected[relative]):
             problems.append(
-                f"README's line for {relative} differs from its docstring; write: "
+                f"docs/layout.md's line for {relative} differs from its docstring; write: "
                 f"{map_line(relative, expected[relative])}"
             )
         listed.append(relative)
     for relative in sorted(set(expected) - set(listed)):
         folder = relative.rpartition("/")[0] or "the top level"
         problems.append(
-            f"README does not list {relative}; add under {folder}: {map_line(relative, expected[relative])}"
+            f"docs/layout.md does not list {relative}; "
+            f"add under {folder}: {map_line(relative, expected[relative])}"
         )
     folders = [relative.rpartition("/")[0] for relative in listed]
     scattered = sorted({f for i, f in enumerate(folders) if f in folders[:i] and folders[i - 1] != f})
     problems.extend(
-        f"README's map lists {folder or 'the top level'} in more than one place; keep its lines together"
+        f"docs/layout.md's map lists {folder or 'the top level'} in more than one place; "
+        "keep its lines together"
         for folder in scattered
     )
     return problems
@@ -305,20 +308,18 @@ def test_the_map_check_prints_the_line_to_write(tmp_path: Path) -> None:
         tmp_path,
         {"a.py": '"""The  public ``face``."""\n', "b/c.py": '"""C does\nthings."""\n', "d.py": '"""D."""\n'},
     )
-    readme = (
-        "## Layout\n\n- `a.py`: The public face.\n- `gone.py`: Gone.\n- `d.py`: D.\n\n## Next\n- `x.py`: X\n"
-    )
-    assert map_problems(package, readme) == [
-        "README's line for a.py differs from its docstring; write: - `a.py`: The public `face`.",
-        "README lists gone.py, which does not exist; remove the line: - `gone.py`: Gone.",
-        "README does not list b/c.py; add under b: - `b/c.py`: C does",
+    page = "# Layout\n\n- `a.py`: The public face.\n- `gone.py`: Gone.\n- `d.py`: D.\n\n# Next\n- `x.py`: X\n"
+    assert map_problems(package, page) == [
+        "docs/layout.md's line for a.py differs from its docstring; write: - `a.py`: The public `face`.",
+        "docs/layout.md lists gone.py, which does not exist; remove the line: - `gone.py`: Gone.",
+        "docs/layout.md does not list b/c.py; add under b: - `b/c.py`: C does",
     ]
     scattered = (
-        "## Layout\n- `b/c.py`: C does\n- `a.py`: The public `face`.\n- `d.py`: D.\n- `b/c.py`: C does\n"
+        "# Layout\n- `b/c.py`: C does\n- `a.py`: The public `face`.\n- `d.py`: D.\n- `b/c.py`: C does\n"
     )
     assert map_problems(package, scattered) == [
-        "README lists b/c.py twice; remove the line: - `b/c.py`: C does",
-        "README's map lists b in more than one place; keep its lines together",
+        "docs/layout.md lists b/c.py twice; remove the line: - `b/c.py`: C does",
+        "docs/layout.md's map lists b in more than one place; keep its lines together",
     ]
 
 
@@ -414,13 +415,13 @@ def test_every_module_says_its_one_job_in_its_first_line() -> None:
     assert not problems, "\n".join(problems)
 
 
-def test_readme_maps_every_module_with_its_first_docstring_line() -> None:
-    problems = map_problems(PACKAGE, README.read_text())
-    assert not problems, "README.md's Layout section is out of date:\n" + "\n".join(problems)
+def test_the_layout_page_maps_every_module_with_its_first_docstring_line() -> None:
+    problems = map_problems(PACKAGE, LAYOUT.read_text())
+    assert not problems, "docs/layout.md is out of date:\n" + "\n".join(problems)
 
 
-def test_readme_states_the_layers_this_test_keeps() -> None:
-    assert readme_layers(README.read_text()) == LAYERS
+def test_the_layout_page_states_the_layers_this_test_keeps() -> None:
+    assert layout_layers(LAYOUT.read_text()) == LAYERS
 
 
 # --- others' private parts stay behind the fence -------------------------------------------------------

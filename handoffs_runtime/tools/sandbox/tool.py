@@ -21,7 +21,7 @@ group elsewhere), in a temporary working directory that is deleted afterwards, w
   the parent's memory, and escaped in the result so that they cannot forge its structure.
 
 It is **not** a container: the code runs as the same user, can read any file that user can read, can
-open network connections, and can talk to local services. See the README's "Running code" section.
+open network connections, and can talk to local services. See docs/orchestrator.md, "Running code".
 
 The limits are applied by the supervisor in the child and not by ``preexec_fn``, which is unsafe in a
 process that has threads (ours has the store's and stdin's).
@@ -63,7 +63,7 @@ _SAMPLE_EVERY = 0.05
 """Seconds between two measurements of a run; a run can pass a total limit for about this long."""
 _MIB = 2**20
 Containment = Literal["pidns", "subreaper", "group"]
-"""How a run's processes are contained, strongest first (see ``supervisor.py`` and the README)."""
+"""How a run's processes are contained, strongest first (see ``supervisor.py`` and docs/orchestrator.md)."""
 _STRONGEST_CONTAINMENT: Containment = "pidns"
 """Where the supervisor starts trying; the tests lower it to try the weaker ways on any Linux."""
 
@@ -151,7 +151,7 @@ class CodeResult:
     limits: SandboxLimits = field(default_factory=SandboxLimits)
     unenforced: tuple[str, ...] = ()
     containment: Containment | None = None
-    """How the run's processes were contained (see the README); None if the supervisor never said."""
+    """How the run's processes were contained (docs/orchestrator.md); None if the supervisor never said."""
     unmeasurable: str | None = None
     """Why the working directory could not be measured, when that is what stopped the run (``disk``)."""
 
