@@ -150,6 +150,15 @@ class Reading:
     """The object of the request, as written, once the values' words are taken out."""
     lacking: str | None
     """The first argument still to ask for, as the question names it; ``None``: nothing is lacking."""
+    objects: frozenset[str] = frozenset()
+    """The arguments that took the object (``about``), which the person confirms as they wrote it."""
+
+    def quoted(self) -> str:
+        """What a person confirms for a tool of one argument: the object as written (emoji and all),
+        else the one value read (a code, a date)."""
+        if self.objects or not self.values:
+            return self.about
+        return str(next(iter(self.values.values())))
 
     def shown(self, tool: ToolSchema) -> list[tuple[str, Any]]:
         """The values a person confirms, by parameter in words, in the tool's order."""
@@ -172,9 +181,11 @@ def reading(
     regular: list[ToolSchema],
     *,
     irreversible: bool,
+    rest: str = "",
 ) -> Reading:
-    """Each argument of ``tool`` read by its kind from ``clause``, the ``answers`` (each to the argument
-    it was asked for) and the ``corrections``; what one argument took no other gets."""
+    """Each argument of ``tool`` read by its kind from ``clause`` (or a value of its kind from the
+    ``rest`` of the request), the ``answers`` (each to the argument it was asked for) and the
+    ``corrections``; what one argument took no other gets."""
     specs = properties(tool)
     kinds = {
         name: kind_of(name, spec)
@@ -203,19 +214,25 @@ def reading(
             if value is not None:
                 found[name] = fit(value.value, specs[name]) if isinstance(value.value, str) else value.value
                 text = masked(text, value)
+            elif kind is not Kind.NAME and (value := read(kind, rest)) is not None:  # "... bag? tag BG7"
+                found[name] = value.value
+                rest = masked(rest, value)
     about = about or subject(text, tool)
     taken = {v for v in found.values() if isinstance(v, str)}
+    objects: set[str] = set()
     for name in [n for n, k in kinds.items() if k in (Kind.TEXT, Kind.NAME) and n not in found]:
         if about and about not in taken:  # the object goes to one argument, never two
             found[name] = fit(about, specs[name])
             taken.add(about)
+            objects.add(name)
     for said in corrections:
         for name, kind in kinds.items():
             value = corrected(kind, found.get(name), said)
             if value is not None and kind is not Kind.TEXT:
                 found[name] = value
                 break  # one correction, one argument
-    return Reading(found, about, _lacking(tool, kinds, found, about, regular, irreversible=irreversible))
+    lacking = _lacking(tool, kinds, found, about, regular, irreversible=irreversible)
+    return Reading(found, about, lacking, frozenset(objects))
 
 
 def _lacking(

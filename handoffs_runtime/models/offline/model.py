@@ -61,7 +61,17 @@ from handoffs_runtime.models.offline.intents import (
     wants_person,
 )
 from handoffs_runtime.models.offline.routing import Examples, best, concepts, fit, tool_terms
-from handoffs_runtime.models.offline.words import Word, clauses, negated, score, terms, words
+from handoffs_runtime.models.offline.words import (
+    ACTIONS,
+    CONCEPTS,
+    Word,
+    clauses,
+    literal,
+    negated,
+    score,
+    terms,
+    words,
+)
 from handoffs_runtime.models.profile import AgentProfile
 
 _WAY_BACK = frozenset({"back", "outside", "other", "purview", "else"})
@@ -191,7 +201,7 @@ class OfflineModel(LocalModel):
             read = _reading(tool, clause, request, me)
             if read.lacking is not None:
                 return f"To {args.humanize(tool['name'])} I need the {read.lacking}. Which {read.lacking}?"
-            return _proposal(tool, read.about, read.shown(tool))
+            return _proposal(tool, read.quoted(), read.shown(tool))
         handoff = best(found, fresh, me.examples)
         own = score(found, me.own_area)
         if own > 0 and (handoff is None or own >= fit(found, handoff, me.examples)):
@@ -255,8 +265,11 @@ def _way_back(handoffs: list[ToolSchema], talk: Conversation) -> ToolSchema | No
 
 def _asks_for(tool: ToolSchema, found: list[Word], request: Request) -> bool:
     """Whether the words ask for ``tool``'s action now, not report or ask about what happened or what
-    it costs (``where is my refund?``, ``I was charged twice``, ``how much is it?``)."""
-    return bool({w.norm for w in found} & tool_terms(tool)) and not blocks_action(request.text)
+    it costs (``where is my refund?``, ``I was charged twice``, ``how much is it?``); a concept counts
+    only as an action (``buy``) or as the very word (``cancel`` for ``cancel_booking``, not ``complain``)."""
+    named = {w.norm for w in found if w.norm in ACTIONS or w.norm not in CONCEPTS}
+    named |= {literal(w) for w in found if w.norm in CONCEPTS and w.raw}  # "cancel", not any problem
+    return bool(named & tool_terms(tool)) and not blocks_action(request.text)
 
 
 def _refuses(clause: str, tool: ToolSchema) -> bool:
@@ -269,8 +282,9 @@ def _refuses(clause: str, tool: ToolSchema) -> bool:
 
 def _reading(tool: ToolSchema, clause: str, request: Request, me: _Agent) -> args.Reading:
     irreversible = tool["name"] in me.irreversible
+    rest = request.text.replace(clause, " " * len(clause), 1)  # the other clauses: a code said after
     return args.reading(
-        tool, clause, request.answers, request.corrections, me.regular, irreversible=irreversible
+        tool, clause, request.answers, request.corrections, me.regular, irreversible=irreversible, rest=rest
     )
 
 
@@ -280,8 +294,8 @@ def _proposal(tool: ToolSchema, about: str, shown: Sequence[tuple[str, Any]] = (
     if len(shown) > 1:
         named = [f"{name} {_shown(value)}" for name, value in shown]
         subject = " with " + ", ".join(named[:-1]) + " and " + named[-1]
-    elif shown or about:
-        subject = f" for “{about or shown[0][1]}”"  # the object as written, emoji and all
+    elif about:
+        subject = f" for “{about}”"
     else:
         subject = ""
     return f"I can {args.humanize(tool['name'])}{subject}. {ASK_CONFIRMATION}"
