@@ -17,6 +17,7 @@ import difflib
 import importlib
 import importlib.util
 import json
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -128,6 +129,20 @@ def load_team_file(path: Path) -> TeamSpec:
 
 # --- reading ---------------------------------------------------------------------------------------
 
+_FLOW_LIST = re.compile(r"^(?P<head>[^#\[]*?:\s*)\[(?P<items>[^\]\"']*)\](?P<tail>\s*(?:#.*)?)$")
+
+
+def _quoting_hint(line: str) -> str:
+    """How to write ``line`` so YAML reads it: a list written ``[a, b]`` with its items quoted (a ``?``,
+    ``:`` or ``#`` inside an unquoted item means something else to YAML), else the text in quotes."""
+    listed = _FLOW_LIST.match(line.strip())
+    if listed is not None:
+        items = ", ".join(json.dumps(i.strip(), ensure_ascii=False) for i in listed["items"].split(","))
+        return f"; quote each item of the list: {listed['head']}[{items}]"
+    if re.search(r":\s.*[:?#\[\]{}]", line):
+        return "; put text that holds ':', '?', '#' or brackets in quotes (\"...\")"
+    return ""
+
 
 def _read_yaml(text: str) -> tuple[Any, dict[tuple[str | int, ...], int]]:
     """The document and the line of every value in it, by its path (for the messages)."""
@@ -139,7 +154,9 @@ def _read_yaml(text: str) -> tuple[Any, dict[tuple[str | int, ...], int]]:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f"line {mark.line + 1}: " if mark is not None else ""
-        raise ValueError(f"{at}not valid YAML ({getattr(exc, 'problem', None) or exc})") from None
+        line = text.splitlines()[mark.line] if mark is not None and mark.line < len(text.splitlines()) else ""
+        problem = f"not valid YAML ({getattr(exc, 'problem', None) or exc})"
+        raise ValueError(f"{at}{problem}{_quoting_hint(line)}") from None
     lines: dict[tuple[str | int, ...], int] = {}
 
     def walk(n: Any, path: tuple[str | int, ...]) -> None:
