@@ -176,7 +176,10 @@ class PostgresSessionStore(SQLStore):
             if self._closed:
                 raise StoreError(f"{self._where} is closed")
             try:
-                result = await asyncio.wrap_future(self._on_loop(self._guarded(fn, attempt > 0, *args)))
+                # Shielded: a caller cancelled (a server stopping) leaves its statement to finish on the
+                # store's loop, never cut mid-protocol on a connection the pool would then reuse.
+                running = self._on_loop(self._guarded(fn, attempt > 0, *args))
+                result = await asyncio.shield(asyncio.wrap_future(running))
             except _Outage as outage:
                 now = time.monotonic()
                 waited_since = waited_since if waited_since is not None else now
@@ -389,9 +392,13 @@ class PostgresSessionStore(SQLStore):
             self._stop_loop()
 
     async def _shut_down(self) -> None:
-        """Let go of this store's leases (so the next front end need not wait), then close the pool."""
+        """Let the statements under way finish (bounded), let go of this store's leases (so the next front
+        end need not wait), then close the pool."""
         if self._heartbeat is not None:
             self._heartbeat.cancel()
+        under_way = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        if under_way:
+            await asyncio.wait(under_way, timeout=_SETTLE_SECONDS)
         pool, self._pool = self._pool, None
         if pool is None:
             return
@@ -402,6 +409,10 @@ class PostgresSessionStore(SQLStore):
             except (psycopg.Error, PoolTimeout) as exc:  # they expire by themselves
                 _log.warning("could not release the session leases of %s: %s", self._where, _first_line(exc))
         await pool.close()
+
+
+_SETTLE_SECONDS = 5.0
+"""How long closing waits for the statements under way on the store's loop."""
 
 
 def _first_line(exc: BaseException) -> str:
