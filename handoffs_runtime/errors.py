@@ -18,7 +18,8 @@
     │   └── CorruptEntryError     a stored transcript entry's body is not what its kind says
     ├── OutputFileError      a file named on the command line cannot or may not be written
     ├── DistributedError     a distributed deployment is misconfigured or its host cannot be reached
-    │   └── AlreadyRunningError   a worker runtime was started twice (a ValueError, as autogen-ext's)
+    │   ├── AlreadyRunningError   a worker runtime was started twice (a ValueError, as autogen-ext's)
+    │   └── OtherTeamError        a front end's team is not the one its host serves
     ├── TelemetryConfigError  tracing or metrics were asked for but cannot be set up
     └── WorkerError          (tools.workers) a worker could not be created or could not answer; the
                              tool that called it turns it into an error result for the model
@@ -108,6 +109,14 @@ class DistributedError(HandoffsError, RuntimeError):
 
 class AlreadyRunningError(DistributedError, ValueError):
     """``start()`` on a worker runtime that is running; a ``ValueError``, as autogen-ext's worker raises."""
+
+
+class OtherTeamError(DistributedError):
+    """A front end joined a host that serves another team; ``served`` names the host's team."""
+
+    def __init__(self, message: str, *, served: str) -> None:
+        super().__init__(message)
+        self.served = served
 
 
 class TelemetryConfigError(HandoffsError, ValueError):

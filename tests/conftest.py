@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import logging
 import socket
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -25,6 +26,19 @@ def _is_local(host: Any) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+@pytest.fixture(autouse=True)
+def _logging_as_it_was() -> Iterator[None]:
+    """A command run in this process (``main([...])``) configures logging for a terminal: the levels it
+    set must not silence the log records later tests read."""
+    loggers = [logging.getLogger(), logging.getLogger("autogen_core")]
+    levels = [logger.level for logger in loggers]
+    handlers = list(logging.getLogger().handlers)
+    yield
+    for logger, level in zip(loggers, levels, strict=True):
+        logger.setLevel(level)
+    logging.getLogger().handlers[:] = handlers
 
 
 @pytest.fixture(autouse=True)

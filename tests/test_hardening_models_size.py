@@ -24,7 +24,7 @@ from handoffs_runtime.teams.acme import acme_team
 
 from .support import run_sessions, texts
 
-HUGE = 64 * 1024 * 1024
+HUGE = 128 * 1024 * 1024  # four times the most of an answer that is read
 PIECE = b"x" * (1024 * 1024)
 
 

@@ -149,12 +149,17 @@ def test_a_newer_or_foreign_schema_is_refused_and_left_as_is(postgres_server: Po
         conn.execute(f"INSERT INTO {newer}.schema_version VALUES ({SCHEMA_VERSION + 3})")
         conn.execute(f"CREATE SCHEMA {foreign}")
         conn.execute(f"CREATE TABLE {foreign}.invoices (id integer)")
-    with pytest.raises(StoreError, match=r"newer handoffs-runtime \(schema 5; this version reads up to 2\)"):
+    newer_message = (
+        rf"newer handoffs-runtime \(schema {SCHEMA_VERSION + 3}; this version reads up to {SCHEMA_VERSION}\)"
+    )
+    with pytest.raises(StoreError, match=newer_message):
         PostgresSessionStore(postgres_server.url, schema=newer)
     with pytest.raises(StoreError, match=r"holds other tables \(invoices\), not a session store"):
         PostgresSessionStore(postgres_server.url, schema=foreign)
     with psycopg.connect(postgres_server.url) as conn:
-        assert conn.execute(f"SELECT version FROM {newer}.schema_version").fetchall() == [(5,)]
+        assert conn.execute(f"SELECT version FROM {newer}.schema_version").fetchall() == [
+            (SCHEMA_VERSION + 3,)
+        ]
         tables = conn.execute(
             "SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (foreign,)
         ).fetchall()

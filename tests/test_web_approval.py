@@ -220,7 +220,7 @@ async def test_an_order_the_operator_approves_is_confirmed_by_the_customer_and_k
         await page.send({"type": "say", "text": "yes"})
         await page.until("notice", text=WAITING_FOR_APPROVAL)
         asked = await approve(server, sid, "yes")
-        assert asked["prompt"] == 'Allow execute_order(product="anvil for 30 dollars", price=30)? y/n'
+        assert asked["prompt"] == 'Allow execute_order(product="anvil", price=30)? y/n'
         confirm = (await page.until("question"))[-1]
         assert confirm["prompt"] == CONFIRM and confirm["choices"] == ["yes", "no"] and not confirm["turn"]
         await page.send({"type": "say", "text": "yes"})
@@ -262,4 +262,4 @@ async def test_a_page_that_comes_back_during_an_approval_is_told_it_waits(tmp_pa
         await again.socket.close()
 
 
-CONFIRM = "Order summary: anvil for 30 dollars for $30. Confirm order? y/n"
+CONFIRM = "Order summary: anvil for $30. Confirm order? y/n"

@@ -99,10 +99,7 @@ async def test_yes_no_questions_are_buttons(browser: object, tmp_path: Path) -> 
         assert await page.locator("#question button").count() == 0  # nothing for the customer to approve
         operator = await (await browser.new_context()).new_page()  # type: ignore[attr-defined]
         await sign_in(operator, f"{server.url}/operator")
-        assert (
-            await approve_in_console(operator)
-            == 'Allow execute_order(product="anvil for 30 dollars", price=30)?'
-        )
+        assert await approve_in_console(operator) == 'Allow execute_order(product="anvil", price=30)?'
         await operator.locator("#log .line.asked", has_text="Allow execute_order").wait_for(timeout=WAIT_MS)
         await page.get_by_text(APPROVED).wait_for(timeout=WAIT_MS)  # the customer reads the decision
         # Then the tool's own question is the customer's: their order, as buttons, without the "y/n".
@@ -130,11 +127,11 @@ async def test_yes_no_questions_are_buttons(browser: object, tmp_path: Path) -> 
         assert await conversation(page) == ROUND_TRIP
 
 
-CONFIRM = "Order summary: anvil for 30 dollars for $30. Confirm order?"
+CONFIRM = "Order summary: anvil for $30. Confirm order?"
 ROUND_TRIP = [
     "buy an anvil for 30 dollars",
     "↪ ACME sales has joined",
-    "I can execute order for “anvil for 30 dollars”. Shall I go ahead? (yes/no)",
+    "I can execute order with product “anvil” and price 30. Shall I go ahead? (yes/no)",
     "yes",
     CONFIRM,
     "yes",

@@ -12,6 +12,8 @@ from handoffs_runtime.channels.console import ConsoleChannel
 from handoffs_runtime.channels.console_stream import StreamingConsoleChannel
 from handoffs_runtime.cli import temporal
 from handoffs_runtime.cli.options import (
+    BUILT_IN_TEAMS,
+    DEFAULT_TEAM,
     Subcommands,
     add_connect_timeout_option,
     add_credentials_option,
@@ -31,7 +33,7 @@ from handoffs_runtime.cli.options import (
 from handoffs_runtime.cli.process import quiet_grpc
 from handoffs_runtime.distributed.frontend import chat_remote
 from handoffs_runtime.distributed.options import Address
-from handoffs_runtime.errors import DistributedError, SessionTakenOverError
+from handoffs_runtime.errors import DistributedError, OtherTeamError, SessionTakenOverError
 from handoffs_runtime.sessions.open import OpenedStore
 from handoffs_runtime.team.chat import run_chat
 from handoffs_runtime.team.spec import TeamSpec, streaming_team
@@ -43,7 +45,7 @@ OFFLINE_LINE = "model: offline (built-in and deterministic, not a language model
 
 def add_parser(sub: Subcommands) -> None:
     chat = sub.add_parser("chat", help="talk to a team in this terminal")
-    add_team_option(chat)
+    add_team_option(chat, left_out=f"{DEFAULT_TEAM}; with --host, the host's team if it is built in")
     add_model_options(chat)
     chat.add_argument("--session", help="start or resume the session with this id (default: a new random id)")
     chat.add_argument(
@@ -71,7 +73,7 @@ def add_parser(sub: Subcommands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    team = team_from_option(args.team)
+    team = team_from_option(args.team or DEFAULT_TEAM)
     if args.engine == "temporal":  # the workers call the models; this terminal only sends and shows
         return temporal.chat(args, team)
     if args.host:  # a front end: the workers call the models (and decide whether replies stream)
@@ -113,6 +115,20 @@ def _local(args: argparse.Namespace, team: TeamSpec) -> int:
 
 
 def _remote(args: argparse.Namespace, team: TeamSpec, channel: ConsoleChannel) -> int:
+    """A front end of a gRPC host, of the host's team when ``--team`` is left out and the host serves a
+    built-in one; another team is one line saying which the host serves."""
+    try:
+        return _front_end(args, team, channel)
+    except OtherTeamError as exc:
+        if args.team is None and exc.served in BUILT_IN_TEAMS:
+            return _front_end(args, team_from_option(exc.served), channel)
+        raise DistributedError(
+            f"the host at {args.host} serves the team {exc.served!r}, not {team.name!r}: "
+            "run with the --team the host was started with"
+        ) from None
+
+
+def _front_end(args: argparse.Namespace, team: TeamSpec, channel: ConsoleChannel) -> int:
     """A front end of a gRPC host: no model (and no API key) here, the workers call the models."""
     Address.parse(args.host)
     quiet_grpc(args)

@@ -41,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
         credentials=args.credentials,
         insecure=args.insecure,
         agent_types=team.names,
+        team=team.name,
     )
     if host.notice is not None:
         print(f"warning: {host.notice}", file=sys.stderr)

@@ -12,7 +12,18 @@ import sys
 from collections.abc import Sequence
 from importlib.metadata import version
 
-from handoffs_runtime.cli import a2a, chat, credentials, graph, host, serve, sessions, temporal, worker
+from handoffs_runtime.cli import (
+    a2a,
+    chat,
+    credentials,
+    graph,
+    helptext,
+    host,
+    serve,
+    sessions,
+    temporal,
+    worker,
+)
 from handoffs_runtime.errors import HandoffsError
 from handoffs_runtime.models.redaction import install_redaction
 from handoffs_runtime.text import PrintableFormatter, printable
@@ -29,11 +40,15 @@ def parser() -> argparse.ArgumentParser:
     sub = handoffs.add_subparsers(dest="command", required=True)
     for command in (chat, graph, sessions, serve, host, worker, temporal, credentials, a2a):
         command.add_parser(sub)
+    helptext.describe(sub.choices)
     return handoffs
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    handoffs = parser()
+    args, unknown = handoffs.parse_known_args(argv)
+    if unknown:  # said by the command's own parser, with its usage (argparse's top level would show its own)
+        _command_parser(handoffs, args).error(f"unrecognized arguments: {' '.join(unknown)}")
     _configure_logging(getattr(args, "verbose", 0))
     try:
         status: int = args.run(args)
@@ -41,6 +56,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"handoffs: {printable(str(exc))}", file=sys.stderr)
         return 2
     return status
+
+
+def _command_parser(handoffs: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the command (and action: ``sessions export``) that ``args`` were parsed by."""
+    found = handoffs
+    while True:
+        sub = next((a for a in found._actions if isinstance(a, argparse._SubParsersAction)), None)
+        name = getattr(args, sub.dest, None) if sub is not None else None
+        if sub is None or name not in sub.choices:
+            return found
+        found = sub.choices[name]
 
 
 def _configure_logging(verbose: int) -> None:

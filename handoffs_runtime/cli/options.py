@@ -12,11 +12,12 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
+from urllib.parse import urlsplit
 
 from autogen_core.models import ChatCompletionClient
 
 from handoffs_runtime.distributed.options import DEFAULT_MAX_MESSAGE_MB
-from handoffs_runtime.errors import TeamConfigError
+from handoffs_runtime.errors import ModelConfigError, TeamConfigError
 from handoffs_runtime.models.choice import model_from_options, model_label
 from handoffs_runtime.sessions.open import OpenedStore, store_target
 from handoffs_runtime.sessions.open import open_store as open_store_at
@@ -45,7 +46,8 @@ def add_team_option(
         "--team",
         metavar="TEAM",
         default=default,
-        help=f"{purpose}: {names}, or a team file (default: {left_out or DEFAULT_TEAM})",
+        help=f"{purpose}: {names}, a team file (FILE.yaml, FILE.json), FILE.py defining `team`, or "
+        f"module:attribute (default: {left_out or DEFAULT_TEAM})",
     )
 
 
@@ -88,7 +90,22 @@ def model_from_args(args: argparse.Namespace, team: TeamSpec | None = None) -> C
     if args.model is None and not os.environ.get("HANDOFFS_MODEL") and team is not None and team.model:
         return team.model
     timeout = call_deadline(team, args.model_timeout)
-    return model_from_options(args.model, base_url=args.base_url, timeout=timeout)
+    base_url = checked_base_url(args.base_url, "--base-url")
+    checked_base_url(os.environ.get("OPENAI_BASE_URL") if base_url is None else None, "$OPENAI_BASE_URL")
+    return model_from_options(args.model, base_url=base_url, timeout=timeout)
+
+
+def checked_base_url(value: str | None, source: str) -> str | None:
+    """``value`` if it is an http(s) URL; else a :class:`ModelConfigError` suggesting the URL meant
+    (``localhost:11434`` → ``http://localhost:11434``), before any message is sent to it."""
+    if not value:
+        return value
+    parsed = urlsplit(value)
+    if parsed.scheme in ("http", "https") and parsed.netloc:
+        return value
+    if "://" in value:
+        raise ModelConfigError(f"{source} {value}: the URL must start with http:// or https://")
+    raise ModelConfigError(f"{source} {value}: the URL has no scheme; did you mean http://{value} ?")
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import ipaddress
 import signal
+import socket
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -150,6 +151,7 @@ def run(args: argparse.Namespace) -> int:
             f"handoffs serve needs the web extra ({exc.name} is missing): pip install 'handoffs-runtime[web]'"
         ) from None
 
+    _check_port_free(args.bind, args.port)
     token = operator_token(args.operator_token_file)
     idle = args.idle_minutes * 60
     limits = _limits(args)
@@ -224,6 +226,23 @@ def _stop_on_signals(stopped: asyncio.Event) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stopped.set)
+
+
+def _check_port_free(host: str, port: int) -> None:
+    """Refuse a port another process listens on in one line, before anything starts (uvicorn would log
+    its own error and exit with another status)."""
+    if port == 0:
+        return
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds: TIME_WAIT is free
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise HandoffsError(
+                f"cannot listen on {host}:{port}: {exc.strerror or exc}; pick another port with --port "
+                "(0 for any free one), or stop what holds it"
+            ) from None
 
 
 def _is_loopback(host: str) -> bool:

@@ -26,7 +26,7 @@ from handoffs_runtime.distributed.options import DEFAULT_MAX_MESSAGE_MB
 from handoffs_runtime.distributed.redelivery import Redelivery
 from handoffs_runtime.distributed.watch import TurnWatch, WatchedChannel, WatchedRuntime
 from handoffs_runtime.distributed.worker_runtime import Backoff
-from handoffs_runtime.errors import DistributedError
+from handoffs_runtime.errors import DistributedError, OtherTeamError
 from handoffs_runtime.messages import Notice
 from handoffs_runtime.runtime.release import SessionEndHook
 from handoffs_runtime.sessions.store import SessionStore
@@ -90,6 +90,7 @@ class FrontEnd:
             on_connected=self._connected if connection_notices else None,
         )
         self._host = host
+        self._team_name = team.name
         self._person = channel  # notices about the connection are not the turn's progress
         self.channel = channel
         self._watch: TurnWatch | None = None
@@ -117,6 +118,14 @@ class FrontEnd:
 
     async def start(self) -> None:
         await self.runtime.start()
+        served = self.runtime.host_team
+        if served and served != self._team_name:  # the host said which team it serves: not ours
+            await self.runtime.stop()
+            raise OtherTeamError(
+                f"the host at {self._host} serves the team {served!r}, not {self._team_name!r}: "
+                "give this front end the host's team",
+                served=served,
+            )
         if not self._pinned:
             try:
                 await self._register_user(None)

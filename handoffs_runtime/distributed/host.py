@@ -54,8 +54,9 @@ class Host:
 
     With ``credentials`` (a directory from ``handoffs credentials create``) the host speaks TLS only,
     refuses every call without a role's token and holds each role to ``security.RolePolicy``; the
-    team's ``agent_types`` say what a worker may register (``None``: any agent type). Without
-    credentials it listens on loopback only, unless ``insecure``.
+    team's ``agent_types`` say what a worker may register (``None``: any agent type), and ``team`` (its
+    name) is told to every client that opens a channel, so a front end of another team can say so.
+    Without credentials it listens on loopback only, unless ``insecure``.
     """
 
     def __init__(
@@ -68,6 +69,7 @@ class Host:
         insecure: bool = False,
         agent_types: Iterable[str] | None = None,
         grace: float = DEFAULT_GRACE,
+        team: str = "",
     ) -> None:
         self._requested = address if isinstance(address, Address) else Address.parse(address)
         self._limit = max_message_bytes(max_message_mb)
@@ -82,6 +84,7 @@ class Host:
             agent_types=None if agent_types is None else frozenset(agent_types), user_topic=user_topic
         )
         self._grace = grace
+        self._team = team
         self._server: grpc.aio.Server | None = None
         self._reminders: asyncio.Future[None] | None = None
         self.address: Address = self._requested
@@ -104,7 +107,9 @@ class Host:
             interceptors=None if credentials is None else [TokenCheck(credentials.tokens)],
             options=[*grpc_options(self._limit), *server_keepalive(), ("grpc.so_reuseport", 0)],
         )
-        servicer = TeamHostServicer(user_topic=self._user_topic, policy=self._policy, grace=self._grace)
+        servicer = TeamHostServicer(
+            user_topic=self._user_topic, policy=self._policy, grace=self._grace, team=self._team
+        )
         agent_worker_pb2_grpc.add_AgentRpcServicer_to_server(servicer, server)
         try:
             if credentials is None:

@@ -13,7 +13,7 @@ import grpc  # type: ignore[import-untyped]
 from autogen_ext.runtimes.grpc._worker_runtime import HostConnection
 from autogen_ext.runtimes.grpc.protos import agent_worker_pb2
 
-from handoffs_runtime.distributed.options import logger
+from handoffs_runtime.distributed.options import TEAM_METADATA, logger
 from handoffs_runtime.distributed.outbox import Outbox, SeenEvents
 
 RAISE_LIMIT = "raise --max-message-mb on the host and every worker and front end"
@@ -38,6 +38,8 @@ class LimitedConnection(HostConnection):
         self._send_queue = self.outbox = Outbox(resend_window)
         self._stream: Any = None
         self._writer: asyncio.Task[None] | None = None
+        self.host_team = ""
+        """The team the host says it serves (empty: it did not say)."""
 
     async def recv(self) -> agent_worker_pb2.Message:
         """The next message from the host; an event that arrived before (sent again) is dropped."""
@@ -52,6 +54,8 @@ class LimitedConnection(HostConnection):
         """Open the stream to the host; a task of ours writes the send queue to it, one reads it."""
         self._stream = stream = self.stub.OpenChannel(metadata=self.metadata)
         await asyncio.wait_for(stream.wait_for_connection(), timeout)
+        opening = await asyncio.wait_for(stream.initial_metadata(), timeout)
+        self.host_team = next((str(v) for k, v in opening or () if k == TEAM_METADATA), "")
         self._writer = asyncio.create_task(self._write(stream), name="handoffs-send")
         self._connection_task = asyncio.create_task(self._read(stream), name="handoffs-receive")
 

@@ -23,6 +23,7 @@ from autogen_ext.runtimes.grpc.protos import agent_worker_pb2, cloudevent_pb2
 from handoffs_runtime.distributed.auth import caller_role
 from handoffs_runtime.distributed.credentials import Role
 from handoffs_runtime.distributed.options import (
+    TEAM_METADATA,
     logger,
 )
 from handoffs_runtime.distributed.roles import RolePolicy
@@ -123,8 +124,10 @@ class TeamHostServicer(GrpcWorkerAgentRuntimeHostServicer):
         user_topic: str = USER,
         policy: RolePolicy | None = None,
         grace: float = DEFAULT_GRACE,
+        team: str = "",
     ) -> None:
         super().__init__()
+        self._team = team
         self._subscription_manager = IndexedSubscriptions()
         self._user_topic = user_topic
         self._policy = policy or RolePolicy(user_topic=user_topic)
@@ -151,6 +154,8 @@ class TeamHostServicer(GrpcWorkerAgentRuntimeHostServicer):
         async def receive(message: agent_worker_pb2.Message) -> str | None:
             return await self._receive_checked(client_id, role, message)
 
+        # The handshake, sent even when the team has no name: a client waits for it before anything else.
+        await context.send_initial_metadata(((TEAM_METADATA, self._team),))
         connection = _Channel(request_iterator, client_id, receive)
         self._data_connections[client_id] = connection
         waiting = self._awaiting_channel.pop(client_id, None)

@@ -91,3 +91,7 @@ class Address:
 
     def __str__(self) -> str:
         return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+
+
+TEAM_METADATA = "handoffs-team"
+"""The header of a channel's opening in which the host names the team it serves."""

@@ -134,6 +134,8 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
         self._on_lost = on_lost
         self._user_topic = user_topic
         self._connected = asyncio.Event()
+        self.host_team = ""
+        """The team the host said it serves when last connected (empty: it did not say)."""
         self._supervisor: asyncio.Task[None] | None = None
         self._subscriptions: list[Subscription] = []
         self._unsent: list[agent_worker_pb2.Message] = []
@@ -236,6 +238,7 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
         for message in unsent:  # before anything published later, which waits for _connected
             await connection.send(message)
         self._host_connection = connection
+        self.host_team = connection.host_team
         if self._read_task is not None:
             self._read_task.cancel()
         self._read_task = asyncio.create_task(self._run_read_loop(), name="handoffs-read")

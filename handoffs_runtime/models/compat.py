@@ -37,7 +37,7 @@ logger = logging.getLogger("handoffs_runtime")
 Adapt = Callable[[dict[str, Any]], "dict[str, Any] | None"]
 """A change to a request body, or ``None`` when it does not apply to that body."""
 
-MAX_ANSWER_BYTES = 16 * 1024 * 1024
+MAX_ANSWER_BYTES = 32 * 1024 * 1024
 """The most of a non-streamed answer that is read: far above any reply the loop keeps (it cuts replies at
 the policy's ``max_reply_chars``), far below what would strain the process."""
 MAX_ERROR_BYTES = 64 * 1024

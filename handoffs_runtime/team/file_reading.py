@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -82,7 +83,10 @@ def parse_yaml(text: str) -> tuple[Any, Lines]:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f"line {mark.line + 1}: " if mark is not None else ""
-        raise ValueError(f"{at}not valid YAML ({getattr(exc, 'problem', None) or exc})") from None
+        written = text.splitlines()
+        line = written[mark.line] if mark is not None and mark.line < len(written) else ""
+        problem = f"not valid YAML ({getattr(exc, 'problem', None) or exc})"
+        raise ValueError(f"{at}{problem}{_quoting_hint(line)}") from None
     return data, lines
 
 
@@ -125,3 +129,18 @@ def _lines(root: Any, yaml: Any) -> Lines:
         elif isinstance(node, yaml.SequenceNode):
             stack.extend((item, (*path, i), within) for i, item in enumerate(node.value))
     return lines
+
+
+_FLOW_LIST = re.compile(r"^(?P<head>[^#\[]*?:\s*)\[(?P<items>[^\]\"']*)\](?P<tail>\s*(?:#.*)?)$")
+
+
+def _quoting_hint(line: str) -> str:
+    """How to write ``line`` so YAML reads it: a list written ``[a, b]`` with its items quoted (a ``?``,
+    ``:`` or ``#`` inside an unquoted item means something else to YAML), else the text in quotes."""
+    listed = _FLOW_LIST.match(line.strip())
+    if listed is not None:
+        items = ", ".join(json.dumps(i.strip(), ensure_ascii=False) for i in listed["items"].split(","))
+        return f"; quote each item of the list: {listed['head']}[{items}]"
+    if re.search(r":\s.*[:?#\[\]{}]", line):
+        return "; put text that holds ':', '?', '#' or brackets in quotes (\"...\")"
+    return ""

@@ -33,6 +33,8 @@ class Operators(Role):
         name = self.state.signed_in.pop(peer, "")
         self.reception.operator_out()
         for live in list(self._live.values()):
+            if live.approver is peer:
+                live.approver = None
             if live.operator is peer:
                 live.operator = None
                 await self._keep(self.desk.release_operator(live.session_id, name))
@@ -82,6 +84,7 @@ class Operators(Role):
             decided = APPROVED if is_approval(text) and not void else NOT_APPROVED
             await self.state.to_customers(live, told(session_id, decided))
             live.operator = None
+            live.approver = peer  # to see what the call did (the pump sends it up to the agent's reply)
             await self._keep(self.desk.release_operator(session_id))
             said = f"Void: {CUSTOMER_LEFT}, so nothing was run." if void else "Answered: the agents carry on."
             await peer.send(Released(session=session_id, text=said))

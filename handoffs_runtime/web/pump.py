@@ -13,7 +13,7 @@ import asyncio
 import logging
 
 from handoffs_runtime.errors import StoreError
-from handoffs_runtime.messages import Notice, Question
+from handoffs_runtime.messages import Notice, Question, Reply
 from handoffs_runtime.web.audience import customer_view
 from handoffs_runtime.web.frames import CustomerEvent, OperatorEvent, Released
 from handoffs_runtime.web.state import Live, Role, send_quietly
@@ -52,6 +52,9 @@ class Pump(Role):
                     await self.state.to_customers(live, CustomerEvent(session=live.session_id, event=shown))
                 if live.operator is not None:
                     await send_quietly(live.operator, OperatorEvent(session=live.session_id, event=event))
+                elif live.approver is not None:  # what an approved (or refused) call did, to who decided
+                    await send_quietly(live.approver, OperatorEvent(session=live.session_id, event=event))
+                    live.approver = None if isinstance(event, Reply) else live.approver
                 # The stream ends by itself after SessionEnded, and only then forgets the session: leaving
                 # the loop early would keep the ended session, and a page coming back would find it ended.
         finally:

@@ -66,6 +66,8 @@ class Live:
     """Whether the customer has written in it (now, or before it was resumed)."""
     delivered: dict[Person, Question] = field(default_factory=dict)
     """The last question the pump passed on to each person: a page attached later gets it again."""
+    approver: Peer | None = None
+    """The operator who last answered an approval here: shown what follows, up to the agent's reply."""
 
     def already_sent(self, question: Question | None) -> Question | None:
         """``question`` if the pump has already passed it on (so a new page would miss it), else ``None``."""

@@ -7,11 +7,14 @@ when the parameter's schema cannot hold it (a ``pattern`` it fails), and text is
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from autogen_core.tools import ToolSchema
 
 from handoffs_runtime.models.offline.routing import tool_terms
+from handoffs_runtime.models.offline.values import Kind, corrected, kind_of, masked, read
 from handoffs_runtime.models.offline.words import object_text, stem, without_symbols, words
 
 LITERAL_PARAMS = frozenset({"code", "script", "source", "command", "expression", "program", "snippet"})
@@ -62,22 +65,6 @@ def provider(param: str, target: ToolSchema, tools: list[ToolSchema]) -> ToolSch
     for tool in tools:
         if tool is not target and wanted <= tool_terms(tool) and "find" in tool_terms(tool):
             return tool
-    return None
-
-
-def missing(tool: ToolSchema, about: str, regular: list[ToolSchema], *, irreversible: bool) -> str | None:
-    """What the person must still name before ``tool`` can be proposed for ``about`` (its subject): a
-    required argument the words do not give, or, for an irreversible tool, the object itself."""
-    for param in required_strings(tool):
-        provided = provider(param, tool, regular) is not None
-        if provided or is_descriptive(param):
-            if irreversible and not about:
-                return humanize(param.removesuffix("_id")) if provided else humanize(param)
-            continue
-        if not about or (_is_reference(param) and not any(c.isdigit() for c in about)):
-            return humanize(param)  # "my package" is no tracking number
-    if irreversible and not about:
-        return "item"
     return None
 
 
@@ -151,3 +138,123 @@ def arguments(
         elif kind == "boolean" and name in required:
             args[name] = True
     return args
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A tool's arguments as read from a request, each by its parameter (see ``values``)."""
+
+    values: dict[str, Any]
+    """The arguments read from the words, the answers and the corrections, by parameter."""
+    about: str
+    """The object of the request, as written, once the values' words are taken out."""
+    lacking: str | None
+    """The first argument still to ask for, as the question names it; ``None``: nothing is lacking."""
+    objects: frozenset[str] = frozenset()
+    """The arguments that took the object (``about``), which the person confirms as they wrote it."""
+
+    def quoted(self) -> str:
+        """What a person confirms for a tool of one argument: the object as written (emoji and all),
+        else the one value read (a code, a date)."""
+        if self.objects or not self.values:
+            return self.about
+        return str(next(iter(self.values.values())))
+
+    def shown(self, tool: ToolSchema) -> list[tuple[str, Any]]:
+        """The values a person confirms, by parameter in words, in the tool's order."""
+        return [(humanize(name), self.values[name]) for name in properties(tool) if name in self.values]
+
+
+_READ_FIRST = (Kind.DATE, Kind.REFERENCE, Kind.AMOUNT, Kind.PRICE, Kind.QUANTITY, Kind.NAME)
+"""The most particular kinds read first: a date's ``20`` is no amount, a code's letters no name."""
+
+
+def _labels(name: str) -> tuple[str, str]:
+    return humanize(name), humanize(name.removesuffix("_id"))
+
+
+def reading(
+    tool: ToolSchema,
+    clause: str,
+    answers: Sequence[tuple[str, str]],
+    corrections: Sequence[str],
+    regular: list[ToolSchema],
+    *,
+    irreversible: bool,
+    rest: str = "",
+) -> Reading:
+    """Each argument of ``tool`` read by its kind from ``clause`` (or a value of its kind from the
+    ``rest`` of the request), the ``answers`` (each to the argument it was asked for) and the
+    ``corrections``; what one argument took no other gets."""
+    specs = properties(tool)
+    kinds = {
+        name: kind_of(name, spec)
+        for name, spec in specs.items()
+        if spec.get("type") in ("string", "integer", "number")
+        and "enum" not in spec
+        and not is_descriptive(name)
+        and provider(name, tool, regular) is None
+    }
+    found: dict[str, Any] = {}
+    about = ""
+    for label, answer in answers:
+        named = [n for n in kinds if label in _labels(n)]
+        for name in named:
+            value = read(kinds[name], answer)
+            if value is not None:
+                found[name] = value.value
+            elif kinds[name] in (Kind.TEXT, Kind.NAME):
+                found[name] = fit(answer, specs[name])
+        if not named:
+            about = answer  # "Which item?": the object itself
+    text = clause
+    for kind in _READ_FIRST:
+        for name in [n for n, k in kinds.items() if k is kind and n not in found]:
+            value = read(kind, text)
+            if value is not None:
+                found[name] = fit(value.value, specs[name]) if isinstance(value.value, str) else value.value
+                text = masked(text, value)
+            elif kind is not Kind.NAME and (value := read(kind, rest)) is not None:  # "... bag? tag BG7"
+                found[name] = value.value
+                rest = masked(rest, value)
+    about = about or subject(text, tool)
+    taken = {v for v in found.values() if isinstance(v, str)}
+    objects: set[str] = set()
+    for name in [n for n, k in kinds.items() if k in (Kind.TEXT, Kind.NAME) and n not in found]:
+        if about and about not in taken:  # the object goes to one argument, never two
+            found[name] = fit(about, specs[name])
+            taken.add(about)
+            objects.add(name)
+    for said in corrections:
+        for name, kind in kinds.items():
+            value = corrected(kind, found.get(name), said)
+            if value is not None and kind is not Kind.TEXT:
+                found[name] = value
+                break  # one correction, one argument
+    lacking = _lacking(tool, kinds, found, about, regular, irreversible=irreversible)
+    return Reading(found, about, lacking, frozenset(objects))
+
+
+def _lacking(
+    tool: ToolSchema,
+    kinds: dict[str, Kind],
+    found: dict[str, Any],
+    about: str,
+    regular: list[ToolSchema],
+    *,
+    irreversible: bool,
+) -> str | None:
+    """The first required argument with no value (a number only for an irreversible tool: a reversible
+    one may try a default; never a price, the seller's to know); for an irreversible tool with nothing
+    read, the object itself."""
+    required = [p for p in parameters(tool).get("required") or [] if p in properties(tool)]
+    for name in required:
+        if name in kinds and name not in found:
+            defaulted = kinds[name] in (Kind.AMOUNT, Kind.QUANTITY) and not irreversible
+            if defaulted or kinds[name] is Kind.PRICE:
+                continue
+            return humanize(name)
+    if irreversible and not about and not any(n in found for n in kinds):
+        provided = [p for p in required if provider(p, tool, regular) is not None]
+        return humanize(provided[0].removesuffix("_id")) if provided else "item"
+    return None

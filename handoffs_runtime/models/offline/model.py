@@ -31,19 +31,27 @@ import copy
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from autogen_core import FunctionCall
-from autogen_core.models import (
-    AssistantMessage,
-    FunctionExecutionResult,
-    FunctionExecutionResultMessage,
-    LLMMessage,
-    UserMessage,
-)
+from autogen_core.models import LLMMessage
 from autogen_core.tools import ToolSchema
 
 from handoffs_runtime.models.local import LocalModel, Reply, current_model_call, tool_call
 from handoffs_runtime.models.offline import arguments as args
+from handoffs_runtime.models.offline.conversation import (
+    ASK_CONFIRMATION,
+    NO,
+    YES,
+    Conversation,
+    Part,
+    Request,
+    cleaned,
+    is_answer,
+    is_correction,
+    read,
+)
+from handoffs_runtime.models.offline.conversation import request as request_in
 from handoffs_runtime.models.offline.intents import (
     FOREIGN_REPLY,
     asks_status,
@@ -53,102 +61,22 @@ from handoffs_runtime.models.offline.intents import (
     wants_person,
 )
 from handoffs_runtime.models.offline.routing import Examples, best, concepts, fit, tool_terms
-from handoffs_runtime.models.offline.words import Word, clauses, negated, score, terms, words
+from handoffs_runtime.models.offline.words import (
+    ACTIONS,
+    CONCEPTS,
+    Word,
+    clauses,
+    literal,
+    negated,
+    score,
+    terms,
+    words,
+)
 from handoffs_runtime.models.profile import AgentProfile
 
-ASK_CONFIRMATION = "Shall I go ahead? (yes/no)"
 _WAY_BACK = frozenset({"back", "outside", "other", "purview", "else"})
-_YES = frozenset(
-    {"y", "yes", "yeah", "yep", "sure", "ok", "okay", "confirm", "go ahead", "please do", "do it"}
-)
-_NO = frozenset({"n", "no", "nope", "cancel", "don't", "do not", "stop"})
-_CONTEXT = frozenset({"status", "billing", "problem"})
-"""Concepts of a whole message that every clause of it carries (``I ordered X and it hasn't come``)."""
 _QUOTE_LIMIT = 120
 _HANDOFF_PREFIXES = ("transfer_back_to_", "transfer_to_", "escalate_to_", "back_to_", "ask_")
-
-
-def _cleaned(text: str) -> str:
-    return re.sub(r"[^a-z' ]", "", text.lower()).strip()
-
-
-def _is_answer(text: str, answers: frozenset[str]) -> bool:
-    cleaned = _cleaned(text)
-    return cleaned in answers or (cleaned.split(" ")[0] in answers and len(cleaned.split()) <= 3)
-
-
-def _asked_argument(text: str) -> bool:
-    """Whether ``text`` is this model's ``To <tool> I need the <argument>. Which <argument>?``."""
-    return text.startswith("To ") and " I need the " in text and ". Which " in text and text.endswith("?")
-
-
-def _said_before(messages: Sequence[LLMMessage], index: int) -> str:
-    """The agent's text right before message ``index``, or ``""``."""
-    before = messages[index - 1] if index > 0 else None
-    if isinstance(before, AssistantMessage) and isinstance(before.content, str):
-        return before.content
-    return ""
-
-
-@dataclass
-class _Conversation:
-    """What the offline model reads off the message list."""
-
-    parts: list[str]  # the request the model acts on: its words, then each answer to "Which <argument>?"
-    latest: str  # the person's latest words
-    proposed: bool  # the agent's last text asked the person to confirm
-    results: dict[str, FunctionExecutionResult]  # this turn's results of offered regular tools, by name
-    handed_over: bool  # the conversation reached this agent by a handoff during this turn
-    called: set[str]  # every tool called since the person last spoke, by any agent
-
-
-def _read(messages: Sequence[LLMMessage], regular: set[str]) -> _Conversation:
-    said: list[tuple[int, str]] = [
-        (i, m.content)
-        for i, m in enumerate(messages)
-        if isinstance(m, UserMessage) and isinstance(m.content, str)
-    ]
-    last_user = said[-1][0] if said else -1
-    latest = said[-1][1] if said else ""
-    at = len(said) - 1
-    if _is_answer(latest, _YES):
-        at = next((k for k in range(len(said) - 2, -1, -1) if not _is_answer(said[k][1], _YES | _NO)), at)
-    parts = [said[at][1]] if said else [""]
-    while at > 0 and _asked_argument(_said_before(messages, said[at][0])):
-        at -= 1
-        parts.insert(0, said[at][1])
-    proposed = _said_before(messages, last_user).endswith(ASK_CONFIRMATION) if said else False
-    results: dict[str, FunctionExecutionResult] = {}
-    handed_over = False
-    called: set[str] = set()
-    for m in messages[last_user + 1 :]:
-        if isinstance(m, AssistantMessage) and isinstance(m.content, list):
-            called.update(c.name for c in m.content)
-        if isinstance(m, FunctionExecutionResultMessage):
-            for r in m.content:
-                if r.name in regular:
-                    results[r.name] = r
-                else:
-                    handed_over = True
-    return _Conversation(parts, latest, proposed, results, handed_over, called)
-
-
-@dataclass(frozen=True)
-class _Request:
-    """What the person asks for: their words, and their answer to "Which <argument>?" if they gave one."""
-
-    text: str
-    answer: str = ""
-
-    @property
-    def whole(self) -> str:
-        """The words and the answer together, for arguments that describe the whole request."""
-        return f"{self.text} {self.answer}" if self.answer else self.text
-
-    @property
-    def context(self) -> list[Word]:
-        """The concepts of the whole request that each of its clauses carries."""
-        return [w for w in intent_words(self.text) if w.norm in _CONTEXT]
 
 
 @dataclass
@@ -180,7 +108,7 @@ class _Agent:
         return self.own_area.union(*(tool_terms(t) for t in [*self.regular, *self.handoffs]))
 
 
-def _clause_words(clause: str, request: _Request) -> list[Word]:
+def _clause_words(clause: str, request: Request) -> list[Word]:
     return words(clause) + intent_words(clause) + request.context
 
 
@@ -216,14 +144,14 @@ class OfflineModel(LocalModel):
             label=profile.label,
             targets=profile.targets,
         )
-        talk = _read(messages, {t["name"] for t in regular})
+        talk = read(messages, {t["name"] for t in regular})
 
         if talk.results:  # carrying out a confirmed plan
             return self._continue(talk, me)
-        confirmed = talk.proposed and _is_answer(talk.latest, _YES)
+        confirmed = talk.proposed and is_answer(talk.latest, YES)
         if confirmed and self._plan(_request(talk.parts, me), me):
             return self._continue(talk, me)
-        if talk.proposed and _is_answer(talk.latest, _NO):
+        if talk.proposed and is_answer(talk.latest, NO) and not is_correction(talk.latest):
             return _DECLINED
 
         explicit = args.explicit(talk.latest, regular, best)
@@ -232,7 +160,7 @@ class OfflineModel(LocalModel):
             if tool["name"] in me.irreversible:  # spelled out, but it cannot be undone: ask first
                 return _proposal(tool, payload)
             return [tool_call(tool["name"], args.explicit_arguments(tool, payload, talk.latest))]
-        if not words(talk.latest) or _cleaned(talk.latest) in _YES | _NO:  # nothing asked, nothing to do
+        if not words(talk.latest) or cleaned(talk.latest) in YES | NO:  # nothing asked, nothing to do
             return _introduce(me)
         request = _request(talk.parts, me)
         if not request.answer and foreign(request.text):
@@ -256,25 +184,24 @@ class OfflineModel(LocalModel):
     # --- steps ---------------------------------------------------------------------------------------
 
     def _decide(
-        self, clause: str, request: _Request, me: _Agent, fresh: list[ToolSchema], *, said: str
+        self, clause: str, request: Request, me: _Agent, fresh: list[ToolSchema], *, said: str
     ) -> Reply | None:
         """What one clause of the request asks for, or ``None`` when it matches nothing here."""
         found = _clause_words(clause, request)
         if not found:
             return None
         tool = best(found, me.regular)
-        refused = negated(clause) and not asks_status(clause)  # "hasn't arrived" asks, "don't" refuses
+        refused = tool is not None and _refuses(clause, tool)  # "hasn't arrived" asks, "don't" refuses
         if tool is not None and refused and {w.norm for w in found if w.raw} & tool_terms(tool):
             return _DECLINED  # "don't refund my anvil"
         if tool is not None and not refused:
             irreversible = tool["name"] in me.irreversible
             if irreversible and not _asks_for(tool, found, request):
                 return _offline_reply(me, said)  # a report or a question about it: never an action
-            about = request.answer or args.subject(clause, tool)
-            lacking = args.missing(tool, about, me.regular, irreversible=irreversible)
-            if lacking is not None:
-                return f"To {args.humanize(tool['name'])} I need the {lacking}. Which {lacking}?"
-            return _proposal(tool, about)
+            read = _reading(tool, clause, request, me)
+            if read.lacking is not None:
+                return f"To {args.humanize(tool['name'])} I need the {read.lacking}. Which {read.lacking}?"
+            return _proposal(tool, read.quoted(), read.shown(tool))
         handoff = best(found, fresh, me.examples)
         own = score(found, me.own_area)
         if own > 0 and (handoff is None or own >= fit(found, handoff, me.examples)):
@@ -283,7 +210,7 @@ class OfflineModel(LocalModel):
             return [_hand_over(handoff, clause, request.whole)]
         return _DECLINED if tool is not None else None
 
-    def _plan(self, request: _Request, me: _Agent) -> list[ToolSchema]:
+    def _plan(self, request: Request, me: _Agent) -> list[ToolSchema]:
         explicit = args.explicit(request.text, me.regular, best)
         if explicit is not None:
             return [explicit[0]]
@@ -294,7 +221,7 @@ class OfflineModel(LocalModel):
         plan = [args.provider(param, target, me.regular) for param in args.required_strings(target)]
         return [t for t in plan if t is not None] + [target]
 
-    def _continue(self, talk: _Conversation, me: _Agent) -> Reply:
+    def _continue(self, talk: Conversation, me: _Agent) -> Reply:
         request = _request(talk.parts, me)
         plan = self._plan(request, me)
         chosen = _chosen_tool(request, me)
@@ -306,8 +233,12 @@ class OfflineModel(LocalModel):
                 return [tool_call(tool["name"], args.explicit_arguments(tool, explicit[1], request.text))]
             if result is None:
                 found = {name: r.content for name, r in talk.results.items()}
-                about = request.answer or args.subject(clause, chosen[0] if chosen else tool)
+                target = chosen[0] if chosen else tool
+                read = _reading(target, clause, request, me)
+                about = read.about or request.answer
                 arguments = args.arguments(tool, clause, found, request=request.whole, about=about)
+                if tool is target:
+                    arguments.update(read.values)
                 return [tool_call(tool["name"], arguments)]
             if result.is_error:
                 return f"Sorry, {args.humanize(tool['name'])} did not work: {result.content}"
@@ -324,7 +255,7 @@ def _hand_over(handoff: ToolSchema, clause: str, request: str) -> FunctionCall:
     return tool_call(handoff["name"], args.arguments(handoff, clause, {}, request=request))
 
 
-def _way_back(handoffs: list[ToolSchema], talk: _Conversation) -> ToolSchema | None:
+def _way_back(handoffs: list[ToolSchema], talk: Conversation) -> ToolSchema | None:
     """The handoff marked as the way back (``back``, ``other``...), unless this agent was just handed the
     conversation (it must not bounce it straight back)."""
     if talk.handed_over:
@@ -332,15 +263,46 @@ def _way_back(handoffs: list[ToolSchema], talk: _Conversation) -> ToolSchema | N
     return next((h for h in handoffs if tool_terms(h) & _WAY_BACK), None)
 
 
-def _asks_for(tool: ToolSchema, found: list[Word], request: _Request) -> bool:
+def _asks_for(tool: ToolSchema, found: list[Word], request: Request) -> bool:
     """Whether the words ask for ``tool``'s action now, not report or ask about what happened or what
-    it costs (``where is my refund?``, ``I was charged twice``, ``how much is it?``)."""
-    return bool({w.norm for w in found} & tool_terms(tool)) and not blocks_action(request.text)
+    it costs (``where is my refund?``, ``I was charged twice``, ``how much is it?``); a concept counts
+    only as an action (``buy``) or as the very word (``cancel`` for ``cancel_booking``, not ``complain``)."""
+    named = {w.norm for w in found if w.norm in ACTIONS or w.norm not in CONCEPTS}
+    named |= {literal(w) for w in found if w.norm in CONCEPTS and w.raw}  # "cancel", not any problem
+    return bool(named & tool_terms(tool)) and not blocks_action(request.text)
 
 
-def _proposal(tool: ToolSchema, about: str) -> str:
-    subject = f" for “{about}”" if about else ""
+def _refuses(clause: str, tool: ToolSchema) -> bool:
+    """Whether ``clause`` refuses ``tool``'s action (``don't refund it``), not asks about a status, nor
+    names the action itself (``cancel my booking`` asks for ``cancel_booking``)."""
+    own = tool["name"].split("_")
+    kept = " ".join(w for w in clause.split() if w.lower().strip(".,!?") not in own)
+    return negated(kept) and not asks_status(clause)
+
+
+def _reading(tool: ToolSchema, clause: str, request: Request, me: _Agent) -> args.Reading:
+    irreversible = tool["name"] in me.irreversible
+    rest = request.text.replace(clause, " " * len(clause), 1)  # the other clauses: a code said after
+    return args.reading(
+        tool, clause, request.answers, request.corrections, me.regular, irreversible=irreversible, rest=rest
+    )
+
+
+def _proposal(tool: ToolSchema, about: str, shown: Sequence[tuple[str, Any]] = ()) -> str:
+    """``I can <tool> for “<object>”``, or with two arguments or more, each by its name: ``I can change
+    flight with booking ref “SKY456” and new date “20 December”``."""
+    if len(shown) > 1:
+        named = [f"{name} {_shown(value)}" for name, value in shown]
+        subject = " with " + ", ".join(named[:-1]) + " and " + named[-1]
+    elif about:
+        subject = f" for “{about}”"
+    else:
+        subject = ""
     return f"I can {args.humanize(tool['name'])}{subject}. {ASK_CONFIRMATION}"
+
+
+def _shown(value: Any) -> str:
+    return f"“{value}”" if isinstance(value, str) else str(value)
 
 
 def _quote(said: str) -> str:
@@ -403,23 +365,22 @@ def _topic(handoff: ToolSchema) -> str:
     return args.humanize(name)
 
 
-def _request(parts: list[str], me: _Agent) -> _Request:
-    """The request in ``parts``: the last answer alone when it is a request of its own (it matches a tool,
-    a handoff or the agent's own area), else the first words, completed by the last answer."""
-    if len(parts) == 1:
-        return _Request(parts[0])
-    last = parts[-1]
-    if wants_person(last) or score(words(last) + intent_words(last), me.vocabulary) > 0:
-        return _Request(last)
-    return _Request(parts[0], answer=last.strip().strip(".!?,;:").strip())
+def _request(parts: list[Part], me: _Agent) -> Request:
+    """The request in ``parts``, restarted by an answer that is a request of its own (it matches a tool,
+    a handoff or the agent's own area)."""
+
+    def own(text: str) -> bool:
+        return wants_person(text) or score(words(text) + intent_words(text), me.vocabulary) > 0
+
+    return request_in(parts, own)
 
 
-def _chosen_tool(request: _Request, me: _Agent) -> tuple[ToolSchema, str] | None:
+def _chosen_tool(request: Request, me: _Agent) -> tuple[ToolSchema, str] | None:
     """The tool of the first clause of ``request`` that asks for one, with that clause."""
     for clause in clauses(request.text):
         found = _clause_words(clause, request)
         tool = best(found, me.regular)
-        if tool is None or (negated(clause) and not asks_status(clause)):
+        if tool is None or _refuses(clause, tool):
             continue
         if tool["name"] in me.irreversible and not _asks_for(tool, found, request):
             continue

@@ -22,7 +22,10 @@ Examples = Mapping[str, Sequence[str]]
 
 
 def tool_terms(tool: ToolSchema) -> frozenset[str]:
-    return _terms(tool["name"].replace("_", " ") + " " + tool.get("description", ""))
+    """The words of a tool's name and description, with the concepts its description's phrases stand
+    for (``double charges`` is about billing; ``transfer to sales agent`` asks for no person)."""
+    description = tool.get("description", "")
+    return _terms(tool["name"].replace("_", " ")) | example_terms(description)
 
 
 @lru_cache(maxsize=4096)

@@ -32,7 +32,7 @@ _CONCEPTS = {
     "human": "human person operator someone representative manager people somebody real",
     "problem": (
         "problem issue repair broken broke fix damaged defect defective faulty cancel never arrive missing "
-        "late lost wrong stuck stop complaint trouble unhappy"
+        "late lost wrong stuck stop complaint complain trouble unhappy"
     ),
     "find": "find search look lookup",
     "status": "status track tracking whereabouts",
@@ -72,6 +72,10 @@ _ARTICLE_BEFORE = re.compile(r"\bthe\s+$", re.IGNORECASE)
 """The article that belongs to a name (``the hobbit``): kept in front of an object, unlike ``a``, ``my``."""
 
 
+_SAME_STEM = {"complaint": "complain"}
+"""Nouns whose verb the endings above do not reach."""
+
+
 def stem(word: str) -> str:
     """A light stemmer: plural, ``-ing``, ``-ed``, ``-ment`` and a final ``e`` go, doubled ends merge."""
     w = word.lower()
@@ -91,7 +95,7 @@ def stem(word: str) -> str:
         w = w[:-1]
     if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiou":
         w = w[:-1]
-    return w
+    return _SAME_STEM.get(w, w)
 
 
 _CONCEPT_OF = {stem(word): concept for concept, words in _CONCEPTS.items() for word in words.split()}
@@ -143,7 +147,15 @@ def _words(text: str) -> tuple[Word, ...]:
 
 
 def terms(text: str) -> set[str]:
-    return {w.norm for w in words(text)}
+    """The norms of ``text``'s words, and the :func:`literal` of each word that stands for a concept."""
+    found = words(text)
+    return {w.norm for w in found} | {literal(w) for w in found if w.norm in CONCEPTS and w.raw}
+
+
+def literal(word: Word) -> str:
+    """A concept word as itself (``=complaint``): among words of one concept (``cancel``, ``complaint``)
+    the very word the person used says more, so a match of it adds to the concept's."""
+    return "=" + stem(word.raw)
 
 
 def clauses(text: str) -> list[str]:
@@ -163,7 +175,8 @@ def score(found: list[Word], vocabulary: Set[str]) -> float:
     ``back``) match nothing unless they stand for a concept (``order`` as in ``buy``)."""
     kept = CONCEPTS | WEAK
     shared = {w.norm for w in found if w.norm in kept or w.raw.lower() not in VAGUE} & vocabulary
-    return sum(0.5 if norm in WEAK else 3.0 if norm in CONCEPTS else 1.0 for norm in shared)
+    same = {literal(w) for w in found if w.norm in CONCEPTS and w.raw} & vocabulary
+    return sum(0.5 if norm in WEAK else 3.0 if norm in CONCEPTS else 1.0 for norm in shared) + len(same)
 
 
 def object_text(text: str, found: list[Word], exclude: Set[str]) -> str:

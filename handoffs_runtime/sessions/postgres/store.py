@@ -95,9 +95,12 @@ def _options(schema: str) -> str:
 
 async def _bounded(call: Future[T]) -> T:
     """``call``'s result, or an outage when the database has not answered within ``HUNG_SECONDS``."""
+    # Shielded: a caller cancelled (a server stopping) leaves its statement to finish on the store's
+    # loop, never cut mid-protocol on a connection the pool would then reuse; only a hung call is cut.
     try:
-        return await asyncio.wait_for(asyncio.wrap_future(call), HUNG_SECONDS)
+        return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(call)), HUNG_SECONDS)
     except TimeoutError:  # the call is cancelled on the store's loop; its connection is not reused
+        call.cancel()
         raise _Outage(f"no answer within {HUNG_SECONDS:g} s") from None
 
 
@@ -429,9 +432,13 @@ class PostgresSessionStore(SQLStore):
             self._stop_loop()
 
     async def _shut_down(self) -> None:
-        """Let go of this store's leases (so the next front end need not wait), then close the pool."""
+        """Let the statements under way finish (bounded), let go of this store's leases (so the next front
+        end need not wait), then close the pool."""
         if self._heartbeat is not None:
             self._heartbeat.cancel()
+        under_way = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        if under_way:
+            await asyncio.wait(under_way, timeout=_SETTLE_SECONDS)
         pool, self._pool = self._pool, None
         if pool is None:
             return
@@ -442,6 +449,10 @@ class PostgresSessionStore(SQLStore):
             except (psycopg.Error, PoolTimeout) as exc:  # they expire by themselves
                 _log.warning("could not release the session leases of %s: %s", self._where, _first_line(exc))
         await pool.close()
+
+
+_SETTLE_SECONDS = 5.0
+"""How long closing waits for the statements under way on the store's loop."""
 
 
 def _first_line(exc: BaseException) -> str:

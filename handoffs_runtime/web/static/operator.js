@@ -80,6 +80,7 @@ function taken(ev) {
   const entry = { log: log, transcript: new Transcript(log), question: ev.question, closed: false };
   held.set(ev.session, entry);
   for (const item of ev.history) entry.transcript.show(item, "Customer");
+  for (const old of [...mineList.children]) if (old.dataset.session === ev.session) old.remove();  // taken again
   const item = el("li", "mine", ev.session.slice(0, 8));
   item.dataset.session = ev.session;
   item.addEventListener("click", () => select(ev.session));
