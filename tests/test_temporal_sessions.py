@@ -20,9 +20,13 @@ from handoffs_runtime.agents.ai import MODEL_ERROR_REPLY
 from handoffs_runtime.durable.temporal import Cluster, TemporalSessions, connect, run_worker
 from handoffs_runtime.models.offline import OfflineModel
 from handoffs_runtime.models.scripted import FunctionModel
+from handoffs_runtime.sessions.effects import ledger_of
 from handoffs_runtime.sessions.open import open_store
 from handoffs_runtime.sessions.store import SessionStore
+from handoffs_runtime.team.spec import TeamSpec
 from handoffs_runtime.teams.acme import ITEM_ID, acme_team
+from tests.temporal_effect_team import ASK, CONFIRM, EFFECTS_FILE, ORDERED
+from tests.temporal_effect_team import team as effect_team
 from tests.temporal_support import DevServer, dev_server
 
 HISTORY_BYTES_PER_TURN = 6 * 1024
@@ -45,13 +49,14 @@ async def store(tmp_path: Path) -> AsyncIterator[SessionStore]:
 
 @asynccontextmanager
 async def serving(
-    server: DevServer, store: SessionStore, model: ChatCompletionClient
+    server: DevServer, store: SessionStore, model: ChatCompletionClient, *, team: TeamSpec | None = None
 ) -> AsyncIterator[Client]:
     """A worker of every agent type and the workflows, in this process, on ``model``."""
     cluster = Cluster(server.address)
     ready, stop = asyncio.Event(), asyncio.Event()
+    served = team or acme_team()
     worker = asyncio.create_task(
-        run_worker(cluster, acme_team(), store=store, model=model, workflows=True, ready=ready, stop=stop)
+        run_worker(cluster, served, store=store, model=model, workflows=True, ready=ready, stop=stop)
     )
     await asyncio.wait_for(ready.wait(), 30)
     try:
@@ -154,3 +159,25 @@ async def test_a_transient_model_failure_is_tried_again_and_a_permanent_one_is_n
     assert slow.lines == [f"ACME assistant › {MODEL_ERROR_REPLY}"]
     replies = [e.text for e in await store.entries("fail1") if e.kind == "reply"]
     assert len(replies) == 3  # one stored answer per message, whatever the tries
+
+
+async def test_a_step_tried_again_after_its_question_does_not_repeat_the_effect_before_it(
+    server: DevServer, store: SessionStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    happened = tmp_path / "effects.txt"
+    monkeypatch.setenv(EFFECTS_FILE, str(happened))
+    async with serving(server, store, OfflineModel(), team=effect_team) as client:
+        sessions = TemporalSessions(client)
+        answered = await sessions.say("voucher1", "buy an anvil for 30 dollars")
+        assert answered.lines[-1] == f"ACME sales › {ASK}"
+        asked = await sessions.say("voucher1", "yes")  # the voucher is sent, then the order asks
+        assert asked.question == CONFIRM
+        confirmed = await sessions.say("voucher1", "y")  # the step runs again, with the answer
+    assert confirmed.lines[-1] == f"ACME sales › {ORDERED}"
+    ledger = ledger_of(store)
+    assert ledger is not None
+    effects = {e.key.tool: e for e in await ledger.effects("voucher1")}
+    assert sorted(effects) == ["place_order", "send_voucher"]
+    assert [e.status for e in effects.values()] == ["done", "done"]
+    lines = [f"voucher1 {tool} {effects[tool].key.id}" for tool in ["send_voucher", "place_order"]]
+    assert happened.read_text().splitlines() == lines
