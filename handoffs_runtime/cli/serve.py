@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from handoffs_runtime.cli import options
+from handoffs_runtime.cli import options, temporal
 from handoffs_runtime.cli.options import Subcommands
 from handoffs_runtime.errors import HandoffsError
 from handoffs_runtime.team.spec import streaming_team
@@ -42,6 +42,7 @@ def add_parser(sub: Subcommands) -> None:
         "whether replies stream); --model, --base-url and --no-stream do not apply",
     )
     options.add_credentials_option(serve, role="frontend")
+    options.add_engine_option(serve)
     serve.add_argument(
         "--idle-minutes",
         type=float,
@@ -142,9 +143,10 @@ def run(args: argparse.Namespace) -> int:
     team = options.team_from_option(args.team)
     try:
         from handoffs_runtime.web.app import KEY_SECRET, create_app
-        from handoffs_runtime.web.backends import RemoteTeam
+        from handoffs_runtime.web.backends import RemoteTeam, TeamBackend
         from handoffs_runtime.web.hosts import AllowedHosts
         from handoffs_runtime.web.hub import SessionHub
+        from handoffs_runtime.web.temporal_backend import TemporalTeam
     except ImportError as exc:
         raise HandoffsError(
             f"handoffs serve needs the web extra ({exc.name} is missing): pip install 'handoffs-runtime[web]'"
@@ -153,14 +155,20 @@ def run(args: argparse.Namespace) -> int:
     token = operator_token(args.operator_token_file)
     idle = args.idle_minutes * 60
     limits = _limits(args)
-    if args.host is None:
+    backend: TeamBackend | None = None
+    if args.engine == "temporal":  # the workers call the models; this server is their client
+        if args.host is not None:
+            raise HandoffsError("--host is the gRPC engine's; with --engine temporal give --address only")
+        cluster = temporal.cluster_from(args)
+        model = None
+        label = f"client of Temporal at {cluster.address}"
+    elif args.host is None:
         if args.credentials is not None:
             raise HandoffsError("--credentials is for --host: the credentials of the gRPC host to join")
         choice = options.choose_model(args, team)
         model = choice.model
         label = f"model: {choice.label}"
         team = streaming_team(choice.team, stream=choice.stream)
-        backend = None
     else:
         from handoffs_runtime.distributed.options import Address
 
@@ -169,7 +177,9 @@ def run(args: argparse.Namespace) -> int:
         label = f"front end of the host at {args.host}"
     store = options.open_store(args.store)
     try:
-        if args.host is not None:
+        if args.engine == "temporal":
+            backend = TemporalTeam(team, cluster, store)
+        elif args.host is not None:
             backend = RemoteTeam(team, args.host, store, credentials=args.credentials)
         hub = SessionHub(
             team,
