@@ -6,12 +6,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 pytest.importorskip("temporalio", reason="the temporal extra is not installed: pip install -e '.[temporal]'")
-from autogen_core.models import ChatCompletionClient, LLMMessage, UserMessage
+from autogen_core.models import ChatCompletionClient, CreateResult, LLMMessage, RequestUsage, UserMessage
 from autogen_core.tools import ToolSchema
 from temporalio.api.history.v1 import History
 from temporalio.client import Client, WorkflowExecutionStatus
@@ -23,8 +25,10 @@ from handoffs_runtime.models.scripted import FunctionModel
 from handoffs_runtime.sessions.effects import ledger_of
 from handoffs_runtime.sessions.open import open_store
 from handoffs_runtime.sessions.store import SessionStore
+from handoffs_runtime.sessions.transcript import stored_usage
 from handoffs_runtime.team.spec import TeamSpec
 from handoffs_runtime.teams.acme import ITEM_ID, acme_team
+from handoffs_runtime.usage import BUDGET_REPLY
 from tests.temporal_effect_team import ASK, CONFIRM, EFFECTS_FILE, ORDERED
 from tests.temporal_effect_team import team as effect_team
 from tests.temporal_support import DevServer, dev_server
@@ -181,3 +185,25 @@ async def test_a_step_tried_again_after_its_question_does_not_repeat_the_effect_
     assert [e.status for e in effects.values()] == ["done", "done"]
     lines = [f"voucher1 {tool} {effects[tool].key.id}" for tool in ["send_voucher", "place_order"]]
     assert happened.read_text().splitlines() == lines
+
+
+class _Counted(FunctionModel):
+    """A model that reports 100 tokens read and 10 written per call."""
+
+    async def create(self, messages: Sequence[LLMMessage], **options: Any) -> CreateResult:
+        result = await super().create(messages, **options)
+        return result.model_copy(update={"usage": RequestUsage(prompt_tokens=100, completion_tokens=10)})
+
+
+async def test_the_token_budget_counts_every_step_of_the_session(
+    server: DevServer, store: SessionStore
+) -> None:
+    team = acme_team()
+    team = replace(team, policy=replace(team.policy, token_budget=250))
+    model = _Counted(lambda messages, tools: f"answered {messages[-1].content}")
+    async with serving(server, store, model, team=team) as client:
+        sessions = TemporalSessions(client)
+        answers = [await sessions.say("budget1", f"question {n}") for n in range(4)]
+    assert [a.lines for a in answers[:3]] == [[f"ACME assistant › answered question {n}"] for n in range(3)]
+    assert answers[3].lines == [f"ACME assistant › {BUDGET_REPLY}"]  # 330 tokens spent: over 250
+    assert stored_usage(await store.entries("budget1")).total == 330

@@ -48,9 +48,11 @@ from handoffs_runtime.messages import (
 from handoffs_runtime.runtime.single_threaded import HandoffsRuntime
 from handoffs_runtime.sessions.effects import ledger_of
 from handoffs_runtime.sessions.store import SessionStore
+from handoffs_runtime.sessions.transcript import stored_usage
 from handoffs_runtime.team.register import register_agents
 from handoffs_runtime.team.spec import TeamSpec
 from handoffs_runtime.topics import HANDOFF_EVENTS, session_topic
+from handoffs_runtime.usage import Usage
 
 logger = logging.getLogger("handoffs_runtime")
 
@@ -81,6 +83,8 @@ class StepRequest:
     """Questions the person already answered in this turn: asked again, they are answered at once."""
     last_try: bool = True
     """Whether a transient model failure is the final word (else it raises ``TransientStepError``)."""
+    usage: Usage = Usage.EMPTY
+    """The session's tokens before the step: the team's token budget counts them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +101,8 @@ class StepOutcome:
     question: str = ""
     """What the person is asked (``question``)."""
     person: Person = "customer"
+    usage: Usage = Usage.EMPTY
+    """The session's tokens after the step."""
 
 
 class _Outbox(SessionAgent):
@@ -202,6 +208,7 @@ class AgentSteps:
             )
         entries = await self.store.entries(request.session_id, after=request.expected_seq)
         lines = tuple(describe_entries(entries, self.team.labels))
+        usage = request.usage + stored_usage(entries)
         handed = None
         for entry in entries:
             event = entry.event()
@@ -210,8 +217,10 @@ class AgentSteps:
             elif entry.kind == "reply":
                 handed = None
         if handed is not None:
-            return StepOutcome("handoff", request.agent, state.last_seq, lines, target=handed.target)
-        return StepOutcome("reply", state.active_agent, state.last_seq, lines)
+            return StepOutcome(
+                "handoff", request.agent, state.last_seq, lines, target=handed.target, usage=usage
+            )
+        return StepOutcome("reply", state.active_agent, state.last_seq, lines, usage=usage)
 
     async def _run(
         self,
@@ -225,7 +234,7 @@ class AgentSteps:
         turn = Turn(request.agent, request.answers, asyncio.get_running_loop().create_future())
         turns[session] = turn
         try:
-            task = user_task(conversation, list(request.path or (request.agent,)))
+            task = user_task(conversation, list(request.path or (request.agent,)), request.usage)
             await runtime.publish_message(task, topic_id=session_topic(request.agent, session))
             result = await self._wait(turn, beat)
         finally:
@@ -233,18 +242,24 @@ class AgentSteps:
         if result is None:
             prompt, person = turn.question or ("", "customer")
             return StepOutcome(
-                "question", request.agent, request.expected_seq, question=prompt, person=person
+                "question",
+                request.agent,
+                request.expected_seq,
+                question=prompt,
+                person=person,
+                usage=request.usage,
             )
         if isinstance(result, AgentResponse) and _transient(result) and not request.last_try:
             raise TransientStepError(f"{request.agent}'s model failed in session {session}; trying again")
-        step = StoredStep(conversation, result, turn.events, turn.asked, request.agent)
+        spent = result.usage - request.usage
+        step = StoredStep(conversation, result, turn.events, turn.asked, request.agent, spent)
         seq = await write_step(self.store, request, step)
         entries = await self.store.entries(session, after=request.expected_seq)
         lines = tuple(describe_entries(entries, self.team.labels))
         if isinstance(result, AgentResponse):
-            return StepOutcome("reply", result.reply_to_topic_type, seq, lines)
+            return StepOutcome("reply", result.reply_to_topic_type, seq, lines, usage=result.usage)
         target = result.turn_path[-1] if result.turn_path else request.agent
-        return StepOutcome("handoff", request.agent, seq, lines, target=target)
+        return StepOutcome("handoff", request.agent, seq, lines, target=target, usage=result.usage)
 
     async def _wait(self, turn: Turn, beat: Callable[[], None] | None) -> UserTask | AgentResponse | None:
         """The step's end, heartbeating each second; bounded by ``step_timeout``."""

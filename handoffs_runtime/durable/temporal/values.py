@@ -49,6 +49,10 @@ class Pending:
     person: str = "customer"
 
 
+Tokens = dict[str, list[int]]
+"""A session's token usage so far, by agent: ``{agent: [input, output]}`` (``Usage.to_json``)."""
+
+
 @dataclass
 class Carried:
     """The session's small state, carried over a continue-as-new."""
@@ -57,6 +61,8 @@ class Carried:
     seq: int
     recent: list[Answered] = field(default_factory=list)
     pending: Pending | None = None
+    usage: Tokens = field(default_factory=dict)
+    """Carried to each step, so the team's token budget counts the whole session."""
 
 
 @dataclass
@@ -88,6 +94,7 @@ class StepInput:
     expected_seq: int
     path: list[str]
     answers: list[list[str]]
+    usage: Tokens = field(default_factory=dict)
 
 
 @dataclass
@@ -99,9 +106,11 @@ class StepResult:
     target: str = ""
     question: str = ""
     person: str = "customer"
+    usage: Tokens = field(default_factory=dict)
 
 
 @dataclass
 class Opened:
     active_agent: str
     seq: int
+    usage: Tokens = field(default_factory=dict)

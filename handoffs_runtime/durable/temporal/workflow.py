@@ -124,8 +124,9 @@ class SessionWorkflow:
             )
         answered = Answered(said.message_id)
         for _ in range(self._input.max_hops):
-            result = await self._step(StepInput(self._input.session_id, agent, state.seq, path, answers))
-            state.seq = result.seq
+            step = StepInput(self._input.session_id, agent, state.seq, path, answers, state.usage)
+            result = await self._step(step)
+            state.seq, state.usage = result.seq, result.usage
             answered.lines += result.lines
             if result.kind == "handoff":
                 agent, answers = result.target, []
@@ -154,7 +155,7 @@ class SessionWorkflow:
                 retry_policy=STORE_RETRY,
             )
             if self._state is None:
-                self._state = Carried(opened.active_agent, opened.seq)
+                self._state = Carried(opened.active_agent, opened.seq, usage=opened.usage)
         return self._state
 
     async def _step(self, step: StepInput) -> StepResult:
@@ -175,4 +176,4 @@ class SessionWorkflow:
             why = cause.message if isinstance(cause, ApplicationError) else "it did not answer in time"
             workflow.logger.warning("step of %s failed: %s", step.agent, why)
             line = f"⚠ {step.agent} could not answer: {why}"
-            return StepResult("reply", step.agent, step.expected_seq, [line])
+            return StepResult("reply", step.agent, step.expected_seq, [line], usage=step.usage)
