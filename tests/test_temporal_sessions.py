@@ -157,7 +157,7 @@ async def test_a_transient_model_failure_is_tried_again_and_a_permanent_one_is_n
     assert calls.count("flaky") == 3  # two failures tried again, then the answer
     assert calls.count("broken") == 1
     assert broken.lines[0].startswith(
-        "ACME assistant › Sorry, I can't answer: the model server's answer could not"
+        "ACME assistant › Sorry, I can't answer: the language model's answer could not"
     )
     assert calls.count("always slow") == 4  # the step's every try; the last one's apology is the answer
     assert slow.lines == [f"ACME assistant › {MODEL_ERROR_REPLY}"]
