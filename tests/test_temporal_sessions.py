@@ -4,6 +4,7 @@ from the store, a client's retry answered once, and a long session's history (co
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import replace
@@ -19,6 +20,8 @@ from temporalio.api.history.v1 import History
 from temporalio.client import Client, WorkflowExecutionStatus
 
 from handoffs_runtime.agents.ai import MODEL_ERROR_REPLY
+from handoffs_runtime.durable.fenced import open_state, record_said
+from handoffs_runtime.durable.step import AgentSteps, StepRequest
 from handoffs_runtime.durable.temporal import Cluster, TemporalSessions, connect, run_worker
 from handoffs_runtime.models.offline import OfflineModel
 from handoffs_runtime.models.scripted import FunctionModel
@@ -207,3 +210,27 @@ async def test_the_token_budget_counts_every_step_of_the_session(
     assert [a.lines for a in answers[:3]] == [[f"ACME assistant › answered question {n}"] for n in range(3)]
     assert answers[3].lines == [f"ACME assistant › {BUDGET_REPLY}"]  # 330 tokens spent: over 250
     assert stored_usage(await store.entries("budget1")).total == 330
+
+
+async def test_a_worker_frees_each_sessions_agents_after_its_step_and_logs_no_question_as_an_error(
+    store: SessionStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    team = acme_team()
+    steps = await AgentSteps.start(team, store=store, model=OfflineModel(), agents=["SalesAgent"])
+    try:
+        for n in range(20):
+            session = f"mem{n}"
+            opened = await open_state(store, session, entry_agent="SalesAgent", team=team.name)
+            seq = await record_said(
+                store, session, "buy an anvil for 30 dollars", agent="SalesAgent", expected_seq=opened.seq
+            )
+            offered = await steps.run(StepRequest(session, "SalesAgent", seq))
+            assert offered.kind == "reply"
+            seq = await record_said(store, session, "yes", agent="SalesAgent", expected_seq=offered.seq)
+            asked = await steps.run(StepRequest(session, "SalesAgent", seq))
+            assert asked.kind == "question"  # the order's confirmation ended the step
+        assert steps.live_sessions() == set()  # no agent instance outlives its step
+    finally:
+        await steps.close()
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert errors == []  # a question is how a step ends, not an error

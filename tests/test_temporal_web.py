@@ -19,6 +19,7 @@ from handoffs_runtime.sessions.open import open_store
 from handoffs_runtime.teams.acme import ITEM_ID
 from handoffs_runtime.web.hub import SessionHub
 from handoffs_runtime.web.waiting import WAITING_FOR_OPERATOR
+from tests.cli_support import run_handoffs
 from tests.temporal_support import DevServer, Process, free_port, start_worker
 from tests.web_support import Client, Served, ServeProcess, customer, operator, waiting_list
 
@@ -104,3 +105,22 @@ async def test_web_chat_on_temporal_carries_a_refund_and_an_operator_round_trip(
         await store.close()
     assert said == ["I want a refund for my shoes", "yes", "let me talk to a person", "my shoes squeak"]
     assert state.active_agent == "IssuesAndRepairsAgent"  # handed back to triage, which routes the squeak
+
+
+def test_serve_on_an_unreachable_temporal_server_is_one_clear_line_and_status_2(tmp_path: Path) -> None:
+    address = f"127.0.0.1:{free_port()}"
+    store = str(tmp_path / "s.sqlite3")
+    result = run_handoffs(
+        "serve", "--engine", "temporal", "--address", address, "--port", "0", "--store", store
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [result.stderr.strip()], result.stderr
+    assert result.stderr.startswith(f"handoffs: no Temporal server at {address}")
+
+
+def test_serve_on_temporal_takes_no_grpc_host() -> None:
+    result = run_handoffs(
+        "serve", "--engine", "temporal", "--address", "127.0.0.1:7233", "--host", "127.0.0.1:1"
+    )
+    assert result.returncode == 2
+    assert "with --engine temporal give --address only" in result.stderr

@@ -139,7 +139,18 @@ def _network(text: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """What ``handoffs serve`` does; returns when interrupted."""
+    """What ``handoffs serve`` does; returns when interrupted. A Temporal client leaves as ``temporal``'s
+    commands do (past the SDK's abort at exit)."""
+    if args.engine != "temporal":
+        return _serve(args)
+    try:
+        status = _serve(args)
+    except HandoffsError as exc:
+        status = temporal.refused(exc)
+    temporal.leave(status)
+
+
+def _serve(args: argparse.Namespace) -> int:
     team = options.team_from_option(args.team)
     try:
         from handoffs_runtime.web.app import KEY_SECRET, create_app
@@ -197,6 +208,8 @@ def run(args: argparse.Namespace) -> int:
     async def serve() -> None:
         # Kept with the sessions, so customers resume after a restart or on another server of the store.
         secret = await store.secret(KEY_SECRET)
+        if isinstance(backend, TemporalTeam):
+            await backend.connect()
         app = create_app(
             hub, operator_token=token, secret=secret, hosts=AllowedHosts(args.bind, args.allowed_host)
         )

@@ -15,6 +15,7 @@ the question, and the next try, with the answer, runs it.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -33,6 +34,21 @@ ASKED_FIRST = "not run yet: it asked the person first, and runs on their answer"
 class PersonNeeded(BaseException):
     """Unwinds a turn that needs a person: a ``BaseException``, so no tool or agent turns it into a
     result or an apology on the way out."""
+
+
+class _QuietQuestions(logging.Filter):
+    """autogen-core logs, with its traceback, whatever leaves a message handler; a step that ends for
+    its question is no error, so that record is dropped (every other one is kept)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], PersonNeeded))
+
+
+def quiet_questions() -> None:
+    """Keep a step's question out of autogen-core's error log (once per process)."""
+    logger = logging.getLogger("autogen_core")
+    if not any(isinstance(f, _QuietQuestions) for f in logger.filters):
+        logger.addFilter(_QuietQuestions())
 
 
 @dataclass

@@ -29,7 +29,7 @@ from autogen_core.models import ChatCompletionClient
 
 from handoffs_runtime.agents.ai import MODEL_ERROR_REPLY
 from handoffs_runtime.agents.routing import SessionAgent
-from handoffs_runtime.durable.asking import Answer, StepChannel, StepPerson, Turn
+from handoffs_runtime.durable.asking import Answer, StepChannel, StepPerson, Turn, quiet_questions
 from handoffs_runtime.durable.fenced import (
     FenceError,
     StoredStep,
@@ -45,6 +45,7 @@ from handoffs_runtime.messages import (
     UserTask,
     user_task,
 )
+from handoffs_runtime.runtime.release import live_sessions, release_session
 from handoffs_runtime.runtime.single_threaded import HandoffsRuntime
 from handoffs_runtime.sessions.effects import ledger_of
 from handoffs_runtime.sessions.store import SessionStore
@@ -150,7 +151,8 @@ class AgentSteps:
         self.step_timeout = step_timeout
         self._runtimes: dict[str, HandoffsRuntime] = {}
         self._turns: dict[str, dict[str, Turn]] = {}
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
+        """Per session with a step here: its lock, and how many steps hold or wait for it."""
 
     @classmethod
     async def start(
@@ -164,6 +166,7 @@ class AgentSteps:
         step_timeout: float = 300.0,
     ) -> AgentSteps:
         """Register each served agent type on a runtime of its own, its outbox catching the rest."""
+        quiet_questions()
         steps = cls(team, store, step_timeout=step_timeout)
         served = list(agents) if agents is not None else [a.name for a in team.agents]
         topics = {team.user_topic, HANDOFF_EVENTS, *team.names}
@@ -189,12 +192,28 @@ class AgentSteps:
         runtime = self._runtimes.get(request.agent)
         if runtime is None:
             raise HandoffsError(f"this worker does not serve {request.agent}; serve it with --agents")
-        lock = self._locks.setdefault(request.session_id, asyncio.Lock())
-        async with lock:  # a zombie try of the same step in this process finishes first
-            stored = await self._read_back(request)
-            if stored is not None:
-                return stored
-            return await self._run(runtime, self._turns[request.agent], request, beat)
+        session = request.session_id
+        lock, users = self._locks.get(session, (asyncio.Lock(), 0))
+        self._locks[session] = (lock, users + 1)
+        try:
+            async with lock:  # a zombie try of the same step in this process finishes first
+                try:
+                    stored = await self._read_back(request)
+                    if stored is not None:
+                        return stored
+                    return await self._run(runtime, self._turns[request.agent], request, beat)
+                finally:  # agents keep nothing between steps: the instances it created go
+                    release_session(runtime, session)
+        finally:
+            lock, users = self._locks[session]
+            if users == 1:
+                del self._locks[session]
+            else:
+                self._locks[session] = (lock, users - 1)
+
+    def live_sessions(self) -> set[str]:
+        """The sessions that have agent instances in this process right now (none between steps)."""
+        return set().union(*(live_sessions(r) for r in self._runtimes.values()))
 
     async def _read_back(self, request: StepRequest) -> StepOutcome | None:
         """The outcome an earlier try of ``request`` stored, or ``None`` when nothing is stored yet."""

@@ -49,11 +49,17 @@ class TemporalTeam:
         self._channel: EventChannel | None = None
         self._live: dict[str, asyncio.Task[None]] = {}
 
-    async def start(self, channel: EventChannel) -> None:
+    async def connect(self) -> None:
+        """Reach the cluster (once): ``TemporalUnreachableError``, one clear line, when it does not answer.
+        A server calls it before it listens, so an unreachable cluster is said before any page is served."""
         from handoffs_runtime.durable.temporal.client import TemporalSessions
         from handoffs_runtime.durable.temporal.connect import connect
 
-        self._sessions = TemporalSessions(await connect(self._cluster))
+        if self._sessions is None:
+            self._sessions = TemporalSessions(await connect(self._cluster))
+
+    async def start(self, channel: EventChannel) -> None:
+        await self.connect()
         self._channel = channel
 
     async def open(self, session_id: str) -> None:
