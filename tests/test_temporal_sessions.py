@@ -234,3 +234,13 @@ async def test_a_worker_frees_each_sessions_agents_after_its_step_and_logs_no_qu
         await steps.close()
     errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
     assert errors == []  # a question is how a step ends, not an error
+
+
+async def test_a_client_reads_the_question_a_running_workflow_keeps_for_a_person(client: Client) -> None:
+    sessions = TemporalSessions(client)
+    assert await sessions.waiting("asks1") is None  # no workflow yet
+    asked = await sessions.say("asks1", "let me talk to a person")
+    assert asked.person == "operator"
+    pending = await sessions.waiting("asks1")
+    assert pending is not None
+    assert (pending.agent, pending.person, pending.prompt) == ("HumanAgent", "operator", asked.question)

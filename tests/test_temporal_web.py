@@ -21,7 +21,7 @@ from handoffs_runtime.web.hub import SessionHub
 from handoffs_runtime.web.waiting import WAITING_FOR_OPERATOR
 from tests.cli_support import run_handoffs
 from tests.temporal_support import DevServer, Process, free_port, start_worker
-from tests.web_support import Client, Served, ServeProcess, customer, operator, waiting_list
+from tests.web_support import Client, Served, ServeProcess, customer, customer_back, operator, waiting_list
 
 REFUNDED = f"Done: look up item → {ITEM_ID}; execute refund → success."
 
@@ -124,3 +124,33 @@ def test_serve_on_temporal_takes_no_grpc_host() -> None:
     )
     assert result.returncode == 2
     assert "with --engine temporal give --address only" in result.stderr
+
+
+async def test_a_restarted_server_puts_the_workflows_pending_question_to_the_operator(
+    web: ServeProcess, tmp_path: Path
+) -> None:
+    page, session = await customer(served_at(web))
+    sid = session["session"]
+    await page.until("question")
+    await page.say("let me talk to a person", until="notice", text=WAITING_FOR_OPERATOR)
+    await page.socket.close()
+    await web.stop()  # the human agent's question waits in the workflow, not in this server
+    await web.start()
+    page, _ = await customer_back(served_at(web), session)  # the session is picked up again
+    console = await operator(served_at(web))
+    try:
+        await waiting_list(console, (sid, "escalation"))  # the workflow's question, put to the operators
+        await console.send({"type": "take", "session": sid})
+        await console.until("taken", session=sid)
+        await console.send({"type": "say", "session": sid, "text": "Ann here, after the restart."})
+        answered = await page.until("question")
+        assert replies(answered) == ["Ann here, after the restart."]
+    finally:
+        await console.socket.close()
+        await page.socket.close()
+    store = open_store(str(tmp_path / "sessions.sqlite3"))
+    try:
+        said = [e.text for e in await store.entries(sid) if e.kind == "user"]
+    finally:
+        await store.close()
+    assert said == ["let me talk to a person"]  # the operator's answer went to the question, not as a message

@@ -157,7 +157,7 @@ def _serve(args: argparse.Namespace) -> int:
         from handoffs_runtime.web.backends import RemoteTeam, TeamBackend
         from handoffs_runtime.web.hosts import AllowedHosts
         from handoffs_runtime.web.hub import SessionHub
-        from handoffs_runtime.web.temporal_backend import TemporalTeam
+        from handoffs_runtime.web.temporal_backend import TemporalTeam, engine_written
     except ImportError as exc:
         raise HandoffsError(
             f"handoffs serve needs the web extra ({exc.name} is missing): pip install 'handoffs-runtime[web]'"
@@ -195,7 +195,7 @@ def _serve(args: argparse.Namespace) -> int:
         hub = SessionHub(
             team,
             model,
-            store,
+            engine_written(store) if args.engine == "temporal" else store,
             idle_seconds=idle,
             backend=backend,
             limits=limits,

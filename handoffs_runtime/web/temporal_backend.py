@@ -6,6 +6,10 @@ has one task here that asks the person for their next words through the hub's ch
 the session's workflow (:class:`~handoffs_runtime.durable.temporal.client.TemporalSessions`), and shows
 what the workflow's steps stored, read back from the store as the events a live session shows.
 
+The session's writer is the engine (its workers take the session's lease over at each fenced write), so
+this server's pages attach to a session through :func:`engine_written`, which takes the lease over too
+instead of finding the session held by a worker.
+
 A question the workflow keeps pending is put to whom it is for: a confirmation to the customer, the
 human agent's question to the operator (the waiting list, the console); the answer is the session's
 next message to the workflow. So the operator's round trip goes through the workflow, and any server on
@@ -17,11 +21,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from handoffs_runtime.channels.events import EventChannel
 from handoffs_runtime.errors import DistributedError, HandoffsError, StoreError, UnknownSessionError
 from handoffs_runtime.messages import USER_PROMPT, Notice, Person, Reply
+from handoffs_runtime.sessions.leases import Holder
+from handoffs_runtime.sessions.open import SharedStore
 from handoffs_runtime.sessions.store import SessionStore
 from handoffs_runtime.sessions.transcript import entry_events
 from handoffs_runtime.team.spec import TeamSpec
@@ -101,6 +107,9 @@ class TemporalTeam:
         prompt = USER_PROMPT
         person: Person = "customer"
         try:
+            pending = await sessions.waiting(session_id)  # a question kept while no server had the session
+            if pending is not None:
+                prompt, person = pending.prompt, _person(pending.person)
             while (text := await channel.ask(session_id, prompt, person=person)) is not None:
                 if not text.strip():
                     continue
@@ -139,3 +148,24 @@ class TemporalTeam:
 
 def _person(person: str) -> Person:
     return "operator" if person == "operator" else "customer"
+
+
+class _EngineWritten:
+    """``store`` whose ``claim`` always takes the session over (see :func:`engine_written`); the rest is
+    ``store``'s own, so what the store can do (the ledger, the desk) is what this view can do."""
+
+    def __init__(self, store: SharedStore) -> None:
+        self._store = store
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    async def claim(self, session_id: str, *, take_over: bool = False) -> Holder | None:
+        return await self._store.claim(session_id, take_over=True)
+
+
+def engine_written(store: SharedStore) -> SharedStore:
+    """The store as a web server of a durable engine uses it: it writes no conversation (the engine's
+    workers do, fenced by the engine's sequence number), so its claim of a session takes the lease over
+    from the worker that wrote last, which takes it back at its next write."""
+    return cast(SharedStore, _EngineWritten(store))

@@ -13,6 +13,8 @@ SESSIONS_QUEUE = "handoffs-sessions"
 """The task queue of the session workflows and their store activities (``--workflows``)."""
 WORKFLOW = "HandoffsSession"
 SAY = "say"
+STATE = "state"
+"""The query of a session's small state (:class:`Carried`)."""
 RECENT = 32
 """How many answered message ids (with their results) a workflow keeps for a client's retry."""
 

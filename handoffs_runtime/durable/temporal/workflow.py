@@ -22,6 +22,7 @@ with workflow.unsafe.imports_passed_through():
     from handoffs_runtime.durable.temporal.values import (
         RECENT,
         SAY,
+        STATE,
         WORKFLOW,
         Answered,
         Carried,
@@ -98,7 +99,7 @@ class SessionWorkflow:
         if len(said.text) > MAX_MESSAGE_CHARS:
             raise ValueError(f"a message is at most {MAX_MESSAGE_CHARS:,} characters")
 
-    @workflow.query(name="state")
+    @workflow.query(name=STATE)
     def state(self) -> Carried | None:
         return self._state
 
