@@ -244,3 +244,21 @@ async def test_a_client_reads_the_question_a_running_workflow_keeps_for_a_person
     pending = await sessions.waiting("asks1")
     assert pending is not None
     assert (pending.agent, pending.person, pending.prompt) == ("HumanAgent", "operator", asked.question)
+
+
+async def test_a_question_waiting_for_its_person_outlasts_the_idle_end(
+    client: Client, store: SessionStore
+) -> None:
+    sessions = TemporalSessions(client, idle_seconds=1)
+    await sessions.say("asks2", "I want to buy an anvil")
+    offered = await sessions.say("asks2", "buy an anvil for 30 dollars")
+    assert offered.agent == "SalesAgent"
+    asked = await sessions.say("asks2", "yes")
+    assert asked.question == "Order summary: anvil for 30 dollars for $30. Confirm order? y/n"
+    handle = client.get_workflow_handle("asks2")
+    run_id = (await handle.describe()).run_id
+    await asyncio.sleep(3)  # three idle periods: the workflow keeps the question
+    assert (await handle.describe()).status == WorkflowExecutionStatus.RUNNING
+    confirmed = await sessions.say("asks2", "y")
+    assert confirmed.lines[-1] == "ACME sales › Done: execute order → Success."
+    assert (await client.get_workflow_handle("asks2").describe()).run_id == run_id

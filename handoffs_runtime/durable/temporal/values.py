@@ -74,6 +74,9 @@ class SessionInput:
     max_hops: int = 10
     """A bound on steps per message beyond the team's loop guard: a team misconfigured cannot spin."""
     carried: Carried | None = None
+    question_seconds: float = 86_400.0
+    """How long a question waits for its person (a confirmation, the human agent's) before the workflow
+    ends idle anyway; only the workflow holds it, so it is not ended after ``idle_seconds``."""
 
 
 @dataclass
