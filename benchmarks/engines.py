@@ -6,7 +6,8 @@ Every session says the two lines of the refund path (a handoff, then the refund)
 offline model, which answers at once, so the figures are each engine's own cost. Per turn: the latency
 with sessions one after another, and the CPU of every process of the engine (this one and its
 children, read from ``/proc``); then sessions per second with all of them at once. Temporal runs on the
-pinned dev server (SQLite, WAL) with one worker process serving the workflows and every agent.
+pinned dev server (SQLite, WAL) with one worker process serving the workflows and every agent. Last,
+Temporal's workflow history per turn over one 50-message session (the conversation passed by reference).
 """
 
 from __future__ import annotations
@@ -19,14 +20,20 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from handoffs_runtime import HandoffsRuntime, register_team, start_session
 from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.distributed import ChildProcess, FrontEnd, launch_host, launch_worker
 from handoffs_runtime.models.offline import OfflineModel
+from handoffs_runtime.sessions.open import open_store
 from handoffs_runtime.teams.acme import acme_team
 
+if TYPE_CHECKING:
+    from temporalio.client import Client
+
 SCRIPT = ("I want a refund for my shoes", "yes")
+HISTORY_TURNS = 50
 Run = Callable[[list[str]], Awaitable[None]]
 Engine = Callable[[list[str]], AbstractAsyncContextManager[Run]]
 """An engine started for the sessions it will be given (every id, known up front)."""
@@ -83,10 +90,12 @@ async def grpc_host(every: list[str]) -> AsyncIterator[Run]:
 
 
 @asynccontextmanager
-async def temporal(every: list[str]) -> AsyncIterator[Run]:
+async def temporal_cluster() -> AsyncIterator[tuple[Client, str]]:
+    """The pinned dev server and one worker process (the workflows and every agent); a client of it,
+    and the session store the worker writes."""
     import subprocess
 
-    from handoffs_runtime.durable.temporal import Cluster, TemporalSessions, connect
+    from handoffs_runtime.durable.temporal import Cluster, connect
     from handoffs_runtime.durable.temporal.devserver import dev_server_command, free_port, wait_ready
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -113,21 +122,53 @@ async def temporal(every: list[str]) -> AsyncIterator[Run]:
                 store,
             )
             await worker.expect("temporal worker ready", timeout=60)
-            sessions = TemporalSessions(await connect(Cluster(address, connect_timeout=30)))
-
-            async def one(session: str) -> None:
-                for text in SCRIPT:
-                    await sessions.say(session, text)
-
-            async def run(ids: list[str]) -> None:
-                await asyncio.gather(*(one(s) for s in ids))
-
-            yield run
+            yield await connect(Cluster(address, connect_timeout=30)), store
         finally:
             if worker is not None:
                 await worker.stop()
             server.kill()
             server.wait(timeout=10)
+
+
+@asynccontextmanager
+async def temporal(every: list[str]) -> AsyncIterator[Run]:
+    from handoffs_runtime.durable.temporal import TemporalSessions
+
+    async with temporal_cluster() as (client, _):
+        sessions = TemporalSessions(client)
+
+        async def one(session: str) -> None:
+            for text in SCRIPT:
+                await sessions.say(session, text)
+
+        async def run(ids: list[str]) -> None:
+            await asyncio.gather(*(one(s) for s in ids))
+
+        yield run
+
+
+async def history_per_turn(turns: int = HISTORY_TURNS) -> tuple[float, int]:
+    """Workflow history bytes per turn over a session of ``turns`` messages (every run of it, across
+    continue-as-new), and the bytes of its conversation at the end: what each step's input and result
+    would carry if the conversation rode in them."""
+    from temporalio.api.history.v1 import History
+
+    from handoffs_runtime.durable.temporal import TemporalSessions
+
+    async with temporal_cluster() as (client, store_url):
+        sessions = TemporalSessions(client)
+        for n in range(turns):
+            await sessions.say("history", f"I want a refund for my shoes, number {n}" if n % 2 == 0 else "no")
+        total = 0
+        async for run in client.list_workflows("WorkflowId = 'history'"):
+            history = await client.get_workflow_handle("history", run_id=run.run_id).fetch_history()
+            total += History(events=history.events).ByteSize()
+        store = open_store(store_url)
+        try:
+            context = (await store.get_session("history")).context
+        finally:
+            await store.close()
+    return total / turns, sum(len(m.model_dump_json()) for m in context)
 
 
 ENGINES: dict[str, Engine] = {"in-process": in_process, "gRPC host": grpc_host, "Temporal": temporal}
@@ -157,6 +198,13 @@ async def main_async(sessions: int, engines: list[str]) -> None:
         print(
             f"{name:<12} {figures['latency_ms']:>11.1f} {figures['cpu_ms']:>8.1f} "
             f"{figures['sessions_per_s']:>11.1f}",
+            flush=True,
+        )
+    if "Temporal" in engines:
+        per_turn, conversation = await history_per_turn()
+        print(
+            f"Temporal history over a {HISTORY_TURNS}-message session: {per_turn / 1024:.1f} KiB per turn "
+            f"(the conversation, passed by reference, is {conversation / 1024:.1f} KiB at the end)",
             flush=True,
         )
 

@@ -1,7 +1,9 @@
 """Chaos on Temporal with real processes: 30 sessions x 5 turns in flight while one part is killed with
 ``kill -9`` and restarted, several times: the worker of the agent steps, the workflow worker, the Temporal
 server itself (on the same database). Read from the store afterwards: nothing acknowledged is lost,
-nothing is stored twice, every session's order is kept."""
+nothing is stored twice, every session's order is kept; and from the effect ledger and the vouchers file:
+every irreversible effect happened exactly once (the voucher is sent in the step that then asks for the
+order's confirmation, so every such step runs at least twice, and its order once confirmed)."""
 
 from __future__ import annotations
 
@@ -16,17 +18,27 @@ import pytest
 pytest.importorskip("temporalio", reason="the temporal extra is not installed: pip install -e '.[temporal]'")
 
 from handoffs_runtime.durable.temporal import Answered, Cluster, TemporalSessions, connect
+from handoffs_runtime.sessions.effects import ledger_of
 from handoffs_runtime.sessions.open import open_store
 from handoffs_runtime.teams.acme import ITEM_ID
+from tests.temporal_effect_team import ASK, CONFIRM, EFFECTS_FILE, ORDERED
 from tests.temporal_support import DevServer, dev_server, start_worker
 
 SESSIONS = 30
 TURNS = ["I want a refund for my shoes", "yes", "buy an anvil for 30 dollars", "yes", "y"]
-"""Five messages: a handoff, the refund, two handoffs, the order asked to confirm, the confirmation (an
-answer to a question in the middle of the order's step)."""
+"""Five messages: a handoff, the refund, two handoffs, the voucher sent and the order asked to confirm,
+the confirmation (an answer to a question in the middle of the order's step)."""
 KILLS = 3
-REFUNDED = f"ACME repairs › Done: look up item → {ITEM_ID}; execute refund → success."
-ORDERED = "ACME sales › Done: execute order → Success."
+TEAM = ("--team", "tests.temporal_effect_team:team")
+REFUNDED = f"Done: look up item → {ITEM_ID}; execute refund → "
+EFFECTS = ["execute_refund", "place_order", "send_voucher"]
+"""The irreversible calls of each session, each once: the refund, and the two of the order's step."""
+
+
+def refunded(line: str) -> bool:
+    """The refund's answer: its result, or, from a step tried again after it ran, the ledger's word."""
+    done = line.removeprefix("ACME repairs › ")
+    return done.startswith(REFUNDED) and (done == f"{REFUNDED}success." or "already ran" in done)
 
 
 @pytest.fixture
@@ -36,11 +48,13 @@ def server(tmp_path: Path) -> Iterator[DevServer]:
 
 @pytest.mark.parametrize("victim", ["agent worker", "workflow worker", "server"])
 async def test_killing_a_part_mid_load_loses_nothing_and_repeats_nothing(
-    server: DevServer, tmp_path: Path, victim: str
+    server: DevServer, tmp_path: Path, victim: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store_path = tmp_path / "sessions.sqlite3"
-    workflows = start_worker(server.address, store_path, "--workflows", "--agents", "")
-    agents = start_worker(server.address, store_path)
+    happened = tmp_path / "effects.txt"
+    monkeypatch.setenv(EFFECTS_FILE, str(happened))  # the workers' environment
+    workflows = start_worker(server.address, store_path, "--workflows", "--agents", "", *TEAM)
+    agents = start_worker(server.address, store_path, *TEAM)
     killed = 0
     acknowledged = 0  # answers the people got so far: each kill waits for its share of the load
     done = threading.Event()
@@ -55,10 +69,10 @@ async def test_killing_a_part_mid_load_loses_nothing_and_repeats_nothing(
             killed += 1  # each kill is kill -9, mid-load
             if victim == "agent worker":
                 agents.kill()
-                agents = start_worker(server.address, store_path)
+                agents = start_worker(server.address, store_path, *TEAM)
             elif victim == "workflow worker":
                 workflows.kill()
-                workflows = start_worker(server.address, store_path, "--workflows", "--agents", "")
+                workflows = start_worker(server.address, store_path, "--workflows", "--agents", "", *TEAM)
             else:
                 server.kill()
                 server.start()
@@ -88,11 +102,13 @@ async def test_killing_a_part_mid_load_loses_nothing_and_repeats_nothing(
         workflows.stop()
     assert killed == KILLS
     for turns in answers:  # what each person was shown
-        assert [a.question for a in turns][
-            3
-        ] == "Order summary: anvil for 30 dollars for $30. Confirm order? y/n"
-        assert REFUNDED in turns[1].lines and ORDERED in turns[4].lines
+        assert [a.question for a in turns][3] == CONFIRM, turns
+        assert any(refunded(line) for line in turns[1].lines), turns[1].lines
+        assert f"ACME sales › {ASK}" in turns[2].lines and f"ACME sales › {ORDERED}" in turns[4].lines
+    sent = [line.split() for line in happened.read_text().splitlines()]
     store = open_store(str(store_path))
+    ledger = ledger_of(store)
+    assert ledger is not None
     try:
         for n in range(SESSIONS):
             entries = await store.entries(f"chaos{n}")
@@ -100,11 +116,17 @@ async def test_killing_a_part_mid_load_loses_nothing_and_repeats_nothing(
             replies = [e.text for e in entries if e.kind == "reply"]
             questions = [(e.body["prompt"], e.body["answer"]) for e in entries if e.kind == "question"]
             assert said == TURNS[:4], f"chaos{n}: {said}"  # the fifth is the confirmation's answer
-            assert questions == [("Order summary: anvil for 30 dollars for $30. Confirm order? y/n", "y")]
-            assert [r for r in replies if "Done:" in r] == [
-                REFUNDED.split(" › ")[1],
-                ORDERED.split(" › ")[1],
-            ], f"chaos{n}: {replies}"
+            assert questions == [(CONFIRM, "y")]
+            assert [r for r in replies if "Done:" in r or r == ORDERED][1:] == [ORDERED], (
+                f"chaos{n}: {replies}"
+            )
+            assert refunded(next(r for r in replies if "Done:" in r)), f"chaos{n}: {replies}"
+            # Every irreversible effect exactly once: one done row each in the ledger, one line each.
+            effects = await ledger.effects(f"chaos{n}")
+            assert sorted(e.key.tool for e in effects) == EFFECTS, f"chaos{n}: {effects}"
+            assert all(e.status == "done" for e in effects), f"chaos{n}: {effects}"
+            mine = sorted((tool, key) for session, tool, key in sent if session == f"chaos{n}")
+            assert mine == sorted((e.key.tool, e.key.id) for e in effects if e.key.tool != "execute_refund")
             assert [e.seq for e in entries] == list(range(1, len(entries) + 1))
             state = await store.get_session(f"chaos{n}")
             assert state.active_agent == "SalesAgent"

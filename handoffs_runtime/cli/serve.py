@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from handoffs_runtime.cli import options
+from handoffs_runtime.cli import options, temporal
 from handoffs_runtime.cli.options import Subcommands
 from handoffs_runtime.errors import HandoffsError
 from handoffs_runtime.team.spec import streaming_team
@@ -43,6 +43,7 @@ def add_parser(sub: Subcommands) -> None:
         "whether replies stream); --model, --base-url and --no-stream do not apply",
     )
     options.add_credentials_option(serve, role="frontend")
+    options.add_engine_option(serve)
     serve.add_argument(
         "--idle-minutes",
         type=float,
@@ -139,13 +140,25 @@ def _network(text: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """What ``handoffs serve`` does; returns when interrupted."""
+    """What ``handoffs serve`` does; returns when interrupted. A Temporal client leaves as ``temporal``'s
+    commands do (past the SDK's abort at exit)."""
+    if args.engine != "temporal":
+        return _serve(args)
+    try:
+        status = _serve(args)
+    except HandoffsError as exc:
+        status = temporal.refused(exc)
+    temporal.leave(status)
+
+
+def _serve(args: argparse.Namespace) -> int:
     team = options.team_from_option(args.team)
     try:
         from handoffs_runtime.web.app import KEY_SECRET, create_app
-        from handoffs_runtime.web.backends import RemoteTeam
+        from handoffs_runtime.web.backends import RemoteTeam, TeamBackend
         from handoffs_runtime.web.hosts import AllowedHosts
         from handoffs_runtime.web.hub import SessionHub
+        from handoffs_runtime.web.temporal_backend import TemporalTeam, engine_written
     except ImportError as exc:
         raise HandoffsError(
             f"handoffs serve needs the web extra ({exc.name} is missing): pip install 'handoffs-runtime[web]'"
@@ -155,14 +168,20 @@ def run(args: argparse.Namespace) -> int:
     token = operator_token(args.operator_token_file)
     idle = args.idle_minutes * 60
     limits = _limits(args)
-    if args.host is None:
+    backend: TeamBackend | None = None
+    if args.engine == "temporal":  # the workers call the models; this server is their client
+        if args.host is not None:
+            raise HandoffsError("--host is the gRPC engine's; with --engine temporal give --address only")
+        cluster = temporal.cluster_from(args)
+        model = None
+        label = f"client of Temporal at {cluster.address}"
+    elif args.host is None:
         if args.credentials is not None:
             raise HandoffsError("--credentials is for --host: the credentials of the gRPC host to join")
         choice = options.choose_model(args, team)
         model = choice.model
         label = f"model: {choice.label}"
         team = streaming_team(choice.team, stream=choice.stream)
-        backend = None
     else:
         from handoffs_runtime.distributed.options import Address
 
@@ -171,12 +190,14 @@ def run(args: argparse.Namespace) -> int:
         label = f"front end of the host at {args.host}"
     store = options.open_store(args.store)
     try:
-        if args.host is not None:
+        if args.engine == "temporal":
+            backend = TemporalTeam(team, cluster, store)
+        elif args.host is not None:
             backend = RemoteTeam(team, args.host, store, credentials=args.credentials)
         hub = SessionHub(
             team,
             model,
-            store,
+            engine_written(store) if args.engine == "temporal" else store,
             idle_seconds=idle,
             backend=backend,
             limits=limits,
@@ -189,6 +210,8 @@ def run(args: argparse.Namespace) -> int:
     async def serve() -> None:
         # Kept with the sessions, so customers resume after a restart or on another server of the store.
         secret = await store.secret(KEY_SECRET)
+        if isinstance(backend, TemporalTeam):
+            await backend.connect()
         app = create_app(
             hub, operator_token=token, secret=secret, hosts=AllowedHosts(args.bind, args.allowed_host)
         )

@@ -12,13 +12,13 @@ import asyncio
 import os
 import sys
 import uuid
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from handoffs_runtime.channels.base import is_exit
 from handoffs_runtime.cli import options
 from handoffs_runtime.cli.options import Subcommands
 from handoffs_runtime.cli.process import run_until_signal
-from handoffs_runtime.errors import DistributedError
+from handoffs_runtime.errors import DistributedError, HandoffsError
 from handoffs_runtime.messages import USER_PROMPT
 from handoffs_runtime.team.spec import TeamSpec
 from handoffs_runtime.text import printable
@@ -103,12 +103,14 @@ def run_worker(args: argparse.Namespace) -> int:
         print(f"temporal worker ready: {what} on {args.address}", flush=True)
         await serving
 
+    status = 0
     try:
         run_until_signal(main())
+    except HandoffsError as exc:
+        status = refused(exc)
     finally:
         store.close_now()
-    sys.stdout.flush()
-    os._exit(0)  # the SDK's runtime can abort at interpreter exit; everything is shut down already
+    leave(status)  # everything is shut down already
 
 
 def chat(args: argparse.Namespace, team: TeamSpec) -> int:
@@ -120,10 +122,27 @@ def chat(args: argparse.Namespace, team: TeamSpec) -> int:
     except ValueError as exc:
         raise DistributedError(f"--session: {exc}") from exc
     try:
-        return asyncio.run(_converse(cluster, team, session))
+        status = asyncio.run(_converse(cluster, team, session))
     except KeyboardInterrupt:
         print("\nsession ended (interrupted)")
-        return 0
+        status = 0
+    except HandoffsError as exc:
+        status = refused(exc)
+    leave(status)
+
+
+def refused(exc: HandoffsError) -> int:
+    """Say ``exc`` as the command's main would, and its status: the process leaves without returning."""
+    print(f"handoffs: {printable(str(exc))}", file=sys.stderr)
+    return 2
+
+
+def leave(status: int) -> NoReturn:
+    """Exit with ``status`` once the output is written, skipping the interpreter's teardown, where the
+    Temporal SDK's runtime can abort the process (its known abort at exit) and turn status 2 into a crash."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
 
 
 async def _converse(cluster: Cluster, team: TeamSpec, session: str) -> int:

@@ -26,9 +26,12 @@ from handoffs_runtime.sessions.store import (
     entry_for_message,
     question_entry,
 )
-from handoffs_runtime.sessions.transcript import describe_entry, new_messages
+from handoffs_runtime.sessions.transcript import describe_entry, new_messages, stored_usage
+from handoffs_runtime.usage import Usage
 
 SHOWN = frozenset({"reply", "handoff", "question", "notice"})
+MESSAGE_KINDS = frozenset({"user", "reply", "tool_calls", "tool_results", "system"})
+"""The entry kinds that hold a conversation message (and may carry a turn's usage)."""
 """The entry kinds a person is shown when a step is read back (tool traffic is not)."""
 
 
@@ -38,10 +41,12 @@ class FenceError(HandoffsError):
 
 @dataclass(frozen=True, slots=True)
 class Opened:
-    """A session as an engine picks it up: who answers next, and the store's last sequence number."""
+    """A session as an engine picks it up: who answers next, the store's last sequence number, and the
+    tokens it used so far."""
 
     active_agent: str
     seq: int
+    usage: Usage = Usage.EMPTY
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +58,8 @@ class StoredStep:
     events: Sequence[HandoffEvent]
     asked: Sequence[tuple[str, str | None]]
     agent: str
+    usage: Usage = Usage.EMPTY
+    """The step's own tokens: stored with its last reply (else its last message), as a turn's are."""
 
 
 class _Request(Protocol):
@@ -69,8 +76,9 @@ class _Request(Protocol):
 async def open_state(store: SessionStore, session_id: str, *, entry_agent: str, team: str) -> Opened:
     """The session's active agent and last sequence number, created with ``entry_agent`` when new."""
     await store.claim(session_id, take_over=True)
-    state, _ = await store.open_session(session_id, agent=entry_agent, team=team)
-    return Opened(state.active_agent, state.last_seq)
+    state, new = await store.open_session(session_id, agent=entry_agent, team=team)
+    usage = Usage.EMPTY if new else stored_usage(await store.entries(session_id))
+    return Opened(state.active_agent, state.last_seq, usage)
 
 
 async def record_said(
@@ -115,6 +123,11 @@ async def write_step(store: SessionStore, request: _Request, step: StoredStep) -
     entries: list[NewEntry] = [question_entry(p, "customer", a, asker=step.agent) for p, a in step.asked]
     entries += [entry_for_event(e) for e in step.events]
     entries += [entry_for_message(m) for m in fresh]
+    if step.usage:
+        at = max((i for i, e in enumerate(entries) if e.kind == "reply"), default=len(entries) - 1)
+        if at >= 0 and entries[at].kind in MESSAGE_KINDS:
+            entry = entries[at]
+            entries[at] = NewEntry(entry.agent, entry.kind, {**entry.body, "usage": step.usage.to_json()})
     if isinstance(result, AgentResponse):
         active = result.reply_to_topic_type
     else:

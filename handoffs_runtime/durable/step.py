@@ -11,9 +11,9 @@ Each agent type served here gets a runtime of its own with that one agent regist
 agent publishes (its reply to the person, the conversation handed to another agent, handoff events) is
 caught by :class:`_Outbox` instead of being delivered, so a step is exactly one agent's turn.
 
-A person is never waited on inside a step: the channel's ``ask`` ends the step with the question
-(:class:`_PersonNeeded` unwinds the turn); the engine waits for the answer and runs the step again with
-the answers so far, which the channel gives back when the same question is asked again.
+A person is never waited on inside a step (see :mod:`.asking`): the question ends the step; the engine
+waits for the answer and runs the step again with the answers so far. Irreversible calls go through the
+store's effect ledger, so no try of a step repeats one.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 from autogen_core import MessageContext, TypeSubscription, message_handler
@@ -29,6 +29,7 @@ from autogen_core.models import ChatCompletionClient
 
 from handoffs_runtime.agents.ai import MODEL_ERROR_REPLY
 from handoffs_runtime.agents.routing import SessionAgent
+from handoffs_runtime.durable.asking import Answer, StepChannel, StepPerson, Turn, quiet_questions
 from handoffs_runtime.durable.fenced import (
     FenceError,
     StoredStep,
@@ -39,17 +40,20 @@ from handoffs_runtime.durable.fenced import (
 from handoffs_runtime.errors import HandoffsError
 from handoffs_runtime.messages import (
     AgentResponse,
-    Event,
     HandoffEvent,
     Person,
     UserTask,
     user_task,
 )
+from handoffs_runtime.runtime.release import live_sessions, release_session
 from handoffs_runtime.runtime.single_threaded import HandoffsRuntime
+from handoffs_runtime.sessions.effects import ledger_of
 from handoffs_runtime.sessions.store import SessionStore
+from handoffs_runtime.sessions.transcript import stored_usage
 from handoffs_runtime.team.register import register_agents
 from handoffs_runtime.team.spec import TeamSpec
 from handoffs_runtime.topics import HANDOFF_EVENTS, session_topic
+from handoffs_runtime.usage import Usage
 
 logger = logging.getLogger("handoffs_runtime")
 
@@ -57,8 +61,6 @@ OUTBOX = "durable_step_outbox"
 """The agent type that catches what a step's agent publishes."""
 
 StepKind = Literal["reply", "handoff", "question"]
-Answer = tuple[str, str | None]
-"""A question put to a person during the step, and their answer."""
 
 
 class TransientStepError(HandoffsError):
@@ -82,6 +84,8 @@ class StepRequest:
     """Questions the person already answered in this turn: asked again, they are answered at once."""
     last_try: bool = True
     """Whether a transient model failure is the final word (else it raises ``TransientStepError``)."""
+    usage: Usage = Usage.EMPTY
+    """The session's tokens before the step: the team's token budget counts them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,59 +102,18 @@ class StepOutcome:
     question: str = ""
     """What the person is asked (``question``)."""
     person: Person = "customer"
-
-
-class _PersonNeeded(BaseException):
-    """Unwinds a turn that needs a person: a ``BaseException``, so no tool or agent turns it into a
-    result or an apology on the way out."""
-
-
-@dataclass
-class _Turn:
-    """What one running step has caught so far."""
-
-    request: StepRequest
-    done: asyncio.Future[UserTask | AgentResponse | None]
-    events: list[HandoffEvent] = field(default_factory=list)
-    asked: list[Answer] = field(default_factory=list)
-    question: tuple[str, Person] | None = None
-
-
-class _StepChannel:
-    """The channel of a step's agent: questions end the step unless the person answered them already.
-    What the agent shows is not kept: the person is shown what the step stored."""
-
-    shows_progress = False
-
-    def __init__(self, turns: Mapping[str, _Turn]) -> None:
-        self._turns = turns
-
-    async def ask(self, session_id: str, prompt: str, *, person: Person = "customer") -> str | None:
-        turn = self._turns.get(session_id)
-        if turn is None:
-            return None
-        given = [a for p, a in turn.request.answers if p == prompt]
-        used = sum(1 for p, _ in turn.asked if p == prompt)
-        if used < len(given):
-            turn.asked.append((prompt, given[used]))
-            return given[used]
-        turn.question = (prompt, person)
-        if not turn.done.done():
-            turn.done.set_result(None)
-        raise _PersonNeeded(prompt)
-
-    async def show(self, session_id: str, event: Event) -> None:
-        return None
+    usage: Usage = Usage.EMPTY
+    """The session's tokens after the step."""
 
 
 class _Outbox(SessionAgent):
     """Catches what the step's agent publishes: the reply or the handed-on task ends the step."""
 
-    def __init__(self, turns: Mapping[str, _Turn]) -> None:
+    def __init__(self, turns: Mapping[str, Turn]) -> None:
         super().__init__("what one agent step publishes")
         self._turns = turns
 
-    def _turn(self) -> _Turn | None:
+    def _turn(self) -> Turn | None:
         return self._turns.get(self.id.key)
 
     @message_handler
@@ -187,8 +150,9 @@ class AgentSteps:
         self.store = store
         self.step_timeout = step_timeout
         self._runtimes: dict[str, HandoffsRuntime] = {}
-        self._turns: dict[str, dict[str, _Turn]] = {}
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._turns: dict[str, dict[str, Turn]] = {}
+        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
+        """Per session with a step here: its lock, and how many steps hold or wait for it."""
 
     @classmethod
     async def start(
@@ -202,13 +166,14 @@ class AgentSteps:
         step_timeout: float = 300.0,
     ) -> AgentSteps:
         """Register each served agent type on a runtime of its own, its outbox catching the rest."""
+        quiet_questions()
         steps = cls(team, store, step_timeout=step_timeout)
         served = list(agents) if agents is not None else [a.name for a in team.agents]
         topics = {team.user_topic, HANDOFF_EVENTS, *team.names}
         for name in served:
-            turns: dict[str, _Turn] = {}
+            turns: dict[str, Turn] = {}
             runtime = HandoffsRuntime(ignore_unhandled_exceptions=True)
-            channel = _StepChannel(turns)
+            channel = StepPerson(StepChannel(turns, ledger_of(store)), store)
             await register_agents(runtime, team, only=[name], model=model, models=models, channel=channel)
             await _Outbox.register(runtime, OUTBOX, lambda turns=turns: _Outbox(turns))  # type: ignore[misc]
             for topic in sorted(topics - {name}):
@@ -227,12 +192,28 @@ class AgentSteps:
         runtime = self._runtimes.get(request.agent)
         if runtime is None:
             raise HandoffsError(f"this worker does not serve {request.agent}; serve it with --agents")
-        lock = self._locks.setdefault(request.session_id, asyncio.Lock())
-        async with lock:  # a zombie try of the same step in this process finishes first
-            stored = await self._read_back(request)
-            if stored is not None:
-                return stored
-            return await self._run(runtime, self._turns[request.agent], request, beat)
+        session = request.session_id
+        lock, users = self._locks.get(session, (asyncio.Lock(), 0))
+        self._locks[session] = (lock, users + 1)
+        try:
+            async with lock:  # a zombie try of the same step in this process finishes first
+                try:
+                    stored = await self._read_back(request)
+                    if stored is not None:
+                        return stored
+                    return await self._run(runtime, self._turns[request.agent], request, beat)
+                finally:  # agents keep nothing between steps: the instances it created go
+                    release_session(runtime, session)
+        finally:
+            lock, users = self._locks[session]
+            if users == 1:
+                del self._locks[session]
+            else:
+                self._locks[session] = (lock, users - 1)
+
+    def live_sessions(self) -> set[str]:
+        """The sessions that have agent instances in this process right now (none between steps)."""
+        return set().union(*(live_sessions(r) for r in self._runtimes.values()))
 
     async def _read_back(self, request: StepRequest) -> StepOutcome | None:
         """The outcome an earlier try of ``request`` stored, or ``None`` when nothing is stored yet."""
@@ -246,6 +227,7 @@ class AgentSteps:
             )
         entries = await self.store.entries(request.session_id, after=request.expected_seq)
         lines = tuple(describe_entries(entries, self.team.labels))
+        usage = request.usage + stored_usage(entries)
         handed = None
         for entry in entries:
             event = entry.event()
@@ -254,22 +236,24 @@ class AgentSteps:
             elif entry.kind == "reply":
                 handed = None
         if handed is not None:
-            return StepOutcome("handoff", request.agent, state.last_seq, lines, target=handed.target)
-        return StepOutcome("reply", state.active_agent, state.last_seq, lines)
+            return StepOutcome(
+                "handoff", request.agent, state.last_seq, lines, target=handed.target, usage=usage
+            )
+        return StepOutcome("reply", state.active_agent, state.last_seq, lines, usage=usage)
 
     async def _run(
         self,
         runtime: HandoffsRuntime,
-        turns: dict[str, _Turn],
+        turns: dict[str, Turn],
         request: StepRequest,
         beat: Callable[[], None] | None,
     ) -> StepOutcome:
         session = request.session_id
         conversation = await read_conversation(self.store, session)
-        turn = _Turn(request, asyncio.get_running_loop().create_future())
+        turn = Turn(request.agent, request.answers, asyncio.get_running_loop().create_future())
         turns[session] = turn
         try:
-            task = user_task(conversation, list(request.path or (request.agent,)))
+            task = user_task(conversation, list(request.path or (request.agent,)), request.usage)
             await runtime.publish_message(task, topic_id=session_topic(request.agent, session))
             result = await self._wait(turn, beat)
         finally:
@@ -277,27 +261,33 @@ class AgentSteps:
         if result is None:
             prompt, person = turn.question or ("", "customer")
             return StepOutcome(
-                "question", request.agent, request.expected_seq, question=prompt, person=person
+                "question",
+                request.agent,
+                request.expected_seq,
+                question=prompt,
+                person=person,
+                usage=request.usage,
             )
         if isinstance(result, AgentResponse) and _transient(result) and not request.last_try:
             raise TransientStepError(f"{request.agent}'s model failed in session {session}; trying again")
-        step = StoredStep(conversation, result, turn.events, turn.asked, request.agent)
+        spent = result.usage - request.usage
+        step = StoredStep(conversation, result, turn.events, turn.asked, request.agent, spent)
         seq = await write_step(self.store, request, step)
         entries = await self.store.entries(session, after=request.expected_seq)
         lines = tuple(describe_entries(entries, self.team.labels))
         if isinstance(result, AgentResponse):
-            return StepOutcome("reply", result.reply_to_topic_type, seq, lines)
+            return StepOutcome("reply", result.reply_to_topic_type, seq, lines, usage=result.usage)
         target = result.turn_path[-1] if result.turn_path else request.agent
-        return StepOutcome("handoff", request.agent, seq, lines, target=target)
+        return StepOutcome("handoff", request.agent, seq, lines, target=target, usage=result.usage)
 
-    async def _wait(self, turn: _Turn, beat: Callable[[], None] | None) -> UserTask | AgentResponse | None:
+    async def _wait(self, turn: Turn, beat: Callable[[], None] | None) -> UserTask | AgentResponse | None:
         """The step's end, heartbeating each second; bounded by ``step_timeout``."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.step_timeout
         while True:
             left = deadline - loop.time()
             if left <= 0:
-                raise StepTimeoutError(f"{turn.request.agent} took over {self.step_timeout:g} s")
+                raise StepTimeoutError(f"{turn.agent} took over {self.step_timeout:g} s")
             try:
                 return await asyncio.wait_for(asyncio.shield(turn.done), min(1.0, left))
             except TimeoutError:

@@ -21,6 +21,7 @@ from handoffs_runtime.durable.temporal.workflow import STEP_RETRY
 from handoffs_runtime.errors import HandoffsError, StoreError
 from handoffs_runtime.sessions.store import SessionStore
 from handoffs_runtime.team.spec import TeamSpec
+from handoffs_runtime.usage import Usage
 
 
 class SessionActivities:
@@ -36,7 +37,7 @@ class SessionActivities:
             state = await open_state(
                 self._store, request.session_id, entry_agent=self._team.entry, team=self._team.name
             )
-        return Opened(state.active_agent, state.seq)
+        return Opened(state.active_agent, state.seq, state.usage.to_json())
 
     @activity.defn(name="record_said")
     async def record_said(self, request: SaidRequest) -> int:
@@ -66,6 +67,7 @@ class StepActivities:
             tuple(step.path),
             tuple((prompt, answer) for prompt, answer in step.answers),
             last_try=activity.info().attempt >= attempts,
+            usage=Usage.from_json(step.usage),
         )
         with _classified():
             outcome = await self._steps.run(request, beat=activity.heartbeat)
@@ -77,6 +79,7 @@ class StepActivities:
             outcome.target,
             outcome.question,
             outcome.person,
+            outcome.usage.to_json(),
         )
 
 

@@ -11,15 +11,23 @@ import asyncio
 import uuid
 from datetime import timedelta
 
-from temporalio.client import Client, WithStartWorkflowOperation, WorkflowUpdateFailedError
+from temporalio.client import (
+    Client,
+    WithStartWorkflowOperation,
+    WorkflowExecutionStatus,
+    WorkflowUpdateFailedError,
+)
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.service import RPCError
 
 from handoffs_runtime.durable.temporal.values import (
     SAY,
     SESSIONS_QUEUE,
+    STATE,
     WORKFLOW,
     Answered,
+    Carried,
+    Pending,
     Said,
     SessionInput,
 )
@@ -70,3 +78,15 @@ class TemporalSessions:
                     raise DistributedError(f"the message could not be delivered: {exc}") from exc
                 await asyncio.sleep(min(0.25 * attempt, 2.0))
         raise AssertionError("unreachable")
+
+    async def waiting(self, session_id: str) -> Pending | None:
+        """The question the session's running workflow keeps for a person, if any: a front end that
+        picks the session up (another server, a restart) puts it to whom it is for."""
+        handle = self._client.get_workflow_handle(session_id)
+        try:
+            if (await handle.describe()).status != WorkflowExecutionStatus.RUNNING:
+                return None
+            state: Carried | None = await handle.query(STATE, result_type=Carried)
+        except RPCError:
+            return None
+        return state.pending if state is not None else None

@@ -13,6 +13,8 @@ SESSIONS_QUEUE = "handoffs-sessions"
 """The task queue of the session workflows and their store activities (``--workflows``)."""
 WORKFLOW = "HandoffsSession"
 SAY = "say"
+STATE = "state"
+"""The query of a session's small state (:class:`Carried`)."""
 RECENT = 32
 """How many answered message ids (with their results) a workflow keeps for a client's retry."""
 
@@ -49,6 +51,10 @@ class Pending:
     person: str = "customer"
 
 
+Tokens = dict[str, list[int]]
+"""A session's token usage so far, by agent: ``{agent: [input, output]}`` (``Usage.to_json``)."""
+
+
 @dataclass
 class Carried:
     """The session's small state, carried over a continue-as-new."""
@@ -57,6 +63,8 @@ class Carried:
     seq: int
     recent: list[Answered] = field(default_factory=list)
     pending: Pending | None = None
+    usage: Tokens = field(default_factory=dict)
+    """Carried to each step, so the team's token budget counts the whole session."""
 
 
 @dataclass
@@ -66,6 +74,9 @@ class SessionInput:
     max_hops: int = 10
     """A bound on steps per message beyond the team's loop guard: a team misconfigured cannot spin."""
     carried: Carried | None = None
+    question_seconds: float = 86_400.0
+    """How long a question waits for its person (a confirmation, the human agent's) before the workflow
+    ends idle anyway; only the workflow holds it, so it is not ended after ``idle_seconds``."""
 
 
 @dataclass
@@ -88,6 +99,7 @@ class StepInput:
     expected_seq: int
     path: list[str]
     answers: list[list[str]]
+    usage: Tokens = field(default_factory=dict)
 
 
 @dataclass
@@ -99,9 +111,11 @@ class StepResult:
     target: str = ""
     question: str = ""
     person: str = "customer"
+    usage: Tokens = field(default_factory=dict)
 
 
 @dataclass
 class Opened:
     active_agent: str
     seq: int
+    usage: Tokens = field(default_factory=dict)

@@ -5,7 +5,8 @@ store's sequence number, the last answered message ids, a question waiting for t
 effect is an activity: the person's message stored (a local activity), each agent's turn (on the
 queue named after the agent type). A handoff moves the conversation to the next step; a step that needs
 a person ends, and the workflow waits for the answer as the session's next message. No execution
-timeout: an idle timer ends the workflow, and the next message starts a new one from the store.
+timeout: an idle timer ends the workflow, and the next message starts a new one from the store (a
+question waiting for its person keeps the workflow longer: only the workflow holds it).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ with workflow.unsafe.imports_passed_through():
     from handoffs_runtime.durable.temporal.values import (
         RECENT,
         SAY,
+        STATE,
         WORKFLOW,
         Answered,
         Carried,
@@ -60,23 +62,30 @@ class SessionWorkflow:
 
     @workflow.run
     async def run(self, start: SessionInput) -> str:
-        idle = timedelta(seconds=start.idle_seconds)
         while True:
             seen = self._messages
+            asking = self._asking()
+            idle = timedelta(seconds=start.question_seconds if asking else start.idle_seconds)
             try:
                 await workflow.wait_condition(partial(self._woken, seen), timeout=idle)
             except TimeoutError:
                 if self._busy == 0:
                     await workflow.wait_condition(workflow.all_handlers_finished)
-                    if self._busy == 0 and self._messages == seen:
+                    # A question asked during the wait gets its own, longer wait.
+                    if self._busy == 0 and self._messages == seen and (asking or not self._asking()):
                         return "idle"
                 continue
             if workflow.info().is_continue_as_new_suggested():
                 await workflow.wait_condition(lambda: self._busy == 0 and workflow.all_handlers_finished())
                 carried = self._state
                 workflow.continue_as_new(
-                    SessionInput(start.session_id, start.idle_seconds, start.max_hops, carried)
+                    SessionInput(
+                        start.session_id, start.idle_seconds, start.max_hops, carried, start.question_seconds
+                    )
                 )
+
+    def _asking(self) -> bool:
+        return self._state is not None and self._state.pending is not None
 
     def _woken(self, seen: int) -> bool:
         return self._messages != seen or workflow.info().is_continue_as_new_suggested()
@@ -98,7 +107,7 @@ class SessionWorkflow:
         if len(said.text) > MAX_MESSAGE_CHARS:
             raise ValueError(f"a message is at most {MAX_MESSAGE_CHARS:,} characters")
 
-    @workflow.query(name="state")
+    @workflow.query(name=STATE)
     def state(self) -> Carried | None:
         return self._state
 
@@ -124,8 +133,9 @@ class SessionWorkflow:
             )
         answered = Answered(said.message_id)
         for _ in range(self._input.max_hops):
-            result = await self._step(StepInput(self._input.session_id, agent, state.seq, path, answers))
-            state.seq = result.seq
+            step = StepInput(self._input.session_id, agent, state.seq, path, answers, state.usage)
+            result = await self._step(step)
+            state.seq, state.usage = result.seq, result.usage
             answered.lines += result.lines
             if result.kind == "handoff":
                 agent, answers = result.target, []
@@ -154,7 +164,7 @@ class SessionWorkflow:
                 retry_policy=STORE_RETRY,
             )
             if self._state is None:
-                self._state = Carried(opened.active_agent, opened.seq)
+                self._state = Carried(opened.active_agent, opened.seq, usage=opened.usage)
         return self._state
 
     async def _step(self, step: StepInput) -> StepResult:
@@ -175,4 +185,4 @@ class SessionWorkflow:
             why = cause.message if isinstance(cause, ApplicationError) else "it did not answer in time"
             workflow.logger.warning("step of %s failed: %s", step.agent, why)
             line = f"⚠ {step.agent} could not answer: {why}"
-            return StepResult("reply", step.agent, step.expected_seq, [line])
+            return StepResult("reply", step.agent, step.expected_seq, [line], usage=step.usage)
