@@ -267,6 +267,7 @@ class PostgresSessionStore(SQLStore):
     # --- the interface ---------------------------------------------------------------------------------
 
     async def claim(self, session_id: str, *, take_over: bool = False) -> Holder | None:
+        self.held.forget(session_id)
         return await self._call(session_id, self._claim, session_id, take_over)
 
     async def _claim(self, conn: Conn, retry: bool, session_id: str, take_over: bool) -> Holder | None:
@@ -279,7 +280,10 @@ class PostgresSessionStore(SQLStore):
         return taken
 
     async def open_session(self, session_id: str, *, agent: str, team: str = "") -> tuple[SessionState, bool]:
-        return await self._call(session_id, self._open_session, session_id, agent, team)
+        self.held.forget(session_id)
+        state, created = await self._call(session_id, self._open_session, session_id, agent, team)
+        self.held.opened(state)
+        return state, created
 
     async def _open_session(
         self, conn: Conn, retry: bool, session_id: str, agent: str, team: str
@@ -306,7 +310,21 @@ class PostgresSessionStore(SQLStore):
         return await self._call(append.session_id, self._write, append, uuid.uuid4().hex)
 
     async def _write(self, conn: Conn, retry: bool, write: EncodedAppend, write_id: str) -> int:
-        """One append; ``write_id`` lets a retry find out whether it was stored already."""
+        """One append in one statement, one round trip; when it writes nothing (the session is unknown,
+        not held, or gained entries) or is a retry, :meth:`_write_checked` finds out why, or writes."""
+        if not retry:
+            cursor = await conn.execute(
+                sql.FAST_APPEND_DELTA if write.context_delta else sql.FAST_APPEND,
+                sql.fast_append_params(write, write_id, self._holder.token),
+            )
+            done = await cursor.fetchone()
+            if done is not None:
+                return int(done[0])
+        return await self._write_checked(conn, retry, write, write_id)
+
+    async def _write_checked(self, conn: Conn, retry: bool, write: EncodedAppend, write_id: str) -> int:
+        """One append, step by step in a transaction; ``write_id`` lets a retry find out whether it was
+        stored already."""
         session_id = write.session_id
         async with conn.transaction():
             cursor = await conn.execute(
@@ -337,15 +355,18 @@ class PostgresSessionStore(SQLStore):
                         ],
                     )
             last += len(write.rows)
+            context = sql.DELTA if write.context_delta else "coalesce(%(ctx)s, context)"
             await conn.execute(
-                f"UPDATE sessions SET last_seq = %s, updated_at = {sql.NOW}, "
-                "active_agent = coalesce(%s, active_agent), context = coalesce(%s, context), "
-                "context_seq = CASE WHEN %s::text IS NULL THEN context_seq ELSE %s END WHERE id = %s",
-                (last, write.active_agent, write.context_json, write.context_json, last, session_id),
+                f"UPDATE sessions SET last_seq = %(last)s, updated_at = {sql.NOW}, "
+                f"active_agent = coalesce(%(agent)s, active_agent), context = {context}, "
+                "context_seq = CASE WHEN %(ctx)s::text IS NULL THEN context_seq ELSE %(last)s END "
+                "WHERE id = %(id)s",
+                {"last": last, "agent": write.active_agent, "ctx": write.context_json, "id": session_id},
             )
         return last
 
     async def end_session(self, session_id: str) -> None:
+        self.held.forget(session_id)
         await self._call(session_id, self._end_session, session_id)
 
     async def _end_session(self, conn: Conn, retry: bool, session_id: str) -> None:
@@ -368,6 +389,7 @@ class PostgresSessionStore(SQLStore):
         return await self._call(None, sql.list_sessions)
 
     async def delete_session(self, session_id: str) -> None:
+        self.held.forget(session_id)
         await self._call(None, self._delete_session, session_id)
 
     async def _delete_session(self, conn: Conn, retry: bool, session_id: str) -> None:

@@ -17,7 +17,7 @@ from handoffs_runtime.sessions.leases import Holder
 from handoffs_runtime.sessions.rows import STATE_COLUMNS as _STATE_COLUMNS
 from handoffs_runtime.sessions.rows import entry_from_row as _entry
 from handoffs_runtime.sessions.rows import state_from_row as _state
-from handoffs_runtime.sessions.sql_store import EncodedAppend
+from handoffs_runtime.sessions.sql_store import EncodedAppend, context_after
 from handoffs_runtime.sessions.sqlite import effects, leases
 from handoffs_runtime.sessions.store import SessionInfo, SessionState, StoredEntry
 
@@ -45,6 +45,9 @@ def create_or_reopen(conn: sqlite3.Connection, session_id: str, agent: str, team
     return created
 
 
+_DELTA = context_after("?")
+
+
 def append_entries(conn: sqlite3.Connection, append: EncodedAppend, holder: Holder, *, opened: bool) -> int:
     now = time.time()
     session_id, rows = append.session_id, append.rows
@@ -69,8 +72,8 @@ def append_entries(conn: sqlite3.Connection, append: EncodedAppend, holder: Hold
         sets.append("active_agent = ?")
         values.append(append.active_agent)
     if append.context_json is not None:
-        sets += ["context = ?", "context_seq = ?"]
-        values += [append.context_json, last]
+        sets += [f"context = {_DELTA}" if append.context_delta else "context = ?", "context_seq = ?"]
+        values += [append.context_json] * (3 if append.context_delta else 1) + [last]
     conn.execute(f"UPDATE sessions SET {', '.join(sets)} WHERE id = ?", (*values, session_id))
     conn.execute("COMMIT")
     return last

@@ -198,6 +198,7 @@ class SQLiteSessionStore(SQLStore):
     # --- the interface ---------------------------------------------------------------------------------
 
     async def claim(self, session_id: str, *, take_over: bool = False) -> Holder | None:
+        self.held.forget(session_id)
         return await self._run(self._claim, session_id, take_over)
 
     def _claim(self, conn: sqlite3.Connection, session_id: str, take_over: bool) -> Holder | None:
@@ -209,7 +210,10 @@ class SQLiteSessionStore(SQLStore):
         return taken
 
     async def open_session(self, session_id: str, *, agent: str, team: str = "") -> tuple[SessionState, bool]:
-        return await self._run(self._open_session, session_id, agent, team)
+        self.held.forget(session_id)
+        state, created = await self._run(self._open_session, session_id, agent, team)
+        self.held.opened(state)
+        return state, created
 
     def _open_session(
         self, conn: sqlite3.Connection, session_id: str, agent: str, team: str
@@ -239,6 +243,7 @@ class SQLiteSessionStore(SQLStore):
         return sql.append_entries(conn, append, self._holder, opened=opened)
 
     async def end_session(self, session_id: str) -> None:
+        self.held.forget(session_id)
         await self._run(self._end_session, session_id)
 
     def _end_session(self, conn: sqlite3.Connection, session_id: str) -> None:
@@ -252,6 +257,7 @@ class SQLiteSessionStore(SQLStore):
         return await self._run(sql.list_sessions)
 
     async def delete_session(self, session_id: str) -> None:
+        self.held.forget(session_id)
         await self._run(sql.delete_session, session_id, self._holder)
 
     async def secret(self, name: str, *, size: int = 32) -> bytes:
