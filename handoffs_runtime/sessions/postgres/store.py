@@ -28,7 +28,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import Future
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, get_args
 
 import psycopg
 from psycopg import AsyncConnection
@@ -87,10 +87,14 @@ def _is_outage(exc: BaseException) -> bool:
     return state is None or state.startswith("08") or state in ("57P01", "57P02", "57P03", *timed_out)
 
 
-def _options(schema: str) -> str:
-    """The connection's settings: its schema, and how long a statement and a lock wait may last."""
+SynchronousCommit = Literal["on", "remote_apply", "remote_write", "local", "off"]
+
+
+def _options(schema: str, synchronous_commit: SynchronousCommit) -> str:
+    """The connection's settings: its schema, how long a statement and a lock wait may last, and when a
+    commit returns (``synchronous_commit``, whatever the server's own default)."""
     bounds = f"-c statement_timeout={STATEMENT_SECONDS * 1000:.0f} -c lock_timeout={LOCK_SECONDS * 1000:.0f}"
-    return f"-c search_path={schema} {bounds}"
+    return f"-c search_path={schema} {bounds} -c synchronous_commit={synchronous_commit}"
 
 
 async def _bounded(call: Future[T]) -> T:
@@ -109,6 +113,11 @@ class PostgresSessionStore(SQLStore):
     and migrates, so a wrong URL or a newer schema fails before a chat starts; create it with ``await
     asyncio.to_thread(PostgresSessionStore, url)`` inside a running loop.
 
+    ``synchronous_commit`` is when a write is acknowledged: ``"on"`` (the default) once it is on the
+    server's disk (and, with synchronous standbys, theirs), so a power cut loses nothing acknowledged;
+    ``"off"`` a moment earlier, so a crash of the server's machine may lose the last fraction of a second
+    of acknowledged turns (never corrupting the database); the replica levels as PostgreSQL defines them.
+
     ``lease_seconds`` is how long a claim lasts without renewal (renewed every third of it);
     ``outage_seconds`` how long a call waits for a database that does not answer; ``pool_size`` the most
     connections it opens. ``failure`` is the first error it raised, as on the SQLite store.
@@ -126,8 +135,12 @@ class PostgresSessionStore(SQLStore):
         pool_size: int = 10,
         connect_timeout: float = 10.0,
         read_only: bool = False,
+        synchronous_commit: SynchronousCommit = "on",
     ) -> None:
         super().__init__(read_only=read_only, lease_seconds=lease_seconds, outage_seconds=outage_seconds)
+        if synchronous_commit not in get_args(SynchronousCommit):
+            raise ValueError(f"synchronous_commit must be one of {get_args(SynchronousCommit)}")
+        self._synchronous_commit = synchronous_commit
         self.url = url
         self.schema = check_schema_name(schema)
         self._where = f"session store {describe_url(url)}"
@@ -187,7 +200,7 @@ class PostgresSessionStore(SQLStore):
             max_size=pool_size,
             open=False,
             timeout=2.0,
-            kwargs={"autocommit": True, "options": _options(self.schema)},
+            kwargs={"autocommit": True, "options": _options(self.schema, self._synchronous_commit)},
             name="handoffs-store",
         )
         await self._pool.open(wait=True, timeout=connect_timeout)

@@ -49,9 +49,9 @@ _DELTA = context_after("?")
 
 
 def append_entries(conn: sqlite3.Connection, append: EncodedAppend, holder: Holder, *, opened: bool) -> int:
+    """One append in a transaction the caller opened (a batch of them: see ``sqlite.batch``)."""
     now = time.time()
     session_id, rows = append.session_id, append.rows
-    conn.execute("BEGIN IMMEDIATE")
     found = conn.execute("SELECT last_seq FROM sessions WHERE id = ?", (session_id,)).fetchone()
     if found is None:
         raise UnknownSessionError(f"no session {session_id!r} in the store; open it before appending")
@@ -75,7 +75,6 @@ def append_entries(conn: sqlite3.Connection, append: EncodedAppend, holder: Hold
         sets += [f"context = {_DELTA}" if append.context_delta else "context = ?", "context_seq = ?"]
         values += [append.context_json] * (3 if append.context_delta else 1) + [last]
     conn.execute(f"UPDATE sessions SET {', '.join(sets)} WHERE id = ?", (*values, session_id))
-    conn.execute("COMMIT")
     return last
 
 
