@@ -14,12 +14,13 @@ from autogen_core.models import AssistantMessage, UserMessage
 
 from handoffs_runtime import register_team, start_session, tool_call
 from handoffs_runtime.channels.memory import ScriptedChannel
+from handoffs_runtime.errors import StoreConflictError
 from handoffs_runtime.messages import AgentResponse, Person
 from handoffs_runtime.models.scripted import ScriptedModel
 from handoffs_runtime.sessions.postgres import PostgresSessionStore
 from handoffs_runtime.sessions.recording import record_reply, record_user
 from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
-from handoffs_runtime.sessions.store import SessionState, StoredEntry
+from handoffs_runtime.sessions.store import NewEntry, SessionState, StoredEntry, entry_for_message
 from handoffs_runtime.teams.acme import acme_team
 
 from .postgres_support import PostgresServer, fresh_database
@@ -150,3 +151,29 @@ async def test_a_writer_the_store_did_not_see_costs_a_read_not_an_entry(backend:
     state = await store.get_session("s1")
     assert state.context == [said, reply] and state.context_seq == 3
     await store.close()
+
+
+async def test_appends_committed_together_are_answered_each_on_its_own(tmp_path: Path) -> None:
+    """Appends that queue for the SQLite store's thread share one commit; one refused (a stale
+    compare-and-set) takes nothing else with it, and each is answered with its own sequence number."""
+    store = SQLiteSessionStore(tmp_path / "s.sqlite3")
+    for name in ("a", "b"):
+        await store.open_session(name, agent="Agent")
+
+    def said(text: str) -> list[NewEntry]:
+        return [entry_for_message(UserMessage(content=text, source="User"))]
+
+    writes = [store.append(name, said(f"{name}{n}")) for n in range(10) for name in ("a", "b")]
+    stale = store.append("a", said("stale"), expected_seq=0)
+    outcomes = await asyncio.gather(*writes[:5], stale, *writes[5:], return_exceptions=True)
+    assert isinstance(outcomes[5], StoreConflictError)
+    answered = [o for i, o in enumerate(outcomes) if i != 5]
+    assert sorted(o for i, o in enumerate(answered) if i % 2 == 0) == list(range(1, 11))  # session a
+    assert sorted(o for i, o in enumerate(answered) if i % 2 == 1) == list(range(1, 11))  # session b
+    assert store.failure is None
+    await store.close()
+
+    reader = SQLiteSessionStore(tmp_path / "s.sqlite3", read_only=True)
+    assert [e.text for e in await reader.entries("a")] == [f"a{n}" for n in range(10)]
+    assert (await reader.get_session("b")).last_seq == 10
+    await reader.close()
