@@ -42,6 +42,7 @@ async def test_a_finished_durable_session_leaves_no_reference_cycle(backend: Bac
     )
     runtime.start()
     assert gc.get_freeze_count() > 0  # what start-up built is out of the collector's scans
+    assert gc.get_threshold()[0] >= 700  # young collections no more often than Python's default
     for name in names[:2]:  # the first sessions build what every later one shares (caches, classes)
         await start_session(runtime, name)
     await runtime.stop_when_idle()  # it stops the runtime: each session below starts it again

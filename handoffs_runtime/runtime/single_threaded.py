@@ -130,8 +130,9 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
         self._queue_known = all(hasattr(self._message_queue, name) for name in _QUEUE_INTERNALS)
 
     def start(self) -> None:
-        """Start processing messages; what start-up built is frozen out of the garbage collector's scans
-        (see :mod:`~handoffs_runtime.runtime.collector`)."""
+        """Start processing messages; the first start in a process freezes what start-up built out of the
+        garbage collector's scans and makes its young collections rarer (see
+        :mod:`~handoffs_runtime.runtime.collector`)."""
         freeze_start_up()
         super().start()
 

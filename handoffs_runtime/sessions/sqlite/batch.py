@@ -59,7 +59,8 @@ class GroupCommit:
         try:
             conn = conn_of()
         except BaseException as exc:  # the store was closed: an answer, not a failure of the store
-            loop.call_soon_threadsafe(_answer, [done for _, done in batch], [exc] * len(batch))
+            failed: list[int | BaseException] = [exc] * len(batch)
+            loop.call_soon_threadsafe(_answer, [done for _, done in batch], failed)
             return
         try:
             conn.execute("BEGIN IMMEDIATE")
