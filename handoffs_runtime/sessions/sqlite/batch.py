@@ -65,14 +65,11 @@ class GroupCommit:
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                for append, _ in batch:
-                    conn.execute("SAVEPOINT one_append")
-                    try:
-                        outcomes.append(self._write(conn, append))
-                    except Exception as exc:  # this append is refused; the others go on
-                        conn.execute("ROLLBACK TO one_append")
-                        outcomes.append(self._guard(exc))
-                    conn.execute("RELEASE one_append")
+                if len(batch) == 1:  # alone: its failure rolls back the transaction, as it did before
+                    outcomes.append(self._write(conn, batch[0][0]))
+                else:
+                    for append, _ in batch:
+                        outcomes.append(self._write_one(conn, append))
                 conn.execute("COMMIT")
             except BaseException:
                 roll_back(conn)
@@ -80,6 +77,17 @@ class GroupCommit:
         except BaseException as exc:  # nothing of the batch was committed: every append fails with it
             outcomes = [self._guard(exc)] * len(batch)
         loop.call_soon_threadsafe(_answer, [done for _, done in batch], outcomes)
+
+    def _write_one(self, conn: sqlite3.Connection, append: EncodedAppend) -> int | BaseException:
+        """One append of several, in a savepoint: refused, it takes nothing else with it."""
+        conn.execute("SAVEPOINT one_append")
+        try:
+            return self._write(conn, append)
+        except Exception as exc:
+            conn.execute("ROLLBACK TO one_append")
+            return self._guard(exc)
+        finally:
+            conn.execute("RELEASE one_append")
 
 
 def _answer(waiting: list[asyncio.Future[int]], outcomes: list[int | BaseException]) -> None:
