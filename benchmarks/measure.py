@@ -19,10 +19,13 @@ from typing import Any
 
 from .scenario import Framework, check
 
+STORE: str | None = None
+"""The session store ``--store`` names (``ours`` only): a file, ``:memory:`` or a PostgreSQL URL."""
+
 
 async def _framework(module: str, latency: float) -> Framework:
     mod = importlib.import_module(f"benchmarks.frameworks.{module}")
-    framework: Framework = await mod.create(latency)
+    framework: Framework = await (mod.create(latency, store=STORE) if STORE else mod.create(latency))
     return framework
 
 
@@ -101,7 +104,10 @@ async def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--concurrent", type=int, default=1000)
     parser.add_argument("--latency", type=float, default=0.05)
     parser.add_argument("--repeats", type=int, default=1, help="concurrent runs; the median wall time counts")
+    parser.add_argument("--store", help="a session store for `ours`: a file, :memory: or a PostgreSQL URL")
     args = parser.parse_args(argv)
+    global STORE
+    STORE = args.store
     result: dict[str, Any] = {}
     if args.concurrent:
         result["concurrent"] = await concurrent(args.module, args.concurrent, args.latency, args.repeats)

@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
 
 import pytest
 from autogen_core.models import AssistantMessage, LLMMessage, UserMessage
@@ -24,7 +25,7 @@ from handoffs_runtime.errors import (
 )
 from handoffs_runtime.messages import AgentResponse, HandoffEvent
 from handoffs_runtime.sessions.recording import record_event, record_reply, record_user
-from handoffs_runtime.sessions.store import SessionStore, StoredEntry, entry_for_message
+from handoffs_runtime.sessions.store import NewEntry, SessionStore, StoredEntry, entry_for_message
 
 from .store_backends import Backend, Store
 
@@ -129,20 +130,20 @@ async def test_append_is_a_compare_and_set_on_the_sequence_number(backend: Backe
 
 
 def _event_during_reply(store: Store) -> list[bool]:
-    """Make a real store land a handoff event of the same turn between ``record_reply``'s read and its
-    write, once: the interleaving that concurrent handlers of one session can produce."""
+    """Make a real store land a handoff event of the same turn between ``record_reply``'s read (of the
+    store, or of what the store holds) and its write, once: the interleaving that concurrent handlers of
+    one session can produce."""
     raced: list[bool] = []
-    read_entries = store.entries
+    append = store.append
 
-    async def entries(session_id: str, *, after: int = 0) -> list[StoredEntry]:
-        read = await read_entries(session_id, after=after)
-        if not raced:
+    async def racing(session_id: str, entries: Sequence[NewEntry], **update: Any) -> int:
+        if update.get("context") is not None and not raced:
             raced.append(True)
             event = HandoffEvent(session_id=session_id, source="Agent", target="Other", tool="transfer")
             await record_event(store, event)
-        return read
+        return await append(session_id, entries, **update)
 
-    store.entries = entries  # type: ignore[method-assign]
+    store.append = racing  # type: ignore[method-assign]
     return raced
 
 

@@ -24,6 +24,7 @@ from handoffs_runtime import (
 )
 from handoffs_runtime.messages import Person
 from handoffs_runtime.models.scripted import FunctionModel
+from handoffs_runtime.sessions.open import OpenedStore, open_store
 
 from ..scenario import (
     HANDOFF_TOOL,
@@ -92,9 +93,16 @@ def team() -> TeamSpec:
 
 
 class Ours:
-    def __init__(self, runtime: AgentRuntime, channel: OnceChannel, calls: CallCounter) -> None:
+    def __init__(
+        self,
+        runtime: AgentRuntime,
+        channel: OnceChannel,
+        calls: CallCounter,
+        store: OpenedStore | None = None,
+    ) -> None:
         self._runtime = runtime
         self._channel = channel
+        self._store = store
         self.calls = calls
 
     async def session(self, index: int) -> Outcome:
@@ -106,6 +114,8 @@ class Ours:
 
     async def close(self) -> None:
         await self._runtime.stop()  # type: ignore[attr-defined]
+        if self._store is not None:
+            await self._store.close()
 
 
 def _models(calls: CallCounter, latency: float) -> dict[str, FunctionModel]:
@@ -126,13 +136,23 @@ def _models(calls: CallCounter, latency: float) -> dict[str, FunctionModel]:
     return models
 
 
-async def create(latency: float, runtime_factory: RuntimeFactory | None = None) -> Ours:
+async def create(
+    latency: float, runtime_factory: RuntimeFactory | None = None, *, store: str | None = None
+) -> Ours:
+    """``store`` names a session store as ``--store`` does (a file, ``:memory:`` or a PostgreSQL URL)."""
     runtime = (runtime_factory or HandoffsRuntime)()
+    opened = await asyncio.to_thread(open_store, store) if store else None
     calls = CallCounter()
     channel = OnceChannel()
     models = _models(calls, latency)
     await register_team(
-        runtime, team(), model=models[TRIAGE], models=models, channel=channel, on_session_end=channel.ended
+        runtime,
+        team(),
+        model=models[TRIAGE],
+        models=models,
+        channel=channel,
+        on_session_end=channel.ended,
+        store=opened,
     )
     runtime.start()  # type: ignore[attr-defined]
-    return Ours(runtime, channel, calls)
+    return Ours(runtime, channel, calls, opened)

@@ -52,6 +52,7 @@ from opentelemetry.trace import NoOpTracerProvider, ProxyTracerProvider, TracerP
 from handoffs_runtime.private import AGENT_INSTANTIATION_CONTEXT as _INSTANTIATING
 from handoffs_runtime.private import MESSAGE_HANDLER_CONTEXT as _HANDLING
 from handoffs_runtime.private import PublishMessageEnvelope
+from handoffs_runtime.runtime.collector import freeze_start_up
 from handoffs_runtime.runtime.subscriptions import TypeIndexedSubscriptions
 
 T = TypeVar("T", bound=Agent)
@@ -127,6 +128,13 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
         self._id_prefix = _uuid_prefix()
         self._message_ids = itertools.count(1)
         self._queue_known = all(hasattr(self._message_queue, name) for name in _QUEUE_INTERNALS)
+
+    def start(self) -> None:
+        """Start processing messages; the first start in a process freezes what start-up built out of the
+        garbage collector's scans and makes its young collections rarer (see
+        :mod:`~handoffs_runtime.runtime.collector`)."""
+        freeze_start_up()
+        super().start()
 
     def observed(self) -> bool:
         """Whether anyone could see the spans or log records that the short path leaves out."""

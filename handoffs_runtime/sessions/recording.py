@@ -26,6 +26,7 @@ from handoffs_runtime.errors import StoreConflictError
 from handoffs_runtime.handoffs.returns import ReturnStack, replay
 from handoffs_runtime.messages import NO_LABELS, AgentResponse, HandoffEvent, Labels, Notice, Person
 from handoffs_runtime.sessions.effects import ledger_of
+from handoffs_runtime.sessions.held import held_by
 from handoffs_runtime.sessions.store import (
     NewEntry,
     SessionStore,
@@ -154,17 +155,23 @@ async def record_reply(
     rather than overwrite the context computed from a stale read.
     """
     for attempt in range(1, _REPLY_ATTEMPTS + 1):
-        state = await store.get_session(session)
-        pending = await store.entries(session, after=state.context_seq)
-        sent = list(state.context)
-        sent += [m for e in pending if e.kind == "user" and (m := e.message()) is not None]
+        held = held_by(store, session) if attempt == 1 else None  # after a conflict, read what is stored
+        if held is not None:
+            sent, last_seq = held.sent, held.last_seq
+        else:
+            state = await store.get_session(session)
+            pending = await store.entries(session, after=state.context_seq)
+            sent = list(state.context)
+            sent += [m for e in pending if e.kind == "user" and (m := e.message()) is not None]
+            last_seq = state.last_seq
         fresh = new_messages(sent, response.context)
         entries = [entry_for_message(m) for m in fresh]
         if usage:
             last = max((i for i, e in enumerate(entries) if e.kind == "reply"), default=len(entries) - 1)
             if last >= 0:
                 entry = entries[last]
-                entries[last] = NewEntry(entry.agent, entry.kind, {**entry.body, "usage": usage.to_json()})
+                body = {**entry.body, "usage": usage.to_json()}
+                entries[last] = NewEntry(entry.agent, entry.kind, body, entry.message)
         if hand_back is not None:
             entries.append(entry_for_event(hand_back))
         try:
@@ -173,7 +180,7 @@ async def record_reply(
                 entries,
                 active_agent=response.reply_to_topic_type if hand_back is None else hand_back.target,
                 context=response.context,
-                expected_seq=state.last_seq,
+                expected_seq=last_seq,
             )
             return
         except StoreConflictError:

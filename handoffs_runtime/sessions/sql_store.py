@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Unpack
 
 from handoffs_runtime.errors import StoreConflictError, StoreError
+from handoffs_runtime.sessions.held import HeldSessions, extends
 from handoffs_runtime.sessions.leases import Holder
 from handoffs_runtime.sessions.store import _MESSAGES, NewEntry, SessionUpdate
 
@@ -30,6 +31,8 @@ class EncodedAppend:
     active_agent: str | None
     context_json: str | None
     expected_seq: int | None
+    context_delta: bool = False
+    """``context_json`` holds only the messages the stored context gained (``[]``: none), not all of it."""
 
     def check_expected(self, last: int) -> None:
         """Refuse the write when the session's last sequence number ``last`` is not ``expected_seq``."""
@@ -38,6 +41,16 @@ class EncodedAppend:
                 f"session {self.session_id!r} gained entries {self.expected_seq + 1}..{last} since it was "
                 "read; nothing was written"
             )
+
+
+def context_after(placeholder: str) -> str:
+    """The SQL of a stored context that gains the messages of a JSON array ``placeholder`` (a delta,
+    see ``EncodedAppend.context_delta``), without the client sending or encoding what was stored."""
+    p = placeholder
+    return (
+        f"CASE WHEN {p} = '[]' THEN context WHEN context = '[]' THEN {p} "
+        f"ELSE substr(context, 1, length(context) - 1) || ',' || substr({p}, 2) END"
+    )
 
 
 class SQLStore(ABC):
@@ -57,6 +70,8 @@ class SQLStore(ABC):
         self._lease_seconds = lease_seconds
         self._opened: set[str] = set()
         """Sessions this store opened (claimed): a write to one whose claim is gone was taken over."""
+        self.held = HeldSessions()
+        """What this store wrote to the sessions it holds (see :mod:`~handoffs_runtime.sessions.held`)."""
 
     async def append(
         self, session_id: str, entries: Sequence[NewEntry], **update: Unpack[SessionUpdate]
@@ -64,12 +79,24 @@ class SQLStore(ABC):
         if unknown := update.keys() - SessionUpdate.__optional_keys__:  # a typo must not pass unseen
             raise TypeError(f"append() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
         context = update.get("context")
-        context_json = _MESSAGES.dump_json(list(context)).decode() if context is not None else None
+        expected = update.get("expected_seq")
+        context_json, delta = None, False
+        if context is not None:
+            held = self.held.get(session_id)
+            # Only the messages the context gained, when the compare-and-set proves the stored context
+            # is the one this store holds.
+            delta = held is not None and expected == held.last_seq and extends(held.context, context)
+            sent = list(context)[len(held.context) :] if held is not None and delta else list(context)
+            context_json = _MESSAGES.dump_json(sent).decode()
         rows = [(e.agent, e.kind, json.dumps(e.body, ensure_ascii=False)) for e in entries]
-        encoded = EncodedAppend(
-            session_id, rows, update.get("active_agent"), context_json, update.get("expected_seq")
-        )
-        return await self._append(encoded)
+        encoded = EncodedAppend(session_id, rows, update.get("active_agent"), context_json, expected, delta)
+        try:
+            last = await self._append(encoded)
+        except BaseException:
+            self.held.forget(session_id)  # whatever happened, what this store knew may be wrong now
+            raise
+        self.held.appended(session_id, entries, context, last)
+        return last
 
     @abstractmethod
     async def _append(self, append: EncodedAppend) -> int:

@@ -54,6 +54,9 @@ class NewEntry:
     agent: str
     kind: EntryKind
     body: dict[str, Any]
+    message: LLMMessage | None = field(default=None, compare=False, repr=False)
+    """The conversation message ``body`` encodes, when it was made from one: a store that holds the
+    session keeps the person's messages without decoding them again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +147,7 @@ def entry_for_message(message: LLMMessage, *, agent: str | None = None) -> NewEn
     else:
         kind = "system"
     who = agent or getattr(message, "source", None) or kind
-    return NewEntry(agent=who, kind=kind, body=_MESSAGE.dump_python(message, mode="json"))
+    return NewEntry(agent=who, kind=kind, body=_MESSAGE.dump_python(message, mode="json"), message=message)
 
 
 def entry_for_event(event: HandoffEvent) -> NewEntry:

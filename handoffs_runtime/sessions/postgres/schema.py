@@ -133,3 +133,13 @@ async def migrate(conn: AsyncConnection[TupleRow], schema: str, where: str) -> N
                     await conn.execute(statement.strip().encode())
         if version < SCHEMA_VERSION:
             await conn.execute("UPDATE schema_version SET version = %s", (SCHEMA_VERSION,))
+
+
+async def check_readable(conn: AsyncConnection[TupleRow], schema: str, where: str) -> None:
+    """Refuse a read-only store on a schema nothing was ever stored in, in words."""
+    cursor = await conn.execute(
+        "SELECT 1 FROM information_schema.tables WHERE table_schema = %s AND table_name = 'schema_version'",
+        (schema,),
+    )
+    if await cursor.fetchone() is None:
+        raise StoreError(f"{where} is empty: nothing has been stored there yet (schema {schema!r})")

@@ -6,12 +6,15 @@ Each takes a pooled connection and whether the call is a retry (after a connecti
 
 from __future__ import annotations
 
+from typing import Any
+
 from psycopg import AsyncConnection
 from psycopg.rows import TupleRow
 
 from handoffs_runtime.errors import StoreError, UnknownSessionError
 from handoffs_runtime.sessions.desk import OperatorWait
 from handoffs_runtime.sessions.rows import ENTRY_COLUMNS, STATE_COLUMNS, entry_from_row, state_from_row
+from handoffs_runtime.sessions.sql_store import EncodedAppend, context_after
 from handoffs_runtime.sessions.store import SessionInfo, SessionState, StoredEntry
 
 Conn = AsyncConnection[TupleRow]
@@ -20,6 +23,52 @@ NOW = "extract(epoch from now())::float8"
 """The database's time as seconds since the epoch, as the store's time columns hold it."""
 
 _WAIT_COLUMNS = "session_id, prompt, since, taken_by"
+
+DELTA = context_after("%(ctx)s")
+"""The stored context with the messages of ``%(ctx)s`` added (see ``EncodedAppend.context_delta``)."""
+
+
+def _fast_append(context: str) -> str:
+    """An append as one statement: the lease is ours (locked for sharing, as ``leases.check`` does), the
+    compare-and-set holds, the session row gains the entries' count, the entries go in; it returns the new
+    last sequence number, or no row when any condition fails (then nothing was written)."""
+    return f"""
+WITH lease AS (
+    SELECT 1 FROM leases WHERE session_id = %(id)s AND token = %(token)s FOR SHARE
+), up AS (
+    UPDATE sessions SET last_seq = last_seq + %(n)s, updated_at = {NOW},
+        active_agent = coalesce(%(agent)s, active_agent), context = {context},
+        context_seq = CASE WHEN %(ctx)s::text IS NULL THEN context_seq ELSE last_seq + %(n)s END
+    WHERE id = %(id)s AND (%(expected)s::bigint IS NULL OR last_seq = %(expected)s)
+        AND EXISTS (SELECT 1 FROM lease)
+    RETURNING last_seq
+), ins AS (
+    INSERT INTO messages (session_id, seq, agent, kind, body, created_at, write_id)
+    SELECT %(id)s, up.last_seq - %(n)s + r.ord, r.agent, r.kind, r.body, {NOW}, %(wid)s
+    FROM up, unnest(%(agents)s::text[], %(kinds)s::text[], %(bodies)s::text[])
+        WITH ORDINALITY AS r(agent, kind, body, ord)
+)
+SELECT last_seq FROM up"""
+
+
+FAST_APPEND = _fast_append("coalesce(%(ctx)s, context)")
+FAST_APPEND_DELTA = _fast_append(DELTA)
+
+
+def fast_append_params(write: EncodedAppend, write_id: str, token: str) -> dict[str, Any]:
+    rows = write.rows
+    return {
+        "id": write.session_id,
+        "token": token,
+        "n": len(rows),
+        "agent": write.active_agent,
+        "ctx": write.context_json,
+        "expected": write.expected_seq,
+        "wid": write_id,
+        "agents": [r[0] for r in rows],
+        "kinds": [r[1] for r in rows],
+        "bodies": [r[2] for r in rows],
+    }
 
 
 async def get_session(conn: Conn, retry: bool, session_id: str) -> SessionState:

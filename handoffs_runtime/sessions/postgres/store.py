@@ -28,7 +28,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import Future
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, get_args
 
 import psycopg
 from psycopg import AsyncConnection
@@ -42,7 +42,12 @@ from handoffs_runtime.sessions.effects import Effect, EffectKey, EffectStatus
 from handoffs_runtime.sessions.leases import LEASE_SECONDS, Holder
 from handoffs_runtime.sessions.outage import DELAYED, RECOVERED, DelayListener
 from handoffs_runtime.sessions.postgres import effects, leases, sql
-from handoffs_runtime.sessions.postgres.schema import DEFAULT_SCHEMA, check_schema_name, migrate
+from handoffs_runtime.sessions.postgres.schema import (
+    DEFAULT_SCHEMA,
+    check_readable,
+    check_schema_name,
+    migrate,
+)
 from handoffs_runtime.sessions.sql_store import EncodedAppend, SQLStore
 from handoffs_runtime.sessions.store import (
     SessionInfo,
@@ -87,10 +92,14 @@ def _is_outage(exc: BaseException) -> bool:
     return state is None or state.startswith("08") or state in ("57P01", "57P02", "57P03", *timed_out)
 
 
-def _options(schema: str) -> str:
-    """The connection's settings: its schema, and how long a statement and a lock wait may last."""
+SynchronousCommit = Literal["on", "remote_apply", "remote_write", "local", "off"]
+
+
+def _options(schema: str, synchronous_commit: SynchronousCommit) -> str:
+    """The connection's settings: its schema, how long a statement and a lock wait may last, and when a
+    commit returns (``synchronous_commit``, whatever the server's own default)."""
     bounds = f"-c statement_timeout={STATEMENT_SECONDS * 1000:.0f} -c lock_timeout={LOCK_SECONDS * 1000:.0f}"
-    return f"-c search_path={schema} {bounds}"
+    return f"-c search_path={schema} {bounds} -c synchronous_commit={synchronous_commit}"
 
 
 async def _bounded(call: Future[T]) -> T:
@@ -112,6 +121,11 @@ class PostgresSessionStore(SQLStore):
     and migrates, so a wrong URL or a newer schema fails before a chat starts; create it with ``await
     asyncio.to_thread(PostgresSessionStore, url)`` inside a running loop.
 
+    ``synchronous_commit`` is when a write is acknowledged: ``"on"`` (the default) once it is on the
+    server's disk (and, with synchronous standbys, theirs), so a power cut loses nothing acknowledged;
+    ``"off"`` a moment earlier, so a crash of the server's machine may lose the last fraction of a second
+    of acknowledged turns (never corrupting the database); the replica levels as PostgreSQL defines them.
+
     ``lease_seconds`` is how long a claim lasts without renewal (renewed every third of it);
     ``outage_seconds`` how long a call waits for a database that does not answer; ``pool_size`` the most
     connections it opens. ``failure`` is the first error it raised, as on the SQLite store.
@@ -129,8 +143,12 @@ class PostgresSessionStore(SQLStore):
         pool_size: int = 10,
         connect_timeout: float = 10.0,
         read_only: bool = False,
+        synchronous_commit: SynchronousCommit = "on",
     ) -> None:
         super().__init__(read_only=read_only, lease_seconds=lease_seconds, outage_seconds=outage_seconds)
+        if synchronous_commit not in get_args(SynchronousCommit):
+            raise ValueError(f"synchronous_commit must be one of {get_args(SynchronousCommit)}")
+        self._synchronous_commit = synchronous_commit
         self.url = url
         self.schema = check_schema_name(schema)
         self._where = f"session store {describe_url(url)}"
@@ -177,7 +195,7 @@ class PostgresSessionStore(SQLStore):
             ) from exc
         try:
             if self.read_only:
-                await _check_readable(conn, self.schema, self._where)
+                await check_readable(conn, self.schema, self._where)
             else:
                 await migrate(conn, self.schema, self._where)
         except psycopg.Error as exc:
@@ -190,7 +208,7 @@ class PostgresSessionStore(SQLStore):
             max_size=pool_size,
             open=False,
             timeout=2.0,
-            kwargs={"autocommit": True, "options": _options(self.schema)},
+            kwargs={"autocommit": True, "options": _options(self.schema, self._synchronous_commit)},
             name="handoffs-store",
         )
         await self._pool.open(wait=True, timeout=connect_timeout)
@@ -270,6 +288,7 @@ class PostgresSessionStore(SQLStore):
     # --- the interface ---------------------------------------------------------------------------------
 
     async def claim(self, session_id: str, *, take_over: bool = False) -> Holder | None:
+        self.held.forget(session_id)
         return await self._call(session_id, self._claim, session_id, take_over)
 
     async def _claim(self, conn: Conn, retry: bool, session_id: str, take_over: bool) -> Holder | None:
@@ -282,7 +301,10 @@ class PostgresSessionStore(SQLStore):
         return taken
 
     async def open_session(self, session_id: str, *, agent: str, team: str = "") -> tuple[SessionState, bool]:
-        return await self._call(session_id, self._open_session, session_id, agent, team)
+        self.held.forget(session_id)
+        state, created = await self._call(session_id, self._open_session, session_id, agent, team)
+        self.held.opened(state)
+        return state, created
 
     async def _open_session(
         self, conn: Conn, retry: bool, session_id: str, agent: str, team: str
@@ -309,7 +331,21 @@ class PostgresSessionStore(SQLStore):
         return await self._call(append.session_id, self._write, append, uuid.uuid4().hex)
 
     async def _write(self, conn: Conn, retry: bool, write: EncodedAppend, write_id: str) -> int:
-        """One append; ``write_id`` lets a retry find out whether it was stored already."""
+        """One append in one statement, one round trip; when it writes nothing (the session is unknown,
+        not held, or gained entries) or is a retry, :meth:`_write_checked` finds out why, or writes."""
+        if not retry:
+            cursor = await conn.execute(
+                sql.FAST_APPEND_DELTA if write.context_delta else sql.FAST_APPEND,
+                sql.fast_append_params(write, write_id, self._holder.token),
+            )
+            done = await cursor.fetchone()
+            if done is not None:
+                return int(done[0])
+        return await self._write_checked(conn, retry, write, write_id)
+
+    async def _write_checked(self, conn: Conn, retry: bool, write: EncodedAppend, write_id: str) -> int:
+        """One append, step by step in a transaction; ``write_id`` lets a retry find out whether it was
+        stored already."""
         session_id = write.session_id
         async with conn.transaction():
             cursor = await conn.execute(
@@ -340,15 +376,18 @@ class PostgresSessionStore(SQLStore):
                         ],
                     )
             last += len(write.rows)
+            context = sql.DELTA if write.context_delta else "coalesce(%(ctx)s, context)"
             await conn.execute(
-                f"UPDATE sessions SET last_seq = %s, updated_at = {sql.NOW}, "
-                "active_agent = coalesce(%s, active_agent), context = coalesce(%s, context), "
-                "context_seq = CASE WHEN %s::text IS NULL THEN context_seq ELSE %s END WHERE id = %s",
-                (last, write.active_agent, write.context_json, write.context_json, last, session_id),
+                f"UPDATE sessions SET last_seq = %(last)s, updated_at = {sql.NOW}, "
+                f"active_agent = coalesce(%(agent)s, active_agent), context = {context}, "
+                "context_seq = CASE WHEN %(ctx)s::text IS NULL THEN context_seq ELSE %(last)s END "
+                "WHERE id = %(id)s",
+                {"last": last, "agent": write.active_agent, "ctx": write.context_json, "id": session_id},
             )
         return last
 
     async def end_session(self, session_id: str) -> None:
+        self.held.forget(session_id)
         await self._call(session_id, self._end_session, session_id)
 
     async def _end_session(self, conn: Conn, retry: bool, session_id: str) -> None:
@@ -371,6 +410,7 @@ class PostgresSessionStore(SQLStore):
         return await self._call(None, sql.list_sessions)
 
     async def delete_session(self, session_id: str) -> None:
+        self.held.forget(session_id)
         await self._call(None, self._delete_session, session_id)
 
     async def _delete_session(self, conn: Conn, retry: bool, session_id: str) -> None:
@@ -458,12 +498,3 @@ _SETTLE_SECONDS = 5.0
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
-
-
-async def _check_readable(conn: Conn, schema: str, where: str) -> None:
-    cursor = await conn.execute(
-        "SELECT 1 FROM information_schema.tables WHERE table_schema = %s AND table_name = 'schema_version'",
-        (schema,),
-    )
-    if await cursor.fetchone() is None:
-        raise StoreError(f"{where} is empty: nothing has been stored there yet (schema {schema!r})")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from typing import Any
+from typing import Any, NoReturn
 
 from handoffs_runtime.errors import SessionBusyError, StoreError, UnknownSessionError
 from handoffs_runtime.sessions.desk import OperatorWait
@@ -17,7 +17,7 @@ from handoffs_runtime.sessions.leases import Holder
 from handoffs_runtime.sessions.rows import STATE_COLUMNS as _STATE_COLUMNS
 from handoffs_runtime.sessions.rows import entry_from_row as _entry
 from handoffs_runtime.sessions.rows import state_from_row as _state
-from handoffs_runtime.sessions.sql_store import EncodedAppend
+from handoffs_runtime.sessions.sql_store import EncodedAppend, context_after
 from handoffs_runtime.sessions.sqlite import effects, leases
 from handoffs_runtime.sessions.store import SessionInfo, SessionState, StoredEntry
 
@@ -45,35 +45,53 @@ def create_or_reopen(conn: sqlite3.Connection, session_id: str, agent: str, team
     return created
 
 
+_DELTA = context_after("?")
+
+
 def append_entries(conn: sqlite3.Connection, append: EncodedAppend, holder: Holder, *, opened: bool) -> int:
+    """One append in a transaction the caller opened (a batch of them: see ``sqlite.batch``): the session
+    row gains the entries' count only if the lease is ours and the compare-and-set holds (one statement);
+    if it did not, :func:`_refused` says why."""
     now = time.time()
     session_id, rows = append.session_id, append.rows
-    conn.execute("BEGIN IMMEDIATE")
+    sets = ""
+    values: list[Any] = [len(rows), now]
+    if append.active_agent is not None:
+        sets += ", active_agent = ?"
+        values.append(append.active_agent)
+    if append.context_json is not None:
+        sets += f", context = {_DELTA if append.context_delta else '?'}, context_seq = last_seq + ?"
+        values += [append.context_json] * (3 if append.context_delta else 1) + [len(rows)]
+    expected = append.expected_seq
+    found = conn.execute(
+        f"UPDATE sessions SET last_seq = last_seq + ?, updated_at = ?{sets} "
+        "WHERE id = ? AND (? IS NULL OR last_seq = ?) "
+        "AND EXISTS (SELECT 1 FROM leases WHERE session_id = ? AND token = ?) RETURNING last_seq",
+        (*values, session_id, expected, expected, session_id, holder.token),
+    ).fetchall()
+    if not found:
+        _refused(conn, append, holder, opened=opened)
+    last = int(found[0][0])
+    first = last - len(rows)
+    conn.executemany(
+        "INSERT INTO messages (session_id, seq, agent, kind, body, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+        [
+            (session_id, first + i, agent, kind, body, now)
+            for i, (agent, kind, body) in enumerate(rows, start=1)
+        ],
+    )
+    return last
+
+
+def _refused(conn: sqlite3.Connection, append: EncodedAppend, holder: Holder, *, opened: bool) -> NoReturn:
+    """Why an append wrote nothing: no such session, a lease that is not ours, or a failed compare-and-set."""
+    session_id = append.session_id
     found = conn.execute("SELECT last_seq FROM sessions WHERE id = ?", (session_id,)).fetchone()
     if found is None:
         raise UnknownSessionError(f"no session {session_id!r} in the store; open it before appending")
     leases.check(conn, session_id, holder, opened=opened)
-    last = int(found[0])
-    append.check_expected(last)
-    conn.executemany(
-        "INSERT INTO messages (session_id, seq, agent, kind, body, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-        [
-            (session_id, last + i, agent, kind, body, now)
-            for i, (agent, kind, body) in enumerate(rows, start=1)
-        ],
-    )
-    last += len(rows)
-    sets = ["last_seq = ?", "updated_at = ?"]
-    values: list[Any] = [last, now]
-    if append.active_agent is not None:
-        sets.append("active_agent = ?")
-        values.append(append.active_agent)
-    if append.context_json is not None:
-        sets += ["context = ?", "context_seq = ?"]
-        values += [append.context_json, last]
-    conn.execute(f"UPDATE sessions SET {', '.join(sets)} WHERE id = ?", (*values, session_id))
-    conn.execute("COMMIT")
-    return last
+    append.check_expected(int(found[0]))
+    raise StoreError(f"session {session_id!r}: the append was refused for no reason the store can name")
 
 
 def end_session(conn: sqlite3.Connection, session_id: str, holder: Holder, opened: bool) -> None:

@@ -20,6 +20,7 @@ from handoffs_runtime.sessions.effects import Effect, EffectKey, EffectStatus
 from handoffs_runtime.sessions.leases import LEASE_SECONDS, Holder
 from handoffs_runtime.sessions.sql_store import EncodedAppend, SQLStore
 from handoffs_runtime.sessions.sqlite import effects, leases, sql
+from handoffs_runtime.sessions.sqlite.batch import GroupCommit
 from handoffs_runtime.sessions.sqlite.connection import (
     close_failed,
     connect,
@@ -63,8 +64,12 @@ class SQLiteSessionStore(SQLStore):
     The file is checked when the store is created (so a corrupt, locked, read-only, foreign or
     newer-schema file fails before a chat starts, untouched); create it with ``await
     asyncio.to_thread(SQLiteSessionStore, path)`` inside a running loop. ``timeout`` is how long to wait
-    for another process's lock. ``synchronous="FULL"`` syncs every commit to disk, so a stored turn also
-    survives a power cut. ``read_only=True`` only reads (see ``_connect_read_only``). ``lease_seconds`` is
+    for another process's lock. ``synchronous="FULL"`` (the default) syncs every commit to disk before it
+    is acknowledged, so a power cut loses nothing acknowledged; ``"NORMAL"`` syncs at checkpoints only,
+    so a power cut (not a crash of the process, which loses nothing either way) may lose the last turns
+    acknowledged since. Appends waiting for the store's thread are committed together (see
+    :mod:`~handoffs_runtime.sessions.sqlite.batch`), one sync for all of them.
+    ``read_only=True`` only reads (see ``_connect_read_only``). ``lease_seconds`` is
     how long this store's claim on a session lasts without renewal; it renews every third of that.
     ``failure`` is the first error it raised (see :class:`~handoffs_runtime.sessions.sql_store.SQLStore`).
     """
@@ -83,6 +88,7 @@ class SQLiteSessionStore(SQLStore):
         self._heartbeat = leases.Heartbeat(self._renew_soon, lease_seconds / 3)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="handoffs-store")
         self._shared = _Shared(where=f"session store {self.path}")
+        self._batch = GroupCommit(self._executor, self._append_rows, self._described)
         connect = self._connect_read_only if read_only and self.path != MEMORY else self._connect
         try:
             self._executor.submit(connect, timeout, synchronous).result()
@@ -167,20 +173,32 @@ class SQLiteSessionStore(SQLStore):
         return await asyncio.wrap_future(self._executor.submit(self._guarded, fn, *args))
 
     def _guarded(self, fn: Callable[..., T], *args: Any) -> T:
-        conn = self._shared.conn
-        if conn is None:
-            raise StoreError(f"{self._shared.where} is closed")
+        conn = self._conn()
         try:
             return fn(conn, *args)
         except BaseException as exc:
             roll_back(conn)
-            error = store_error(self._shared.where, exc) if isinstance(exc, sqlite3.Error) else exc
-            expected = UnknownSessionError | StoreConflictError  # answers, not failures of the store
-            if isinstance(error, StoreError) and not isinstance(error, expected):
-                self.failure = self.failure or error
+            error = self._described(exc)
             if error is exc:
                 raise
             raise error from exc
+
+    def _conn(self) -> sqlite3.Connection:
+        """The connection, on the store's thread."""
+        conn = self._shared.conn
+        if conn is None:
+            raise StoreError(f"{self._shared.where} is closed")
+        return conn
+
+    def _described(self, exc: BaseException) -> BaseException:
+        """What a failed call raises: a SQLite error in the store's words; the first failure is kept."""
+        error = store_error(self._shared.where, exc) if isinstance(exc, sqlite3.Error) else exc
+        expected = UnknownSessionError | StoreConflictError  # answers, not failures of the store
+        if isinstance(error, StoreError) and not isinstance(error, expected):
+            self.failure = self.failure or error
+        if error is not exc:
+            error.__cause__ = exc
+        return error
 
     def _renew_soon(self) -> None:
         """The heartbeat's beat: queue a renewal on the store's thread, without waiting for it."""
@@ -198,6 +216,7 @@ class SQLiteSessionStore(SQLStore):
     # --- the interface ---------------------------------------------------------------------------------
 
     async def claim(self, session_id: str, *, take_over: bool = False) -> Holder | None:
+        self.held.forget(session_id)
         return await self._run(self._claim, session_id, take_over)
 
     def _claim(self, conn: sqlite3.Connection, session_id: str, take_over: bool) -> Holder | None:
@@ -209,7 +228,10 @@ class SQLiteSessionStore(SQLStore):
         return taken
 
     async def open_session(self, session_id: str, *, agent: str, team: str = "") -> tuple[SessionState, bool]:
-        return await self._run(self._open_session, session_id, agent, team)
+        self.held.forget(session_id)
+        state, created = await self._run(self._open_session, session_id, agent, team)
+        self.held.opened(state)
+        return state, created
 
     def _open_session(
         self, conn: sqlite3.Connection, session_id: str, agent: str, team: str
@@ -231,7 +253,9 @@ class SQLiteSessionStore(SQLStore):
         return await self._run(sql.get_session, session_id)
 
     async def _append(self, append: EncodedAppend) -> int:
-        return await self._run(self._append_rows, append)
+        if self._shared.closed:
+            raise StoreError(f"{self._shared.where} is closed")
+        return await self._batch.submit(self._conn, append)
 
     def _append_rows(self, conn: sqlite3.Connection, append: EncodedAppend) -> int:
         """On the store's thread, which keeps ``_opened``."""
@@ -239,6 +263,7 @@ class SQLiteSessionStore(SQLStore):
         return sql.append_entries(conn, append, self._holder, opened=opened)
 
     async def end_session(self, session_id: str) -> None:
+        self.held.forget(session_id)
         await self._run(self._end_session, session_id)
 
     def _end_session(self, conn: sqlite3.Connection, session_id: str) -> None:
@@ -252,6 +277,7 @@ class SQLiteSessionStore(SQLStore):
         return await self._run(sql.list_sessions)
 
     async def delete_session(self, session_id: str) -> None:
+        self.held.forget(session_id)
         await self._run(sql.delete_session, session_id, self._holder)
 
     async def secret(self, name: str, *, size: int = 32) -> bytes:
