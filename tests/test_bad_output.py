@@ -135,13 +135,13 @@ async def test_handoff_with_regular_tools_runs_the_tools_first() -> None:
 
 
 async def test_empty_reply_becomes_a_clear_message_and_the_session_goes_on() -> None:
-    front = ScriptedModel(["   ", "second answer"])
+    front = ScriptedModel(["   ", "", "second answer"])  # empty, and empty again when asked in words
     channel = await run_front(front, lines=2)
     assert texts(channel) == [("Front", EMPTY_REPLY), ("Front", "second answer")]
 
 
 async def test_empty_tool_call_list_is_treated_as_an_empty_reply() -> None:
-    front = ScriptedModel([[]])
+    front = ScriptedModel([[], []])
     channel = await run_front(front)
     assert texts(channel) == [("Front", EMPTY_REPLY)]
 

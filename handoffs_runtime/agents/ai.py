@@ -71,8 +71,11 @@ from handoffs_runtime.usage import BUDGET_REPLY, Usage
 logger = logging.getLogger("handoffs_runtime")
 
 MODEL_ERROR_REPLY = "Sorry, I'm having trouble answering right now. Please try again in a moment."
-EMPTY_REPLY = "Sorry, I don't have an answer to that. Could you put it another way?"
-TOO_MANY_ROUNDS_REPLY = "Sorry, I couldn't finish that. Could you tell me again what you need?"
+EMPTY_REPLY = "Sorry, I could not get an answer from the model this time; the fault is on our side."
+TOO_MANY_ROUNDS_REPLY = (
+    "Sorry, I could not finish this: my tools did not get me any closer to an answer. The fault is on "
+    "our side, not in what you said."
+)
 ONE_HANDOFF = "ignored: only one handoff per response is carried out"
 
 
@@ -161,7 +164,7 @@ class AIAgent(SessionAgent):
             case ModelFailed(exception=exception):
                 await self._reply(history, end.new, self._model_error_reply(exception), end.usage)
             case OutOfRounds():
-                await self._reply(history, end.new, TOO_MANY_ROUNDS_REPLY, end.usage)
+                await self._out_of_rounds(path, [*history, *end.new], end.usage)
             case unreachable:
                 assert_never(unreachable)
 
@@ -249,6 +252,20 @@ class AIAgent(SessionAgent):
             await self.publish_message(task, topic_id=session_topic(human, session))
             return
         await self._reply(conversation, (), LOOP_MESSAGE, usage)
+
+    async def _out_of_rounds(self, path: list[str], conversation: list[LLMMessage], usage: Usage) -> None:
+        """The tools got the turn nowhere: the human agent takes over where the team escalates loops,
+        else the person is told plainly (never asked to say it again: they did nothing wrong)."""
+        config = self._config
+        human = config.human_agent
+        if config.policy.on_loop == "escalate" and human is not None and human != config.name:
+            logger.warning(
+                "%s made no progress in session %s; handing to %s", config.name, self._session, human
+            )
+            task = user_task(conversation, [*path, human], usage)
+            await self.publish_message(task, topic_id=session_topic(human, self._session))
+            return
+        await self._reply(conversation, (), TOO_MANY_ROUNDS_REPLY, usage)
 
     async def _reply(
         self, history: Sequence[LLMMessage], new: Sequence[LLMMessage], text: str, usage: Usage

@@ -11,12 +11,13 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import re
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
 from autogen_core import FunctionCall
-from autogen_core.tools import Tool
+from autogen_core.tools import Tool, ToolSchema
 
 logger = logging.getLogger("handoffs_runtime")
 
@@ -54,6 +55,25 @@ def read_reply(result: object, max_chars: int) -> Reply:
     if content is not None:
         logger.warning("model content of type %s is neither text nor tool calls", type(content).__name__)
     return ""
+
+
+_NAMED_CALL = re.compile(r"(?:functions\.([A-Za-z0-9_\-]+):?|([A-Za-z0-9_\-]+):)")
+
+
+def named_call(reply: Reply, offered: Sequence[ToolSchema]) -> Reply:
+    """``reply``, or the call it names when its text is exactly an offered tool's name (``functions.NAME:``
+    or ``NAME:``): some servers put the call the model chose into the text. The call gets no arguments;
+    a tool that needs some fails on them, and the model reads why. The person never reads the name."""
+    if not isinstance(reply, str) or len(reply) > MAX_NAME_CHARS + 12:
+        return reply
+    found = _NAMED_CALL.fullmatch(reply)
+    if found is None:
+        return reply
+    name = found.group(1) or found.group(2)
+    if not any(schema["name"] == name for schema in offered):
+        return reply
+    logger.warning("the model's reply is the name of the tool %s: read as a call to it", name)
+    return ToolCalls([FunctionCall(id=f"call_{next(_call_ids)}", name=name, arguments="{}")])
 
 
 def _read_parts(parts: Sequence[object], thought: object, max_chars: int) -> Reply:

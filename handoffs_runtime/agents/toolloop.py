@@ -11,6 +11,10 @@ One turn::
                      -> HandedOff or LoopStopped when the decision ends the turn, else ask again
       error       -> ModelFailed: the model raised or missed its deadline
     before each model call: OverBudget past the token budget; after the last round: OutOfRounds
+    a repeated call (same tool, same normalised arguments) is answered from memory; ``stalled_rounds``
+    rounds in a row without a result not seen before: OutOfRounds at once (see :mod:`.progress`)
+    an empty reply: asked once more with ``tool_choice="none"``; a reply that is just an offered tool's
+    name (``functions.NAME:``) is that call (see :func:`~.replies.named_call`)
 
 Every call gets a result, in call order, cut to the size cap. The ends are the closed union
 :data:`~handoffs_runtime.agents.turn.TurnEnd`. The agents' message handlers keep the last guarantee:
@@ -25,6 +29,7 @@ import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from autogen_core import CancellationToken, FunctionCall
 from autogen_core.models import (
@@ -41,7 +46,8 @@ from autogen_core.tools import Tool, ToolSchema
 
 from handoffs_runtime.agents import turn
 from handoffs_runtime.agents.once import OnceATurn
-from handoffs_runtime.agents.replies import ToolCalls, read_reply, sort_calls
+from handoffs_runtime.agents.progress import ProgressGuard
+from handoffs_runtime.agents.replies import Reply, ToolCalls, named_call, read_reply, sort_calls
 from handoffs_runtime.agents.streaming import StreamReader
 from handoffs_runtime.agents.toolcalls import capped, run_tool_call, unknown_tool_result
 from handoffs_runtime.agents.trim import MAX_TRIMS, trimmed
@@ -124,6 +130,7 @@ class ToolLoop:
         tally = context.tally
         policy = self.policy
         once = OnceATurn() if self.irreversible else None
+        guard = ProgressGuard(policy.stalled_rounds)
         for _ in range(policy.max_tool_rounds):
             if policy.token_budget is not None and (usage + tally.usage).over(policy.token_budget):
                 return turn.OverBudget(history, new, usage + tally.usage)
@@ -133,13 +140,19 @@ class ToolLoop:
             except Exception as exc:
                 logger.exception("model call failed for %s in session %s", self.name, context.session_id)
                 return turn.ModelFailed(history, new, usage + tally.usage, self._describe_failure(exc), exc)
-            reported = getattr(result, "usage", None)  # the result is untrusted: it may be anything
-            if isinstance(reported, RequestUsage) and (reported.prompt_tokens or reported.completion_tokens):
-                tally.usage += Usage.reported(self.name, reported)
-            reply = read_reply(result, policy.max_reply_chars)
+            self._count(result, context)
+            reply = named_call(read_reply(result, policy.max_reply_chars), offer[0])
+            if reply == "" and offer[0]:
+                try:
+                    reply = await self._in_words(context, history + new, offer, cancellation_token)
+                except Exception as exc:
+                    logger.exception("asking %s again in words failed in %s", self.name, context.session_id)
+                    failed = self._describe_failure(exc)
+                    return turn.ModelFailed(history, new, usage + tally.usage, failed, exc)
             if isinstance(reply, str):
                 return turn.Replied(history, new, usage + tally.usage, reply)
-            results, ending = await self._act(reply, offer[1], context, decider, once, cancellation_token)
+            acting = self._act(reply, offer[1], context, decider, once, guard, cancellation_token)
+            results, ending = await acting
             new.append(AssistantMessage(content=reply.calls, thought=reply.thought, source=self.name))
             new.append(FunctionExecutionResultMessage(content=results))
             match ending:
@@ -147,7 +160,37 @@ class ToolLoop:
                     return turn.HandedOff(history, new, usage + tally.usage, ending)
                 case turn.GuardStop():
                     return turn.LoopStopped(history, new, usage + tally.usage, ending)
+            if guard.stalled(results):
+                logger.warning(
+                    "%s made no progress in %d rounds in session %s; ending the turn",
+                    self.name,
+                    policy.stalled_rounds,
+                    context.session_id,
+                )
+                break
         return turn.OutOfRounds(history, new, usage + tally.usage)
+
+    def _count(self, result: object, context: ToolContext) -> None:
+        """Add the tokens a model call reported to the turn's tally."""
+        reported = getattr(result, "usage", None)  # the result is untrusted: it may be anything
+        if isinstance(reported, RequestUsage) and (reported.prompt_tokens or reported.completion_tokens):
+            context.tally.usage += Usage.reported(self.name, reported)
+
+    async def _in_words(
+        self,
+        context: ToolContext,
+        conversation: list[LLMMessage],
+        offer: tuple[tuple[ToolSchema, ...], frozenset[str]],
+        cancellation_token: CancellationToken,
+    ) -> Reply:
+        """An empty reply asked for once more, in words (``tool_choice="none"``): some servers answer
+        nothing at all when tools are offered; the person did nothing wrong, so is not asked to."""
+        logger.warning(
+            "empty reply from %s in session %s; asking once more in words", self.name, context.session_id
+        )
+        result = await self._call_model(context, conversation, offer, cancellation_token, in_words=True)
+        self._count(result, context)
+        return named_call(read_reply(result, self.policy.max_reply_chars), offer[0])
 
     async def _ask(
         self,
@@ -196,6 +239,7 @@ class ToolLoop:
         context: ToolContext,
         decider: turn.HandoffDecider | None,
         once: OnceATurn | None,
+        guard: ProgressGuard,
         cancellation_token: CancellationToken,
     ) -> tuple[list[FunctionExecutionResult], turn.Transfer | turn.GuardStop | None]:
         """A result per call, in call order and cut to the size cap, and the decision's end of the turn,
@@ -208,7 +252,7 @@ class ToolLoop:
         for i, call in unknown:
             results[i] = unknown_tool_result(call, [*self.tools, *enabled])
         if regular:
-            await self._run_regular(regular, results, context, once, cancellation_token)
+            await self._run_regular(regular, results, context, once, guard, cancellation_token)
         ending: turn.Transfer | turn.GuardStop | None = None
         if handoffs and decider is not None:
             decision = await decider.decide(
@@ -226,6 +270,7 @@ class ToolLoop:
         results: list[FunctionExecutionResult | None],
         context: ToolContext,
         once: OnceATurn | None,
+        guard: ProgressGuard,
         cancellation_token: CancellationToken,
     ) -> None:
         """Fill in the results of the regular calls.
@@ -237,13 +282,13 @@ class ToolLoop:
         """
         if len(runs) > 1 and self.policy.concurrent_tool_calls:
             done = await asyncio.gather(
-                *(self._run_one(t, c, context, once, cancellation_token) for _, t, c in runs)
+                *(self._run_one(t, c, context, once, guard, cancellation_token) for _, t, c in runs)
             )
             for (i, _, _), result in zip(runs, done, strict=True):
                 results[i] = result
         else:
             for i, tool, call in runs:
-                results[i] = await self._run_one(tool, call, context, once, cancellation_token)
+                results[i] = await self._run_one(tool, call, context, once, guard, cancellation_token)
 
     async def _run_one(
         self,
@@ -251,14 +296,15 @@ class ToolLoop:
         call: FunctionCall,
         context: ToolContext,
         once: OnceATurn | None,
+        guard: ProgressGuard,
         cancellation_token: CancellationToken,
     ) -> FunctionExecutionResult:
         """One regular call; an irreversible one at most once a turn with the same arguments (see
-        :mod:`.once`)."""
+        :mod:`.once`), any other answered from memory when repeated (see :mod:`.progress`)."""
+        run = self._run_shown
         if once is not None and call.name in self.irreversible:
-            run = self._run_shown
             return await once.run(tool, call, lambda: run(tool, call, context, cancellation_token))
-        return await self._run_shown(tool, call, context, cancellation_token)
+        return await guard.run(call, lambda: run(tool, call, context, cancellation_token))
 
     async def _run_shown(
         self, tool: Tool, call: FunctionCall, context: ToolContext, cancellation_token: CancellationToken
@@ -283,14 +329,22 @@ class ToolLoop:
         conversation: list[LLMMessage],
         offer: tuple[tuple[ToolSchema, ...], frozenset[str]],
         cancellation_token: CancellationToken,
+        *,
+        in_words: bool = False,
     ) -> object:
-        """The model's answer to ``conversation`` with the ``offer``'s tools (and handoffs among them)."""
+        """The model's answer to ``conversation`` with the ``offer``'s tools (and handoffs among them);
+        ``in_words``: the tools are shown but may not be chosen (``tool_choice="none"``)."""
         tools, handoffs = offer
         messages = [self.system_message, *conversation]
+        options: dict[str, Any] = {"tool_choice": "none"} if in_words else {}
+        if self.policy.max_tokens is not None:
+            options["extra_create_args"] = {"max_tokens": self.policy.max_tokens}
         with model_call_scope(ModelCall(self.name, context.session_id, handoffs)):
             if self.policy.stream:
-                return await self._read_stream(context, messages, tools, cancellation_token)
-            create = self.model.create(messages, tools=tools, cancellation_token=cancellation_token)
+                return await self._read_stream(context, messages, tools, cancellation_token, options)
+            create = self.model.create(
+                messages, tools=tools, cancellation_token=cancellation_token, **options
+            )
             if self.model_timeout is None:
                 return await create
             async with asyncio.timeout(self.model_timeout):
@@ -302,6 +356,7 @@ class ToolLoop:
         messages: list[LLMMessage],
         tools: Sequence[ToolSchema],
         cancellation_token: CancellationToken,
+        options: Mapping[str, Any],
     ) -> CreateResult:
         """The streamed answer, read under the reply cap; a reply the deadline cuts is kept, marked as cut
         (see :mod:`.streaming`)."""
@@ -314,7 +369,9 @@ class ToolLoop:
                 await progress.show(session, Delta(agent=agent, text=text, label=label))
 
         reader = StreamReader(self.policy.max_reply_chars, show)
-        stream = self.model.create_stream(messages, tools=tools, cancellation_token=cancellation_token)
+        stream = self.model.create_stream(
+            messages, tools=tools, cancellation_token=cancellation_token, **options
+        )
         if self.model_timeout is None:
             return await reader.read(stream)
         scope = asyncio.timeout(self.model_timeout)

@@ -95,6 +95,8 @@ class PolicyEntry(_Strict):
     token_budget: int | None = Field(default=None, ge=1)
     trim_context: bool | None = None
     operator_wait: float | None = Field(default=None, gt=0)
+    max_tokens: int | None = Field(default=None, ge=1)
+    stalled_rounds: int | None = Field(default=None, ge=1)
 
 
 class TeamFile(_Strict):
