@@ -52,10 +52,11 @@ from handoffs_runtime.agents.streaming import StreamReader
 from handoffs_runtime.agents.toolcalls import capped, run_tool_call, unknown_tool_result
 from handoffs_runtime.agents.trim import MAX_TRIMS, trimmed
 from handoffs_runtime.channels.base import Channel
-from handoffs_runtime.errors import ContextOverflowError
+from handoffs_runtime.errors import ContextOverflowError, TeamConfigError
 from handoffs_runtime.handoffs.handoff import Handoff, SessionContext, call_maybe_async
 from handoffs_runtime.handoffs.policy import TeamPolicy
 from handoffs_runtime.messages import Delta, ToolFinished, ToolStarted
+from handoffs_runtime.models.capabilities import EndpointCapabilities
 from handoffs_runtime.models.failures import cut_note, is_overflow_error, overflow_ratio
 from handoffs_runtime.models.local import AnswersPromptly, ModelCall, model_call_scope
 from handoffs_runtime.tools.context import ToolContext
@@ -107,6 +108,7 @@ class ToolLoop:
         static = all(h.always_enabled for h in self.handoffs.values())
         every = (schemas + tuple(h.schema for h in self.handoffs.values()), frozenset(self.handoffs))
         set_field(self, "_static", every if static else None)
+        _say_what_the_endpoint_can_do(self.model, self.policy)
 
     async def run(
         self,
@@ -383,6 +385,17 @@ class ToolLoop:
             if kept is None:
                 raise
             return kept
+
+
+def _say_what_the_endpoint_can_do(model: ChatCompletionClient, policy: TeamPolicy) -> None:
+    """The policy's ``endpoint`` settings, given to the model's endpoint (an OpenAI-compatible one)."""
+    endpoint = getattr(model, "endpoint", None)
+    settings = {k: v for k, v in (policy.endpoint or {}).items() if v is not None}
+    if settings and isinstance(endpoint, EndpointCapabilities):
+        try:
+            endpoint.update(**settings)
+        except ValueError as exc:
+            raise TeamConfigError(f"policy.endpoint: {exc}") from exc
 
 
 async def _is_enabled(handoff: Handoff, ctx: SessionContext) -> bool:

@@ -9,7 +9,7 @@ the agent that holds the conversation, or escalation to the team's human agent.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -66,6 +66,10 @@ class TeamPolicy:
     """Tool rounds in a row that bring no result the turn has not seen before (the same tool asked the
     same thing again) after which the turn ends; the agent says it could not finish, or, with
     ``on_loop="escalate"``, hands the conversation to the human agent."""
+    endpoint: Mapping[str, bool | str] | None = None
+    """What the endpoints of the team's OpenAI-compatible models can do, said up front instead of learnt
+    (``streams_tool_calls``, ``tool_call_content``, ``usage_in_streams``; see
+    :mod:`~handoffs_runtime.models.capabilities`); applied when the team's agents are built."""
     operator_wait: float | None = 60.0
     """Seconds a web customer who asked for a person waits for an operator to take the conversation
     before being told that nobody can answer now (and offered to leave a message or go back to the

@@ -81,6 +81,15 @@ class AgentEntry(_Strict):
     """Requests this agent is for, in a customer's words (the offline model routes by them)."""
 
 
+class EndpointEntry(_Strict):
+    """What the endpoint of the team's OpenAI-compatible models can do (``models/capabilities.py``),
+    said up front so that nothing is learnt from a refused or wasted call."""
+
+    streams_tool_calls: bool | None = None
+    tool_call_content: Literal["auto", "null", "empty"] | None = None
+    usage_in_streams: bool | None = None
+
+
 class PolicyEntry(_Strict):
     """``TeamPolicy`` options (see its docstring); those left out keep their defaults."""
 
@@ -97,6 +106,7 @@ class PolicyEntry(_Strict):
     operator_wait: float | None = Field(default=None, gt=0)
     max_tokens: int | None = Field(default=None, ge=1)
     stalled_rounds: int | None = Field(default=None, ge=1)
+    endpoint: EndpointEntry | None = None
 
 
 class TeamFile(_Strict):
