@@ -5,16 +5,20 @@ tokens. No reply blames the person or asks them to say it again."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from handoffs_runtime import AgentSpec, TeamPolicy, TeamSpec, openai_model
 from handoffs_runtime.agents.ai import EMPTY_REPLY, TOO_MANY_ROUNDS_REPLY
 from handoffs_runtime.agents.progress import REPEAT_NOTE, normalised_arguments
 from handoffs_runtime.channels.memory import ScriptedChannel
+from handoffs_runtime.models.deadline import SLOW_MODEL_REPLY
 from handoffs_runtime.team.spec import human_agent
 
 from .fake_openai import fake_openai
 from .support import run_sessions, texts
+from .test_model_deadline import trickling_server
 
 LOOKED_UP: list[str] = []
 ASKS_AGAIN = ("again", "another way", "rephrase", "repeat")
@@ -149,3 +153,28 @@ async def test_a_tool_name_nobody_offered_is_text() -> None:
         channel = ScriptedChannel.for_sessions({"s1": ["hi"]})
         await run_sessions(desk_team(), channel, model=model_for(server.url))  # type: ignore[arg-type]
     assert texts(channel) == [("Desk", "functions.fly_to_the_moon:")]
+
+
+# --- 4. deadlines that tell the truth and bound the work --------------------------------------------
+
+
+async def test_every_call_is_bounded_in_tokens_by_the_team_and_by_default() -> None:
+    with fake_openai(["Hello!", "Hello again!"]) as server:
+        channel = ScriptedChannel.for_sessions({"s1": ["hi"], "s2": ["hi"]})
+        model = model_for(server.url)
+        await run_sessions(desk_team(), channel, model=model, sessions=["s1"])  # type: ignore[arg-type]
+        await run_sessions(desk_team(max_tokens=32), channel, model=model, sessions=["s2"])  # type: ignore[arg-type]
+    assert [r.get("max_tokens") for r in server.requests] == [TeamPolicy().max_tokens, 32]
+
+
+async def test_a_call_past_its_deadline_is_dropped_and_the_person_told_the_model_is_slow() -> None:
+    with trickling_server() as server:
+        model = openai_model("m", base_url=server.url, api_key="k", timeout=1.0, max_retries=2)
+        channel = ScriptedChannel.for_sessions({"s1": ["hello"]})
+        await run_sessions(desk_team(model_timeout=None), channel, model=model)
+        dropped = await asyncio.to_thread(server.dropped.wait, 30)
+    [(_, said)] = texts(channel)
+    assert said == SLOW_MODEL_REPLY
+    assert "try again" not in said
+    assert dropped and not server.sent_all  # the request in flight was abandoned, connection and all
+    assert server.bodies[0]["max_tokens"] == TeamPolicy().max_tokens

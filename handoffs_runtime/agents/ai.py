@@ -63,6 +63,7 @@ from handoffs_runtime.messages import (
     agent_response,
     user_task,
 )
+from handoffs_runtime.models.deadline import SLOW_MODEL_REPLY, missed_its_deadline
 from handoffs_runtime.models.failures import ModelProblem, explain_model_error
 from handoffs_runtime.tools.context import ToolContext, set_tool_context
 from handoffs_runtime.topics import HANDOFF_EVENTS, USER, session_topic
@@ -170,6 +171,8 @@ class AIAgent(SessionAgent):
 
     def _model_error_reply(self, exc: BaseException) -> str:
         """What is wrong with the model, said once in full; the generic apology for transient failures."""
+        if missed_its_deadline(exc):
+            return SLOW_MODEL_REPLY
         problem = explain_model_error(exc)
         if problem is None:
             return MODEL_ERROR_REPLY
