@@ -83,3 +83,9 @@ def set_capabilities(base_url: str | None, **settings: object) -> EndpointCapabi
     known = capabilities_of(base_url)
     known.update(**settings)
     return known
+
+
+def forget_capabilities() -> None:
+    """Forget what was learnt or set of every endpoint (a process that reuses ports, such as a test
+    run, starts each server unknown)."""
+    _ENDPOINTS.clear()
