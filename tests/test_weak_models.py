@@ -13,6 +13,7 @@ from handoffs_runtime import AgentSpec, TeamPolicy, TeamSpec, openai_model
 from handoffs_runtime.agents.ai import EMPTY_REPLY, TOO_MANY_ROUNDS_REPLY
 from handoffs_runtime.agents.progress import REPEAT_NOTE, normalised_arguments
 from handoffs_runtime.channels.memory import ScriptedChannel
+from handoffs_runtime.messages import Delta
 from handoffs_runtime.models.deadline import SLOW_MODEL_REPLY
 from handoffs_runtime.team.spec import human_agent
 
@@ -136,6 +137,23 @@ async def test_a_reply_that_is_a_tool_name_is_that_call(said: str) -> None:
         await run_sessions(team, channel, model=model_for(server.url))  # type: ignore[arg-type]
     assert texts(channel) == [("Back", "Back office here.")]
     assert [(e.target, e.outcome) for e in channel.handoffs("s1")] == [("Back", "handoff")]
+
+
+async def test_a_streamed_reply_that_is_a_tool_name_is_never_shown_as_it_streams() -> None:
+    team = TeamSpec(
+        name="two",
+        entry="Front",
+        agents=[AgentSpec("Front", handoffs=["Back"]), AgentSpec("Back", description="The back office.")],
+        policy=TeamPolicy(stream=True),
+    )
+    with fake_openai(["functions.transfer_to_back:", "Back office here."]) as server:
+        channel = ScriptedChannel.for_sessions({"s1": ["I need the back office"]})
+        channel.shows_progress = True
+        await run_sessions(team, channel, model=model_for(server.url))  # type: ignore[arg-type]
+    assert texts(channel) == [("Back", "Back office here.")]
+    shown = [(e.agent, e.text) for e in channel.shown["s1"] if isinstance(e, Delta)]
+    assert "".join(text for _, text in shown) == "Back office here."  # and nothing of the name
+    assert {agent for agent, _ in shown} == {"Back"}
 
 
 async def test_a_tool_name_whose_tool_needs_arguments_is_a_failed_call_the_model_reads() -> None:

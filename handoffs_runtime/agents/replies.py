@@ -12,7 +12,7 @@ import itertools
 import json
 import logging
 import re
-from collections.abc import Container, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -74,6 +74,33 @@ def named_call(reply: Reply, offered: Sequence[ToolSchema]) -> Reply:
         return reply
     logger.warning("the model's reply is the name of the tool %s: read as a call to it", name)
     return ToolCalls([FunctionCall(id=f"call_{next(_call_ids)}", name=name, arguments="{}")])
+
+
+class HeldWhileAName:
+    """A streamed reply's deltas, passed on to ``show`` once they cannot be an offered tool's name any
+    more: while the reply so far is the start of ``functions.NAME:`` or ``NAME:`` for an offered NAME it
+    is held, so a reply that turns out to be exactly a name (read as a call by :func:`named_call`) is
+    never shown. Any other reply passes at once; one held to its end is shown whole, as a reply."""
+
+    __slots__ = ("_forms", "_held", "_passing", "_show")
+
+    def __init__(self, show: Callable[[str], Awaitable[None]], offered: Sequence[ToolSchema]) -> None:
+        self._show = show
+        self._forms = [f"{prefix}{t['name']}:" for t in offered for prefix in ("functions.", "")]
+        self._held = ""
+        self._passing = not self._forms
+
+    async def __call__(self, text: str) -> None:
+        if self._passing:
+            await self._show(text)
+            return
+        self._held += text
+        start = self._held.lstrip()
+        if any(form.startswith(start) or start == form[:-1] for form in self._forms):
+            return
+        self._passing = True
+        held, self._held = self._held, ""
+        await self._show(held)
 
 
 def _read_parts(parts: Sequence[object], thought: object, max_chars: int) -> Reply:

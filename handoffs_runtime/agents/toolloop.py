@@ -47,7 +47,14 @@ from autogen_core.tools import Tool, ToolSchema
 from handoffs_runtime.agents import turn
 from handoffs_runtime.agents.once import OnceATurn
 from handoffs_runtime.agents.progress import ProgressGuard
-from handoffs_runtime.agents.replies import Reply, ToolCalls, named_call, read_reply, sort_calls
+from handoffs_runtime.agents.replies import (
+    HeldWhileAName,
+    Reply,
+    ToolCalls,
+    named_call,
+    read_reply,
+    sort_calls,
+)
 from handoffs_runtime.agents.streaming import StreamReader
 from handoffs_runtime.agents.toolcalls import capped, run_tool_call, unknown_tool_result
 from handoffs_runtime.agents.trim import MAX_TRIMS, trimmed
@@ -367,8 +374,10 @@ class ToolLoop:
         if progress is not None:
             session, agent, label = context.session_id, self.name, self.label
 
-            async def show(text: str) -> None:  # a delta, shown as it arrives; the reply holds the whole
+            async def delta(text: str) -> None:  # a delta, shown as it arrives; the reply holds the whole
                 await progress.show(session, Delta(agent=agent, text=text, label=label))
+
+            show = HeldWhileAName(delta, tools)  # a reply that is just a tool's name is a call, never shown
 
         reader = StreamReader(self.policy.max_reply_chars, show)
         stream = self.model.create_stream(
