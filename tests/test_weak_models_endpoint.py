@@ -130,3 +130,13 @@ def test_a_wrong_endpoint_setting_is_refused_with_the_known_ones(tmp_path: Path)
     path.write_text(TEAM_FILE.replace("streams_tool_calls", "streams_tools"))
     with pytest.raises(TeamConfigError, match="streams_tools"):
         load_team_file(path)
+
+
+async def test_an_agent_may_bound_its_own_calls_in_tokens(tmp_path: Path) -> None:
+    path = tmp_path / "team.yaml"
+    path.write_text(TEAM_FILE.replace("    system_message: You sell things.", "    max_tokens: 16"))
+    team = load_team_file(path)
+    with fake_openai(["Skates, yes."]) as server:
+        channel = ScriptedChannel.for_sessions({"s1": ["skates?"]})
+        await run_sessions(team, channel, model=model_for(server.url))  # type: ignore[arg-type]
+    assert [r.get("max_tokens") for r in server.requests] == [16]  # the agent's, not the team's 64

@@ -79,6 +79,8 @@ class AgentEntry(_Strict):
     model: ModelEntry | None = None
     examples: list[str] = Field(default_factory=list)
     """Requests this agent is for, in a customer's words (the offline model routes by them)."""
+    max_tokens: int | None = Field(default=None, ge=1)
+    """The most tokens one of its model calls may write; the team's ``policy.max_tokens`` when left out."""
 
 
 class EndpointEntry(_Strict):
