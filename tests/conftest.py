@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from handoffs_runtime.models.capabilities import forget_capabilities
+
 from .browser_support import CHROMIUM
 from .pty_support import Terminal
 
@@ -58,6 +60,7 @@ def _no_real_models(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator
         return real_getaddrinfo(host, *args, **kwargs)
 
     monkeypatch.setattr(socket, "getaddrinfo", guarded_getaddrinfo)
+    forget_capabilities()  # a port reused by another test's server is another endpoint
     yield
     assert not attempts, f"a test tried to reach a real host: {attempts}"
 

@@ -31,6 +31,7 @@ class FakeOpenAI:
     ``legacy_function_call``: a plain tool-call answer also carries the legacy ``function_call``;
     ``streams_tool_calls=False``: a streamed tool-call answer is ``200`` and then nothing (no data, no
     ``[DONE]``); ``refuses_null_content``: 500 to a request with an assistant ``"content": null``;
+    ``refuses_empty_content``: 400 to a request with an assistant ``"content": ""`` beside tool calls;
     ``refuses_stream_options``: 400 to a request with ``stream_options``; ``context_chars``: 400
     ``context_length_exceeded`` to a request whose messages hold more characters than that.
     Streams report usage only when asked (``stream_options.include_usage``), as OpenAI does.
@@ -55,6 +56,7 @@ class FakeOpenAI:
         self.streams_tool_calls = True
         self.refuses_null_content = False
         self.refuses_stream_options = False
+        self.refuses_empty_content = False
         self.context_chars: int | None = None
 
     def next_answer(self, request: dict[str, Any]) -> Answer:
@@ -73,6 +75,10 @@ class FakeOpenAI:
             m.get("role") == "assistant" and m.get("content", "") is None for m in messages
         ):
             return _error(500, "1 validation error: messages.1.content: Input should be a valid string")
+        if self.refuses_empty_content and any(
+            m.get("role") == "assistant" and m.get("tool_calls") and m.get("content") == "" for m in messages
+        ):
+            return _error(400, "messages: an assistant message with tool_calls must have null content")
         if self.refuses_stream_options and "stream_options" in request:
             return _error(400, "Unrecognized request argument supplied: stream_options")
         if self.context_chars is not None and len(json.dumps(messages)) > self.context_chars:

@@ -78,8 +78,8 @@ async def test_sandboxed_runs_past_the_process_cap_are_refused_in_plain_words(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(SLOTS, "most", 2)
-    code = "import time; time.sleep(2); print('ran')"
-    model, seen = calls_then_results([tool_call("execute_python_code", {"code": code}) for _ in range(5)])
+    codes = [f"import time; time.sleep(2); print('ran', {i})" for i in range(5)]  # five runs, none repeated
+    model, seen = calls_then_results([tool_call("execute_python_code", {"code": code}) for code in codes])
     team = TeamSpec(name="t", entry="A", agents=[AgentSpec("A", tools=[python_code_tool()])])
     channel = ScriptedChannel.for_sessions({"s1": ["run them"]})
     await run_sessions(team, channel, model=model)

@@ -20,12 +20,11 @@ import pytest
 from autogen_core.models import AssistantMessage, LLMMessage, SystemMessage
 
 from handoffs_runtime import ModelConfigError, TeamPolicy, openai_model
-from handoffs_runtime.agents.ai import MODEL_ERROR_REPLY
 from handoffs_runtime.agents.worker import WorkerAgentConfig
 from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.errors import TeamConfigError
 from handoffs_runtime.messages import WorkerResult
-from handoffs_runtime.models.deadline import cut_note
+from handoffs_runtime.models.deadline import SLOW_MODEL_REPLY, cut_note
 from handoffs_runtime.models.local import LocalModel
 from handoffs_runtime.models.scripted import ScriptedModel
 from handoffs_runtime.team.spec import MODEL_TIMEOUT_MARGIN, call_deadline, model_timeout_team
@@ -131,7 +130,7 @@ async def test_a_trickling_endpoint_ends_at_the_deadline_and_the_session_goes_on
         assert first[1].startswith("slow slow ") and first[1].endswith(cut_note(1.0))
         assert server.bodies[1]["messages"][-2] == {"role": "assistant", "content": first[1]}
     else:
-        assert first[1] == MODEL_ERROR_REPLY
+        assert first[1] == SLOW_MODEL_REPLY
     assert second == ("TriageAgent", "fast answer")
     assert dropped and not server.sent_all
     assert server.requests == 2  # no retry after the deadline: it covers the retries too
@@ -172,7 +171,7 @@ def test_model_timeout_option_sets_the_deadline_and_a_cut_streamed_reply_is_kept
         assert result.stdout.count(cut_note(1.0)) == 1
         assert f"slow slow {cut_note(1.0)}\n" in result.stdout
     else:
-        assert MODEL_ERROR_REPLY in result.stdout and "slow" not in result.stdout
+        assert SLOW_MODEL_REPLY in result.stdout and "slow slow" not in result.stdout
     assert server.requests == 1
 
 

@@ -64,6 +64,7 @@ from handoffs_runtime.messages import (
     agent_response,
     user_task,
 )
+from handoffs_runtime.models.deadline import SLOW_MODEL_REPLY, missed_its_deadline
 from handoffs_runtime.models.failures import ModelProblem, explain_model_error
 from handoffs_runtime.tools.context import ToolContext, set_tool_context
 from handoffs_runtime.topics import HANDOFF_EVENTS, USER, session_topic
@@ -72,8 +73,11 @@ from handoffs_runtime.usage import BUDGET_REPLY, Usage
 logger = logging.getLogger("handoffs_runtime")
 
 MODEL_ERROR_REPLY = "Sorry, I'm having trouble answering right now. Please try again in a moment."
-EMPTY_REPLY = "Sorry, I don't have an answer to that. Could you put it another way?"
-TOO_MANY_ROUNDS_REPLY = "Sorry, I couldn't finish that. Could you tell me again what you need?"
+EMPTY_REPLY = "Sorry, I could not get an answer from the model this time; the fault is on our side."
+TOO_MANY_ROUNDS_REPLY = (
+    "Sorry, I could not finish this: my tools did not get me any closer to an answer. The fault is on "
+    "our side, not in what you said."
+)
 ONE_HANDOFF = "ignored: only one handoff per response is carried out"
 MODEL_PROBLEM_NOTICE = "⚠ the language model could not answer"
 """The notice whose detail tells whoever runs the team what is wrong with the model (see
@@ -167,7 +171,7 @@ class AIAgent(SessionAgent):
             case ModelFailed(exception=exception):
                 await self._reply(history, end.new, await self._model_error_reply(exception), end.usage)
             case OutOfRounds():
-                await self._reply(history, end.new, TOO_MANY_ROUNDS_REPLY, end.usage)
+                await self._out_of_rounds(path, [*history, *end.new], end.usage)
             case unreachable:
                 assert_never(unreachable)
 
@@ -175,6 +179,8 @@ class AIAgent(SessionAgent):
         """What is wrong with the model in plain words, said once in full; the generic apology for
         transient failures. The technical detail (endpoint, status, the server's words, credentials
         masked) goes to whoever runs the team, as a notice's detail, never into the reply."""
+        if missed_its_deadline(exc):
+            return SLOW_MODEL_REPLY
         problem = explain_model_error(exc)
         if problem is None:
             return MODEL_ERROR_REPLY
@@ -262,6 +268,20 @@ class AIAgent(SessionAgent):
             await self.publish_message(task, topic_id=session_topic(human, session))
             return
         await self._reply(conversation, (), LOOP_MESSAGE, usage)
+
+    async def _out_of_rounds(self, path: list[str], conversation: list[LLMMessage], usage: Usage) -> None:
+        """The tools got the turn nowhere: the human agent takes over where the team escalates loops,
+        else the person is told plainly (never asked to say it again: they did nothing wrong)."""
+        config = self._config
+        human = config.human_agent
+        if config.policy.on_loop == "escalate" and human is not None and human != config.name:
+            logger.warning(
+                "%s made no progress in session %s; handing to %s", config.name, self._session, human
+            )
+            task = user_task(conversation, [*path, human], usage)
+            await self.publish_message(task, topic_id=session_topic(human, self._session))
+            return
+        await self._reply(conversation, (), TOO_MANY_ROUNDS_REPLY, usage)
 
     async def _reply(
         self,

@@ -13,12 +13,13 @@ from __future__ import annotations
 import itertools
 import json
 import logging
-from collections.abc import Container, Mapping, Sequence
+import re
+from collections.abc import Awaitable, Callable, Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
 from autogen_core import FunctionCall
-from autogen_core.tools import Tool
+from autogen_core.tools import Tool, ToolSchema
 
 from handoffs_runtime.text import well_formed
 
@@ -58,6 +59,52 @@ def read_reply(result: object, max_chars: int) -> Reply:
     if content is not None:
         logger.warning("model content of type %s is neither text nor tool calls", type(content).__name__)
     return ""
+
+
+_NAMED_CALL = re.compile(r"(?:functions\.([A-Za-z0-9_\-]+):?|([A-Za-z0-9_\-]+):)")
+
+
+def named_call(reply: Reply, offered: Sequence[ToolSchema]) -> Reply:
+    """``reply``, or the call it names when its text is exactly an offered tool's name (``functions.NAME:``
+    or ``NAME:``): some servers put the call the model chose into the text. The call gets no arguments;
+    a tool that needs some fails on them, and the model reads why. The person never reads the name."""
+    if not isinstance(reply, str) or len(reply) > MAX_NAME_CHARS + 12:
+        return reply
+    found = _NAMED_CALL.fullmatch(reply)
+    if found is None:
+        return reply
+    name = found.group(1) or found.group(2)
+    if not any(schema["name"] == name for schema in offered):
+        return reply
+    logger.warning("the model's reply is the name of the tool %s: read as a call to it", name)
+    return ToolCalls([FunctionCall(id=f"call_{next(_call_ids)}", name=name, arguments="{}")])
+
+
+class HeldWhileAName:
+    """A streamed reply's deltas, passed on to ``show`` once they cannot be an offered tool's name any
+    more: while the reply so far is the start of ``functions.NAME:`` or ``NAME:`` for an offered NAME it
+    is held, so a reply that turns out to be exactly a name (read as a call by :func:`named_call`) is
+    never shown. Any other reply passes at once; one held to its end is shown whole, as a reply."""
+
+    __slots__ = ("_forms", "_held", "_passing", "_show")
+
+    def __init__(self, show: Callable[[str], Awaitable[None]], offered: Sequence[ToolSchema]) -> None:
+        self._show = show
+        self._forms = [f"{prefix}{t['name']}:" for t in offered for prefix in ("functions.", "")]
+        self._held = ""
+        self._passing = not self._forms
+
+    async def __call__(self, text: str) -> None:
+        if self._passing:
+            await self._show(text)
+            return
+        self._held += text
+        start = self._held.lstrip()
+        if any(form.startswith(start) or start == form[:-1] for form in self._forms):
+            return
+        self._passing = True
+        held, self._held = self._held, ""
+        await self._show(held)
 
 
 def _read_parts(parts: Sequence[object], thought: object, max_chars: int) -> Reply:

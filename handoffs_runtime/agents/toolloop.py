@@ -11,6 +11,10 @@ One turn::
                      -> HandedOff or LoopStopped when the decision ends the turn, else ask again
       error       -> ModelFailed: the model raised or missed its deadline
     before each model call: OverBudget past the token budget; after the last round: OutOfRounds
+    a repeated call (same tool, same normalised arguments) is answered from memory; ``stalled_rounds``
+    rounds in a row without a result not seen before: OutOfRounds at once (see :mod:`.progress`)
+    an empty reply: asked once more with ``tool_choice="none"``; a reply that is just an offered tool's
+    name (``functions.NAME:``) is that call (see :func:`~.replies.named_call`)
 
 Every call gets a result, in call order, cut to the size cap. The ends are the closed union
 :data:`~handoffs_runtime.agents.turn.TurnEnd`. The agents' message handlers keep the last guarantee:
@@ -25,6 +29,7 @@ import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from autogen_core import CancellationToken, FunctionCall
 from autogen_core.models import (
@@ -43,15 +48,25 @@ from handoffs_runtime.agents import turn
 from handoffs_runtime.agents.ledgered import LedgerTurn
 from handoffs_runtime.agents.once import OnceATurn
 from handoffs_runtime.agents.person import PersonChannel
-from handoffs_runtime.agents.replies import ToolCalls, read_reply, sort_calls, too_many_calls
+from handoffs_runtime.agents.progress import ProgressGuard
+from handoffs_runtime.agents.replies import (
+    HeldWhileAName,
+    Reply,
+    ToolCalls,
+    named_call,
+    read_reply,
+    sort_calls,
+    too_many_calls,
+)
 from handoffs_runtime.agents.streaming import StreamReader
 from handoffs_runtime.agents.toolcalls import capped, error_result, run_tool_call, unknown_tool_result
 from handoffs_runtime.agents.trim import MAX_TRIMS, trimmed
 from handoffs_runtime.channels.base import Channel
-from handoffs_runtime.errors import ContextOverflowError
+from handoffs_runtime.errors import ContextOverflowError, TeamConfigError
 from handoffs_runtime.handoffs.handoff import Handoff, SessionContext, call_maybe_async
 from handoffs_runtime.handoffs.policy import TeamPolicy
 from handoffs_runtime.messages import Delta, ToolFinished, ToolStarted
+from handoffs_runtime.models.capabilities import EndpointCapabilities
 from handoffs_runtime.models.failures import cut_note, is_overflow_error, overflow_ratio
 from handoffs_runtime.models.local import AnswersPromptly, ModelCall, model_call_scope
 from handoffs_runtime.models.redaction import redact
@@ -114,6 +129,7 @@ class ToolLoop:
         static = all(h.always_enabled for h in self.handoffs.values())
         every = (schemas + tuple(h.schema for h in self.handoffs.values()), frozenset(self.handoffs))
         set_field(self, "_static", every if static else None)
+        _say_what_the_endpoint_can_do(self.model, self.policy)
 
     async def run(
         self,
@@ -137,6 +153,7 @@ class ToolLoop:
         tally = context.tally
         policy = self.policy
         once = self._once(context) if self.irreversible else None
+        guard = ProgressGuard(policy.stalled_rounds)
         for _ in range(policy.max_tool_rounds):
             if policy.token_budget is not None and (usage + tally.usage).over(policy.token_budget):
                 return turn.OverBudget(history, new, usage + tally.usage)
@@ -146,13 +163,19 @@ class ToolLoop:
             except Exception as exc:
                 logger.exception("model call failed for %s in session %s", self.name, context.session_id)
                 return turn.ModelFailed(history, new, usage + tally.usage, self._describe_failure(exc), exc)
-            reported = getattr(result, "usage", None)  # the result is untrusted: it may be anything
-            if isinstance(reported, RequestUsage) and (reported.prompt_tokens or reported.completion_tokens):
-                tally.usage += Usage.reported(self.name, reported)
-            reply = read_reply(result, policy.max_reply_chars)
+            self._count(result, context)
+            reply = named_call(read_reply(result, policy.max_reply_chars), offer[0])
+            if reply == "" and offer[0]:
+                try:
+                    reply = await self._in_words(context, history + new, offer, cancellation_token)
+                except Exception as exc:
+                    logger.exception("asking %s again in words failed in %s", self.name, context.session_id)
+                    failed = self._describe_failure(exc)
+                    return turn.ModelFailed(history, new, usage + tally.usage, failed, exc)
             if isinstance(reply, str):
                 return turn.Replied(history, new, usage + tally.usage, reply)
-            results, ending = await self._act(reply, offer[1], context, decider, once, cancellation_token)
+            acting = self._act(reply, offer[1], context, decider, once, guard, cancellation_token)
+            results, ending = await acting
             new.append(AssistantMessage(content=reply.calls, thought=reply.thought, source=self.name))
             new.append(FunctionExecutionResultMessage(content=results))
             match ending:
@@ -160,6 +183,14 @@ class ToolLoop:
                     return turn.HandedOff(history, new, usage + tally.usage, ending)
                 case turn.GuardStop():
                     return turn.LoopStopped(history, new, usage + tally.usage, ending)
+            if guard.stalled(results):
+                logger.warning(
+                    "%s made no progress in %d rounds in session %s; ending the turn",
+                    self.name,
+                    policy.stalled_rounds,
+                    context.session_id,
+                )
+                break
         return turn.OutOfRounds(history, new, usage + tally.usage)
 
     def _once(self, context: ToolContext) -> OnceATurn:
@@ -169,6 +200,28 @@ class ToolLoop:
         if store is None or ledger is None:
             return OnceATurn()
         return OnceATurn(LedgerTurn(store, ledger, context))
+
+    def _count(self, result: object, context: ToolContext) -> None:
+        """Add the tokens a model call reported to the turn's tally."""
+        reported = getattr(result, "usage", None)  # the result is untrusted: it may be anything
+        if isinstance(reported, RequestUsage) and (reported.prompt_tokens or reported.completion_tokens):
+            context.tally.usage += Usage.reported(self.name, reported)
+
+    async def _in_words(
+        self,
+        context: ToolContext,
+        conversation: list[LLMMessage],
+        offer: tuple[tuple[ToolSchema, ...], frozenset[str]],
+        cancellation_token: CancellationToken,
+    ) -> Reply:
+        """An empty reply asked for once more, in words (``tool_choice="none"``): some servers answer
+        nothing at all when tools are offered; the person did nothing wrong, so is not asked to."""
+        logger.warning(
+            "empty reply from %s in session %s; asking once more in words", self.name, context.session_id
+        )
+        result = await self._call_model(context, conversation, offer, cancellation_token, in_words=True)
+        self._count(result, context)
+        return named_call(read_reply(result, self.policy.max_reply_chars), offer[0])
 
     async def _ask(
         self,
@@ -217,6 +270,7 @@ class ToolLoop:
         context: ToolContext,
         decider: turn.HandoffDecider | None,
         once: OnceATurn | None,
+        guard: ProgressGuard,
         cancellation_token: CancellationToken,
     ) -> tuple[list[FunctionExecutionResult], turn.Transfer | turn.GuardStop | None]:
         """A result per call, in call order and cut to the size cap, and the decision's end of the turn,
@@ -231,7 +285,7 @@ class ToolLoop:
         for i, call in refused:
             results[i] = error_result(call, too_many_calls(len(reply.calls)))
         if regular:
-            await self._run_regular(regular, results, context, once, cancellation_token)
+            await self._run_regular(regular, results, context, once, guard, cancellation_token)
         ending: turn.Transfer | turn.GuardStop | None = None
         if handoffs and decider is not None:
             decision = await decider.decide(
@@ -249,6 +303,7 @@ class ToolLoop:
         results: list[FunctionExecutionResult | None],
         context: ToolContext,
         once: OnceATurn | None,
+        guard: ProgressGuard,
         cancellation_token: CancellationToken,
     ) -> None:
         """Fill in the results of the regular calls.
@@ -263,14 +318,14 @@ class ToolLoop:
 
             async def run_one(tool: Tool, call: FunctionCall) -> FunctionExecutionResult:
                 async with slots:
-                    return await self._run_one(tool, call, context, once, cancellation_token)
+                    return await self._run_one(tool, call, context, once, guard, cancellation_token)
 
             done = await asyncio.gather(*(run_one(t, c) for _, t, c in runs))
             for (i, _, _), result in zip(runs, done, strict=True):
                 results[i] = result
         else:
             for i, tool, call in runs:
-                results[i] = await self._run_one(tool, call, context, once, cancellation_token)
+                results[i] = await self._run_one(tool, call, context, once, guard, cancellation_token)
 
     async def _run_one(
         self,
@@ -278,14 +333,15 @@ class ToolLoop:
         call: FunctionCall,
         context: ToolContext,
         once: OnceATurn | None,
+        guard: ProgressGuard,
         cancellation_token: CancellationToken,
     ) -> FunctionExecutionResult:
         """One regular call; an irreversible one at most once a turn with the same arguments (see
-        :mod:`.once`)."""
+        :mod:`.once`), any other answered from memory when repeated (see :mod:`.progress`)."""
+        run = self._run_shown
         if once is not None and call.name in self.irreversible:
-            run = self._run_shown
             return await once.run(tool, call, lambda: run(tool, call, context, cancellation_token))
-        return await self._run_shown(tool, call, context, cancellation_token)
+        return await guard.run(call, lambda: run(tool, call, context, cancellation_token))
 
     async def _run_shown(
         self, tool: Tool, call: FunctionCall, context: ToolContext, cancellation_token: CancellationToken
@@ -311,14 +367,22 @@ class ToolLoop:
         conversation: list[LLMMessage],
         offer: tuple[tuple[ToolSchema, ...], frozenset[str]],
         cancellation_token: CancellationToken,
+        *,
+        in_words: bool = False,
     ) -> object:
-        """The model's answer to ``conversation`` with the ``offer``'s tools (and handoffs among them)."""
+        """The model's answer to ``conversation`` with the ``offer``'s tools (and handoffs among them);
+        ``in_words``: the tools are shown but may not be chosen (``tool_choice="none"``)."""
         tools, handoffs = offer
         messages = [self.system_message, *conversation]
+        options: dict[str, Any] = {"tool_choice": "none"} if in_words else {}
+        if self.policy.max_tokens is not None:
+            options["extra_create_args"] = {"max_tokens": self.policy.max_tokens}
         with model_call_scope(ModelCall(self.name, context.session_id, handoffs)):
             if self.policy.stream:
-                return await self._read_stream(context, messages, tools, cancellation_token)
-            create = self.model.create(messages, tools=tools, cancellation_token=cancellation_token)
+                return await self._read_stream(context, messages, tools, cancellation_token, options)
+            create = self.model.create(
+                messages, tools=tools, cancellation_token=cancellation_token, **options
+            )
             if self.model_timeout is None:
                 return await create
             async with asyncio.timeout(self.model_timeout):
@@ -330,6 +394,7 @@ class ToolLoop:
         messages: list[LLMMessage],
         tools: Sequence[ToolSchema],
         cancellation_token: CancellationToken,
+        options: Mapping[str, Any],
     ) -> CreateResult:
         """The streamed answer, read under the reply cap; a reply the deadline cuts is kept, marked as cut
         (see :mod:`.streaming`)."""
@@ -338,11 +403,15 @@ class ToolLoop:
         if progress is not None:
             session, agent, label = context.session_id, self.name, self.label
 
-            async def show(text: str) -> None:  # a delta, shown as it arrives; the reply holds the whole
+            async def delta(text: str) -> None:  # a delta, shown as it arrives; the reply holds the whole
                 await progress.show(session, Delta(agent=agent, text=well_formed(text), label=label))
 
+            show = HeldWhileAName(delta, tools)  # a reply that is just a tool's name is a call, never shown
+
         reader = StreamReader(self.policy.max_reply_chars, show)
-        stream = self.model.create_stream(messages, tools=tools, cancellation_token=cancellation_token)
+        stream = self.model.create_stream(
+            messages, tools=tools, cancellation_token=cancellation_token, **options
+        )
         if self.model_timeout is None:
             return await reader.read(stream)
         scope = asyncio.timeout(self.model_timeout)
@@ -354,6 +423,17 @@ class ToolLoop:
             if kept is None:
                 raise
             return kept
+
+
+def _say_what_the_endpoint_can_do(model: ChatCompletionClient, policy: TeamPolicy) -> None:
+    """The policy's ``endpoint`` settings, given to the model's endpoint (an OpenAI-compatible one)."""
+    endpoint = getattr(model, "endpoint", None)
+    settings = {k: v for k, v in (policy.endpoint or {}).items() if v is not None}
+    if settings and isinstance(endpoint, EndpointCapabilities):
+        try:
+            endpoint.update(**settings)
+        except ValueError as exc:
+            raise TeamConfigError(f"policy.endpoint: {exc}") from exc
 
 
 async def _is_enabled(handoff: Handoff, ctx: SessionContext) -> bool:

@@ -9,7 +9,7 @@ from typing import ClassVar, TextIO
 
 from handoffs_runtime.channels.base import describe, is_exit
 from handoffs_runtime.channels.console_input import Interrupted, LineEditor, PipedLines
-from handoffs_runtime.messages import Event, HandoffLine, Person, Reply, shown_name
+from handoffs_runtime.messages import USER_PROMPT, Event, HandoffLine, Person, Reply, shown_name
 from handoffs_runtime.text import printable
 
 HOW_TO_LEAVE = "(to leave, type 'exit' or press Ctrl-D)"
@@ -24,7 +24,9 @@ class ConsoleChannel:
     input is piped, the lines read are echoed so the transcript reads like a conversation. Everything
     shown passes through :func:`~handoffs_runtime.text.printable`: what a model or another process wrote
     cannot move the cursor, clear the screen or rename the window. One question is open at a time: a
-    second one waits until the first is answered.
+    second one waits until the first is answered. On a terminal, a question other than the next-message
+    prompt (a confirmation) drops the lines typed ahead of it: they were typed before it was asked, so
+    they do not answer it.
     """
 
     _COLOURS: ClassVar[dict[str, str]] = {
@@ -101,6 +103,8 @@ class ConsoleChannel:
             if above:  # printed once, in full, into the scrollback: an editor shows only what fits
                 self.write(self._paint(label, above))
             shown = self._paint(label, f"{question} › ")
+            if self._editor is not None and prompt != USER_PROMPT:
+                self._editor.drop_typed_ahead()
             line = await (self._edit(shown) if self._editor is not None else self._read(shown))
         if line is not None and person == "customer" and not is_exit(line):
             self._start_spinner()

@@ -15,6 +15,7 @@ what had been typed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
@@ -115,7 +116,20 @@ class LineEditor:
         self._session: PromptSession[str] = PromptSession(
             history=InMemoryHistory(), input=create_input(stdin), output=create_output(stdout)
         )
+        self._stdin = stdin
         self._eof = False
+
+    def drop_typed_ahead(self) -> None:
+        """Forget what was typed before now and not yet read: the keys prompt_toolkit read past the last
+        Enter, and those still in the terminal's buffer. A question asked now is answered by what is
+        typed after it is shown, never by a "yes" typed ahead for another question."""
+        import termios
+
+        from prompt_toolkit.input.typeahead import clear_typeahead
+
+        clear_typeahead(self._session.input)
+        with contextlib.suppress(OSError, ValueError, termios.error):  # not a terminal: nothing buffered
+            termios.tcflush(self._stdin.fileno(), termios.TCIFLUSH)
 
     @property
     def reading(self) -> bool:

@@ -45,6 +45,7 @@ from handoffs_runtime.messages import (
     UserTask,
     user_task,
 )
+from handoffs_runtime.models.deadline import SLOW_MODEL_REPLY
 from handoffs_runtime.runtime.release import live_sessions, release_session
 from handoffs_runtime.runtime.single_threaded import HandoffsRuntime
 from handoffs_runtime.sessions.effects import ledger_of
@@ -300,6 +301,6 @@ class AgentSteps:
 
 
 def _transient(response: AgentResponse) -> bool:
-    """Whether the agent answered with the apology for a model failure that may pass."""
+    """Whether the agent answered with an apology for a model failure that may pass (slow, or down)."""
     last = response.context[-1] if response.context else None
-    return last is not None and getattr(last, "content", None) == MODEL_ERROR_REPLY
+    return last is not None and getattr(last, "content", None) in (MODEL_ERROR_REPLY, SLOW_MODEL_REPLY)

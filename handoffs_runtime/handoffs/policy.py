@@ -9,7 +9,7 @@ the agent that holds the conversation, or escalation to the team's human agent.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -58,6 +58,18 @@ class TeamPolicy:
     without its oldest messages (the system message, the person's latest message and what follows it
     always stay; a tool call never goes without its result), continue the session from there, and tell
     the person once. ``False``: the person is told the conversation is too long, on every turn after."""
+    max_tokens: int | None = 1024
+    """The most tokens one model call may write (``max_tokens``, sent on every call): a small model that
+    rambles, or a call the deadline abandoned, cannot keep its server busy for minutes. ``None``: the
+    server's own limit."""
+    stalled_rounds: int = 2
+    """Tool rounds in a row that bring no result the turn has not seen before (the same tool asked the
+    same thing again) after which the turn ends; the agent says it could not finish, or, with
+    ``on_loop="escalate"``, hands the conversation to the human agent."""
+    endpoint: Mapping[str, bool | str] | None = None
+    """What the endpoints of the team's OpenAI-compatible models can do, said up front instead of learnt
+    (``streams_tool_calls``, ``tool_call_content``, ``usage_in_streams``; see
+    :mod:`~handoffs_runtime.models.capabilities`); applied when the team's agents are built."""
     operator_wait: float | None = 60.0
     """Seconds a web customer who asked for a person waits for an operator to take the conversation
     before being told that nobody can answer now (and offered to leave a message or go back to the
@@ -76,6 +88,10 @@ class TeamPolicy:
             raise TeamConfigError(
                 f"model_timeout must be a positive number of seconds or None, got {self.model_timeout!r}"
             )
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise TeamConfigError("max_tokens must be at least 1 (or None for the server's own limit)")
+        if self.stalled_rounds < 1:
+            raise TeamConfigError("stalled_rounds must be at least 1")
         if self.max_reply_chars < 1:
             raise TeamConfigError("max_reply_chars must be at least 1")
         if self.token_budget is not None and self.token_budget < 1:

@@ -3,13 +3,15 @@
 What OpenAI accepts, other servers may refuse, and the ``openai`` client sends the OpenAI form:
 
 - an assistant message with tool calls has ``"content": null``; llama.cpp's Python server answers 500 to
-  every call after a tool call for it. With ``tool_call_content="auto"`` (the default) a refused request
-  that had such a message is sent once more with ``""``, and when that works the endpoint gets ``""``
-  from then on; ``"empty"`` sends ``""`` from the start, ``"null"`` never changes it.
+  every call after a tool call for it. With ``tool_call_content="auto"`` (the default) such a message is
+  sent with ``""``, which OpenAI accepts too, so probing costs no refusal; a server that refuses ``""``
+  gets the request again with ``null``, and ``null`` from then on. ``"empty"`` always sends ``""``,
+  ``"null"`` always ``null``.
 - streamed requests ask for token usage (``stream_options.include_usage``), so streamed turns count
   tokens; a server that refuses the field (4xx) gets the request again without it, and never again.
 
-So nothing the server refused is sent to it a second time. Answers go through
+What is learnt is kept per endpoint for the process (see :mod:`.capabilities`), so nothing the server
+refused is sent to it a second time. Answers go through
 :mod:`~handoffs_runtime.models.responses` (legacy ``function_call``, truncated streams).
 
 It is an httpx transport wrapping the real one: it sees every request of the client, streamed or not,
@@ -23,12 +25,12 @@ import logging
 import urllib.request
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import httpx2
 
 from handoffs_runtime.errors import ModelProtocolError
+from handoffs_runtime.models.capabilities import EndpointCapabilities, ToolCallContent
 from handoffs_runtime.models.failures import is_context_overflow
 from handoffs_runtime.models.responses import CheckedStream, fix_completion
 
@@ -43,22 +45,29 @@ the policy's ``max_reply_chars``), far below what would strain the process."""
 MAX_ERROR_BYTES = 64 * 1024
 """The most of an error's body that is read; the rest is cut (the client only quotes its message)."""
 
-ToolCallContent = Literal["auto", "null", "empty"]
-"""How an assistant message with tool calls and no text is sent: ``null`` until the server refuses it
-(``auto``), always ``""`` (``empty``), or always ``null`` (``null``)."""
+ServerCompat = EndpointCapabilities
+"""The former name of :class:`~handoffs_runtime.models.capabilities.EndpointCapabilities`."""
+
+__all__ = ["CompatTransport", "ServerCompat", "ToolCallContent", "endpoint_transport"]
 
 
-@dataclass(slots=True)
-class ServerCompat:
-    """What one endpoint was found to refuse, so it is not sent again. One per model client."""
-
-    tool_call_content: ToolCallContent = "auto"
-    usage_in_streams: bool = True
-    """Whether streamed requests ask for usage; cleared when the server refuses ``stream_options``."""
-
-    @property
-    def empty_content(self) -> bool:
-        return self.tool_call_content == "empty"
+def _with_null_content(body: dict[str, Any]) -> dict[str, Any] | None:
+    """``body`` with ``null`` for the ``""`` content of assistant tool-call messages; ``None`` if none."""
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return None
+    fixed = [
+        {**m, "content": None}
+        if isinstance(m, dict)
+        and m.get("role") == "assistant"
+        and m.get("tool_calls")
+        and m.get("content") == ""
+        else m
+        for m in messages
+    ]
+    if all(a is b for a, b in zip(fixed, messages, strict=True)):
+        return None
+    return {**body, "messages": fixed}
 
 
 def _with_empty_content(body: dict[str, Any]) -> dict[str, Any] | None:
@@ -86,9 +95,9 @@ def _without_stream_options(body: dict[str, Any]) -> dict[str, Any] | None:
 class CompatTransport(httpx2.AsyncBaseTransport):
     """Adapts chat-completion requests to what the endpoint accepts, and reads the answers (see module)."""
 
-    def __init__(self, inner: httpx2.AsyncBaseTransport, compat: ServerCompat | None = None) -> None:
+    def __init__(self, inner: httpx2.AsyncBaseTransport, compat: EndpointCapabilities | None = None) -> None:
         self._inner = inner
-        self.compat = compat if compat is not None else ServerCompat()
+        self.compat = compat if compat is not None else EndpointCapabilities()
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         body = _chat_body(request)
@@ -131,14 +140,14 @@ class CompatTransport(httpx2.AsyncBaseTransport):
             return []  # too long as it is: no other form of it is shorter
         tries: list[tuple[Adapt, Callable[[], None]]] = []
         if self.compat.tool_call_content == "auto":
-            tries.append((_with_empty_content, self._learn_empty_content))
+            tries.append((_with_null_content, self._learn_null_content))
         if status < 500 and self.compat.usage_in_streams:
             tries.append((_without_stream_options, self._learn_no_stream_options))
         return tries
 
-    def _learn_empty_content(self) -> None:
-        logger.warning('the model server refuses null content beside tool calls: sending "" from now on')
-        self.compat.tool_call_content = "empty"
+    def _learn_null_content(self) -> None:
+        logger.warning('the model server refuses "" beside tool calls: sending null content from now on')
+        self.compat.tool_call_content = "null"
 
     def _learn_no_stream_options(self) -> None:
         logger.warning("the model server refuses stream_options: streamed calls will not report usage")
@@ -261,7 +270,7 @@ def _replayed(response: httpx2.Response, content: bytes) -> httpx2.Response:
     )
 
 
-def endpoint_transport(base_url: str | None, compat: ServerCompat) -> CompatTransport:
+def endpoint_transport(base_url: str | None, compat: EndpointCapabilities) -> CompatTransport:
     """A transport to ``base_url`` (through the proxy the environment names for it, as httpx would)."""
     url = httpx2.URL(base_url or "https://api.openai.com/v1")
     proxies = urllib.request.getproxies()

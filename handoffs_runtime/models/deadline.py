@@ -3,7 +3,9 @@
 The HTTP client's own timeout bounds each read, so an endpoint that trickles one byte a second never
 trips it and holds a turn for as long as it likes. Here the whole call (connecting, the whole body or
 every chunk of a stream, and the client's retries) must finish within ``deadline`` seconds; past it the
-call raises ``TimeoutError`` and the request is dropped, so the agent apologises and the session goes on.
+call raises ``TimeoutError`` and the request is dropped (its connection closed, so a server that notices
+stops generating; ``max_tokens`` bounds one that does not), the person is told the model is slow
+(:data:`SLOW_MODEL_REPLY`), and the session goes on.
 
 A streamed reply the deadline cuts after its first words is not disowned: the person has read them, so
 the stream ends with a note that the reply was cut, and the words and the note are the reply, kept in
@@ -20,6 +22,24 @@ from autogen_core.models import CreateResult, RequestUsage
 
 from handoffs_runtime.models.failures import cut_note
 from handoffs_runtime.models.stream_fallback import StreamFallbackClient
+
+SLOW_MODEL_REPLY = (
+    "Sorry, the model is too slow right now: it did not finish its answer in the time allowed, so it "
+    "was stopped."
+)
+"""What the person reads when a call missed its deadline: the truth (the model is slow), not an
+invitation to try again at once behind the same slow server."""
+
+
+def missed_its_deadline(exc: BaseException) -> bool:
+    """Whether ``exc`` is a model call that ran out of time (ours, or the HTTP client's)."""
+    if isinstance(exc, TimeoutError):
+        return True
+    try:
+        import openai
+    except ImportError:  # pragma: no cover - openai comes with autogen-ext[openai]
+        return False
+    return isinstance(exc, openai.APITimeoutError)
 
 
 class DeadlineOpenAIClient(StreamFallbackClient):

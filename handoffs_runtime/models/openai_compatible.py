@@ -12,7 +12,8 @@ from autogen_core.models import (
 )
 
 from handoffs_runtime.errors import ModelConfigError
-from handoffs_runtime.models.compat import ServerCompat, ToolCallContent, endpoint_transport
+from handoffs_runtime.models.capabilities import TOOL_CALL_CONTENTS, ToolCallContent, capabilities_of
+from handoffs_runtime.models.compat import endpoint_transport
 from handoffs_runtime.models.local import tool_calling_info
 from handoffs_runtime.models.redaction import add_secret
 
@@ -39,8 +40,11 @@ def openai_model(
 
     What real servers get wrong is handled per endpoint (see :mod:`~handoffs_runtime.models.compat`):
     ``tool_call_content`` says how an assistant message with tool calls and no text is sent (``"auto"``:
-    ``null`` until the server refuses it, then ``""``), streamed calls ask for usage, answers are read by
+    ``""`` until the server refuses it, then ``null``), streamed calls ask for usage, answers are read by
     the project, and a streamed call that fails before its first word is asked again without streaming.
+    What is learnt of an endpoint is kept for the process and shared by all its clients (see
+    :mod:`~handoffs_runtime.models.capabilities`); ``"auto"`` keeps what was learnt or set, another
+    value sets it for the endpoint.
     """
     import openai
 
@@ -60,17 +64,21 @@ def openai_model(
         add_secret(key)  # an endpoint may echo it in an error, which may be logged
     if not (isinstance(timeout, int | float) and 0 < timeout < math.inf):
         raise ModelConfigError(f"timeout must be a positive number of seconds, got {timeout!r}")
-    if tool_call_content not in ("auto", "null", "empty"):
+    if tool_call_content not in TOOL_CALL_CONTENTS:
         raise ModelConfigError(
             f"tool_call_content must be 'auto', 'null' or 'empty', got {tool_call_content!r}"
         )
-    transport = endpoint_transport(base_url, ServerCompat(tool_call_content))
+    capabilities = capabilities_of(base_url)
+    if tool_call_content != "auto":
+        capabilities.tool_call_content = tool_call_content
+    transport = endpoint_transport(base_url, capabilities)
     kwargs: dict[str, Any] = {
         "model": model,
         "api_key": key,
         "timeout": timeout,
         "max_retries": max_retries,
         "http_client": openai.DefaultAsyncHttpxClient(transport=transport),
+        "endpoint": capabilities,
     }
     if base_url:
         kwargs["base_url"] = base_url

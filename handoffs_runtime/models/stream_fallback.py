@@ -7,6 +7,11 @@ another way"). Asked again without streaming, the same server answers with the t
 handoff happens. Only failures that another form of the request may fix are tried again; a refused key,
 an unreachable host or a context overflow fail the same either way and are raised at once.
 
+What failed is remembered for the endpoint (``streams_tool_calls``, see :mod:`.capabilities`): a stream
+that came back empty and a plain call that then answered with tool calls show that the server cannot
+stream them, so from then on a call that offers tools is made without streaming at once, instead of
+costing a thrown-away streamed call on every round.
+
 A stream whose reader stops early (the tool loop does at the reply cap) is closed, connection and all,
 rather than left open for a server that may go on sending without end.
 """
@@ -26,6 +31,7 @@ from autogen_ext.models.openai import OpenAIChatCompletionClient
 from openai.types.chat import ChatCompletionChunk
 
 from handoffs_runtime.errors import ModelProtocolError
+from handoffs_runtime.models.capabilities import EndpointCapabilities
 
 logger = logging.getLogger("handoffs_runtime")
 
@@ -44,11 +50,22 @@ def worth_a_plain_try(exc: BaseException) -> bool:
 
 class StreamFallbackClient(OpenAIChatCompletionClient):
     """``OpenAIChatCompletionClient`` whose ``create_stream`` falls back to ``create`` once, before the
-    first word (see the module docstring)."""
+    first word (see the module docstring); ``endpoint`` holds what its endpoint can do."""
+
+    def __init__(self, *, endpoint: EndpointCapabilities | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.endpoint = endpoint if endpoint is not None else EndpointCapabilities()
 
     async def create_stream(self, *args: Any, **kwargs: Any) -> AsyncGenerator[str | CreateResult, None]:
+        plain = {k: v for k, v in kwargs.items() if k not in _STREAM_ONLY_ARGS}
+        offers_tools = bool(kwargs.get("tools"))
+        if offers_tools and not self.endpoint.streams_tool_calls:
+            async for piece in self._in_one_piece(args, plain):
+                yield piece
+            return
         stream = super().create_stream(*args, **kwargs)
         spoke = False
+        truncated = False
         try:
             async for chunk in stream:
                 spoke = spoke or (isinstance(chunk, str) and bool(chunk))
@@ -57,13 +74,30 @@ class StreamFallbackClient(OpenAIChatCompletionClient):
         except Exception as exc:
             if spoke or not worth_a_plain_try(exc):
                 raise
+            truncated = isinstance(exc, ModelProtocolError)
             logger.warning(
                 "streamed model call failed before its first word (%s); asking without streaming", exc
             )
         finally:
             await stream.aclose()
-        plain = {k: v for k, v in kwargs.items() if k not in _STREAM_ONLY_ARGS}
-        result = await super().create(*args, **plain)
+        async for piece in self._in_one_piece(args, plain):
+            if (
+                truncated
+                and offers_tools
+                and isinstance(piece, CreateResult)
+                and isinstance(piece.content, list)
+            ):
+                logger.warning(
+                    "the model server cannot stream tool calls: calls with tools go unstreamed now"
+                )
+                self.endpoint.streams_tool_calls = False
+            yield piece
+
+    async def _in_one_piece(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> AsyncGenerator[str | CreateResult, None]:
+        """The answer of a plain call, as a stream would give it: its text in one piece, then the result."""
+        result = await super().create(*args, **kwargs)
         if isinstance(result.content, str) and result.content:
             yield result.content  # the person reads the answer as if it had streamed, in one piece
         yield result

@@ -8,7 +8,7 @@ given the agent's profile, traced when telemetry is on), so that registering is 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from autogen_core.models import ChatCompletionClient, SystemMessage
 from autogen_core.tools import Tool
@@ -19,6 +19,7 @@ from handoffs_runtime.agents.worker import WorkerAgentConfig
 from handoffs_runtime.channels.base import Channel
 from handoffs_runtime.errors import TeamConfigError
 from handoffs_runtime.handoffs.handoff import Handoff, handoff
+from handoffs_runtime.handoffs.policy import TeamPolicy
 from handoffs_runtime.models.profile import AgentProfile, TakesAgentProfile
 from handoffs_runtime.team.spec import AgentSpec, TeamSpec
 from handoffs_runtime.telemetry import Telemetry
@@ -298,7 +299,7 @@ def _ai_config(
         model=model,
         tools=agent.tools,
         handoffs=agent.handoffs,
-        policy=team.policy,
+        policy=_policy_of(spec, team),
         channel=channel,
         human_agent=team.human,
         user_topic=team.user_topic,
@@ -318,9 +319,16 @@ def _worker_config(
         model=model,
         tools=agent.tools,
         channel=channel,
-        policy=team.policy,
+        policy=_policy_of(spec, team),
         description=spec.description or spec.name,
     )
+
+
+def _policy_of(spec: AgentSpec, team: TeamSpec) -> TeamPolicy:
+    """The team's policy, with the agent's own ``max_tokens`` where it has one."""
+    if spec.max_tokens is None:
+        return team.policy
+    return replace(team.policy, max_tokens=spec.max_tokens)
 
 
 def _system_message(spec: AgentSpec) -> SystemMessage:

@@ -122,6 +122,8 @@ class AgentEntry(_Strict):
     model: ModelEntry | None = None
     examples: list[str] = Field(default_factory=list)
     """Requests this agent is for, in a customer's words (the offline model routes by them)."""
+    max_tokens: int | None = Field(default=None, ge=1)
+    """The most tokens one of its model calls may write; the team's ``policy.max_tokens`` when left out."""
     a2a: A2AEntry | None = None
     """A remote A2A agent answers for this one (its card is read at start); see ``protocols/a2a``."""
 
@@ -129,6 +131,15 @@ class AgentEntry(_Strict):
     @classmethod
     def _a2a_url(cls, value: object) -> object:
         return {"url": value} if isinstance(value, str) else value
+
+
+class EndpointEntry(_Strict):
+    """What the endpoint of the team's OpenAI-compatible models can do (``models/capabilities.py``),
+    said up front so that nothing is learnt from a refused or wasted call."""
+
+    streams_tool_calls: bool | None = None
+    tool_call_content: Literal["auto", "null", "empty"] | None = None
+    usage_in_streams: bool | None = None
 
 
 class PolicyEntry(_Strict):
@@ -146,6 +157,9 @@ class PolicyEntry(_Strict):
     trim_context: bool | None = None
     operator_wait: float | None = Field(default=None, gt=0)
     approval_max_age: float | None = Field(default=None, gt=0)
+    max_tokens: int | None = Field(default=None, ge=1)
+    stalled_rounds: int | None = Field(default=None, ge=1)
+    endpoint: EndpointEntry | None = None
 
 
 class TeamFile(_Strict):

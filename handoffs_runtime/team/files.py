@@ -242,6 +242,7 @@ class _Resolver:
             kind=agent.kind,
             agent_tools=list(agent.agent_tools),
             examples=tuple(agent.examples),
+            max_tokens=agent.max_tokens,
         )
 
     def _agent_name(self, loc: tuple[str | int, ...], name: str) -> bool:

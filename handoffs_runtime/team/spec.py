@@ -42,6 +42,8 @@ class AgentSpec:
     examples: tuple[str, ...] = ()
     display_name: str = ""
     """What people read for this agent ("Maya from Billing"); its name when empty."""
+    max_tokens: int | None = None
+    """The most tokens one of its model calls may write; the team's ``policy.max_tokens`` when ``None``."""
 
     @property
     def label(self) -> str:
