@@ -46,7 +46,7 @@ def test_dev_server_two_workers_and_chat_carry_the_refund_and_a_confirmed_order(
     assert "ACME repairs › I can execute refund for “shoes”. Shall I go ahead? (yes/no)" in out
     assert f"ACME repairs › Done: look up item → {ITEM_ID}; execute refund → success." in out
     # The order's confirmation is asked mid-turn: the step ends, the workflow waits for the answer.
-    assert "Order summary: anvil for 30 dollars for $30. Confirm order? y/n › y" in out
+    assert "Order summary: anvil for $30. Confirm order? y/n › y" in out
     assert "ACME sales › Done: execute order → Success." in out
     assert out[-1] == "session refund1 ended"
     with sqlite3.connect(store) as db:  # what was said is in the store, in order, once
