@@ -6,12 +6,15 @@ tokens. No reply blames the person or asks them to say it again."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
 import pytest
+from autogen_core import FunctionCall
+from autogen_core.models import FunctionExecutionResult
 
 from handoffs_runtime import AgentSpec, TeamPolicy, TeamSpec, openai_model
 from handoffs_runtime.agents.ai import EMPTY_REPLY, TOO_MANY_ROUNDS_REPLY
-from handoffs_runtime.agents.progress import REPEAT_NOTE, normalised_arguments
+from handoffs_runtime.agents.progress import REPEAT_NOTE, ProgressGuard, normalised_arguments
 from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.messages import Delta
 from handoffs_runtime.models.deadline import SLOW_MODEL_REPLY
@@ -196,3 +199,28 @@ async def test_a_call_past_its_deadline_is_dropped_and_the_person_told_the_model
     assert "try again" not in said
     assert dropped and not server.sent_all  # the request in flight was abandoned, connection and all
     assert server.bodies[0]["max_tokens"] == TeamPolicy().max_tokens
+
+
+async def test_a_failed_call_makes_the_turn_forget_what_it_remembered() -> None:
+    """A failure can change what the tools see (a tool server restarted, a session expired), so a call
+    repeated after one runs again instead of being answered from before it."""
+    guard = ProgressGuard(stalled_rounds=3)
+    runs: list[str] = []
+
+    def run(
+        name: str, content: str, is_error: bool = False
+    ) -> Callable[[], Awaitable[FunctionExecutionResult]]:
+        async def go() -> FunctionExecutionResult:
+            runs.append(name)
+            return FunctionExecutionResult(call_id=name, name=name, content=content, is_error=is_error)
+
+        return go
+
+    ask = FunctionCall(id="1", name="server_pid", arguments="{}")
+    assert (await guard.run(ask, run("server_pid", "100"))).content == "100"
+    again = await guard.run(ask, run("server_pid", "never run"))
+    assert REPEAT_NOTE.format(name="server_pid") in again.content  # remembered while nothing failed
+    crash = FunctionCall(id="2", name="crash", arguments="{}")
+    await guard.run(crash, run("crash", "Error: the server stopped", is_error=True))
+    assert (await guard.run(ask, run("server_pid", "200"))).content == "200"
+    assert runs == ["server_pid", "crash", "server_pid"]

@@ -9,7 +9,8 @@ done nothing wrong. Here, within one turn:
 
 - the same tool with the same *normalised* arguments (JSON keys sorted, HTML entities decoded, runs of
   whitespace made one space, case ignored) runs once; a repeat gets the first result with a note that
-  tells the model so (two identical calls of one response share the one run);
+  tells the model so (two identical calls of one response share the one run); a failed call makes
+  the turn forget what it remembered, since a failure may change what the tools see;
 - a round whose results are all ones the turn has already seen brings no new information; after
   ``stalled_rounds`` of those in a row the turn ends (``stalled``), and the agent says so honestly or
   hands the conversation to the team's human agent.
@@ -86,12 +87,19 @@ class ProgressGuard:
                 future.exception()  # retrieved here: nobody else may be waiting
                 raise
             future.set_result(result)
+            if result.is_error:
+                self._forget(key)
             return result
         earlier = await asyncio.shield(first)
         note = REPEAT_NOTE.format(name=call.name)
         return FunctionExecutionResult(
             call_id=call.id, name=call.name, content=f"{earlier.content}\n\n{note}", is_error=earlier.is_error
         )
+
+    def _forget(self, failed: tuple[str, str]) -> None:
+        """A failure may change what every tool sees (its server restarted, a session expired): the
+        results remembered from before it are no longer taken as current, and ``failed`` may run again."""
+        self._runs = {key: run for key, run in self._runs.items() if not run.done() and key != failed}
 
     def stalled(self, results: Iterable[FunctionExecutionResult]) -> bool:
         """Whether, after this round's ``results``, the turn has gone ``stalled_rounds`` rounds without
