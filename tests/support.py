@@ -6,15 +6,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+import pytest
 from autogen_core import AgentId, SingleThreadedAgentRuntime
-from autogen_core.models import ChatCompletionClient, CreateResult, RequestUsage
+from autogen_core.models import (
+    ChatCompletionClient,
+    CreateResult,
+    FunctionExecutionResultMessage,
+    RequestUsage,
+)
 
 from handoffs_runtime import Channel, HandoffsRuntime, SessionStore, TeamSpec, register_team, start_session
 from handoffs_runtime.agents.worker import WorkerAgent, WorkerAgentConfig
-from handoffs_runtime.messages import WorkerResult, WorkerTask
+from handoffs_runtime.channels.memory import ScriptedChannel
+from handoffs_runtime.messages import Notice, WorkerResult, WorkerTask
 from handoffs_runtime.models.scripted import ScriptedModel
 
 
@@ -65,6 +72,36 @@ async def ask_worker(
 def texts(channel: object, session: str = "s1") -> list[tuple[str, str]]:
     """(agent, text) of every reply shown in ``session``."""
     return [(r.agent, r.text) for r in channel.replies(session)]  # type: ignore[attr-defined]
+
+
+def results(model: ScriptedModel, call: int) -> list[str]:
+    """The tool results the model read in its ``call``-th call (the last message it was sent)."""
+    message = model.calls[call][0][-1]
+    assert isinstance(message, FunctionExecutionResultMessage)
+    return [r.content for r in message.content]
+
+
+def notices(channel: ScriptedChannel) -> list[str]:
+    """The text of every notice the person of session ``s1`` was shown."""
+    return [e.text for e in channel.shown["s1"] if isinstance(e, Notice)]
+
+
+def questions(channel: ScriptedChannel) -> list[str]:
+    """What the person of session ``s1`` was asked, besides the prompt for their next message."""
+    return [prompt for _, prompt in channel.asked["s1"] if prompt != "you"]
+
+
+def emptied_around_each_test(record: list[Any]) -> Callable[[], Iterator[None]]:
+    """An autouse fixture that empties a module's ``record`` (what its tools did) before and after each
+    of its tests: ``no_orders = emptied_around_each_test(ORDERS)``."""
+
+    @pytest.fixture(autouse=True)
+    def emptied() -> Iterator[None]:
+        record.clear()
+        yield
+        record.clear()
+
+    return emptied
 
 
 class ReportingModel(ScriptedModel):
