@@ -7,10 +7,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
-from autogen_core import AgentId, SingleThreadedAgentRuntime
+from autogen_core import (
+    AgentId,
+    AgentRuntime,
+    BaseAgent,
+    MessageContext,
+    SingleThreadedAgentRuntime,
+    TypeSubscription,
+)
 from autogen_core.models import (
     ChatCompletionClient,
     CreateResult,
@@ -23,6 +30,8 @@ from handoffs_runtime.agents.worker import WorkerAgent, WorkerAgentConfig
 from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.messages import Notice, WorkerResult, WorkerTask
 from handoffs_runtime.models.scripted import ScriptedModel
+
+_Message = TypeVar("_Message")
 
 
 async def run_sessions(
@@ -114,3 +123,27 @@ class ReportingModel(ScriptedModel):
     async def create(self, *args: Any, **kwargs: Any) -> CreateResult:
         result = await super().create(*args, **kwargs)
         return result.model_copy(update={"usage": self.usage})
+
+
+class Listener(BaseAgent):
+    """Stands beside the team on one topic of one session and keeps every message published there."""
+
+    def __init__(self) -> None:
+        super().__init__("keeps what is published on its topic")
+        self.heard: list[object] = []
+
+    async def on_message_impl(self, message: object, ctx: MessageContext) -> None:
+        self.heard.append(message)
+
+    def of(self, kind: type[_Message]) -> list[_Message]:
+        """What it heard of one type, in order."""
+        return [message for message in self.heard if isinstance(message, kind)]
+
+
+async def listen(runtime: AgentRuntime, topic_type: str, session: str = "s1") -> Listener:
+    """A ``Listener`` on ``topic_type`` in ``session`` (before the runtime starts)."""
+    listener = Listener()
+    agent_type = f"listener-{topic_type}"
+    await runtime.register_agent_instance(listener, AgentId(agent_type, session))
+    await runtime.add_subscription(TypeSubscription(topic_type=topic_type, agent_type=agent_type))
+    return listener
