@@ -108,13 +108,44 @@ def _message(answer: Answer, n: int) -> dict[str, Any]:
     return {"role": "assistant", "content": None, "tool_calls": calls}
 
 
-def _handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:
-            pass
+class QuietHandler(BaseHTTPRequestHandler):
+    """A request handler for a test's endpoint: it logs nothing (the test's output stays readable), reads
+    a request's body whole and answers one with a known length."""
 
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def read_body(self) -> bytes:
+        return self.rfile.read(int(self.headers.get("Content-Length", 0)))
+
+    def read_json(self) -> Any:
+        return json.loads(self.read_body())
+
+    def answer(self, status: int, kind: str, body: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@contextmanager
+def local_endpoint(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """Serve ``handler`` on 127.0.0.1 (a free port) in a thread until the block ends; yields the base
+    URL an OpenAI client is given (``.../v1``)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
+    class Handler(QuietHandler):
         def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+            body = self.read_json()
             answer = server.next_answer(body)
             n = len(server.requests)
             if isinstance(answer, int):
@@ -197,12 +228,7 @@ def _handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
 
         def _send(self, status: int, data: dict[str, Any]) -> None:
             server.statuses.append(status)
-            payload = json.dumps(data).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
+            self.answer(status, "application/json", json.dumps(data).encode())
 
     return Handler
 
@@ -211,12 +237,5 @@ def _handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
 def fake_openai(answers: list[Answer]) -> Iterator[FakeOpenAI]:
     """Serve ``answers`` in order on 127.0.0.1 (a free port); ``server.url`` is the base URL."""
     state = FakeOpenAI(answers)
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
-    state.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with local_endpoint(_handler(state)) as state.url:
         yield state
-    finally:
-        httpd.shutdown()
-        httpd.server_close()

@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 import socket
 import textwrap
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
 import pytest
@@ -19,8 +19,9 @@ from handoffs_runtime.handoffs.returns import HAND_BACK_TOOL
 from handoffs_runtime.models.scripted import ScriptedModel
 from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
 from handoffs_runtime.team.files import load_team_file
+from handoffs_runtime.team.spec import TeamSpec
 
-from .a2a_support import a2a_serve
+from .a2a_support import A2AServer, a2a_serve
 from .cli_support import cli_env, run_handoffs
 from .support import run_sessions, texts
 
@@ -50,13 +51,28 @@ def front_team(folder: Path, url: str, *, timeout: float = 60.0) -> Path:
     return path
 
 
+@contextmanager
+def team_b(tmp_path: Path) -> Iterator[A2AServer]:
+    """Team B (ACME) served over A2A from a folder of its own."""
+    folder = tmp_path / "b"
+    folder.mkdir()
+    with a2a_serve(folder) as b:
+        yield b
+
+
+@contextmanager
+def front_with_b(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TeamSpec]:
+    """Team A, loaded while team B is served, with B's token where A's team file says to find it."""
+    with team_b(tmp_path) as b:
+        monkeypatch.setenv("ACME_A2A_TOKEN", b.token)
+        yield load_team_file(front_team(tmp_path, b.url))
+
+
 def test_a_conversation_goes_to_another_teams_agent_and_comes_back(tmp_path: Path) -> None:
     """Two processes of this project: team B (ACME) served over A2A; team A on the console hands the
     person to B's agent, the person confirms B's refund, B's task completes, and A has the conversation
     back with B's result in its context."""
-    served = tmp_path / "b"
-    served.mkdir()
-    with a2a_serve(served) as b:
+    with team_b(tmp_path) as b:
         team = front_team(tmp_path, b.url)
         store = tmp_path / "a.sqlite3"
         said = "I want a refund for my shoes\nyes\nthanks\nexit\n"
@@ -176,9 +192,7 @@ def test_the_runnable_example_loads() -> None:
 def test_the_remote_agent_called_as_a_tool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The same remote agent offered as a tool (``agent_tools``): the desk asks, keeps the conversation,
     and reads the remote agent's answer as the tool's result."""
-    served = tmp_path / "b"
-    served.mkdir()
-    with a2a_serve(served) as b:
+    with team_b(tmp_path) as b:
         path = front_team(tmp_path, b.url)
         path.write_text(path.read_text().replace("handoffs: [Refunds]", "agent_tools: [Refunds]"))
         team = load_team_file(path)
@@ -205,11 +219,7 @@ async def test_through_the_web_chat_the_person_talks_to_the_remote_agent_and_com
 
     from .web_support import customer, served
 
-    b_folder = tmp_path / "b"
-    b_folder.mkdir()
-    with a2a_serve(b_folder) as b:
-        monkeypatch.setenv("ACME_A2A_TOKEN", b.token)
-        team = load_team_file(front_team(tmp_path, b.url))
+    with front_with_b(tmp_path, monkeypatch) as team:
         async with served(tmp_path, team=team, model=OfflineModel()) as server:
             page, _ = await customer(server)
             await page.until("question", turn=True)  # the customer's turn: the page may write
@@ -244,11 +254,7 @@ def test_a_traced_remote_agent_still_says_when_its_part_is_done() -> None:
 def test_a_task_the_remote_agent_rejects_comes_back_with_its_words(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    b_folder = tmp_path / "b"
-    b_folder.mkdir()
-    with a2a_serve(b_folder) as b:
-        monkeypatch.setenv("ACME_A2A_TOKEN", b.token)
-        team = load_team_file(front_team(tmp_path, b.url))
+    with front_with_b(tmp_path, monkeypatch) as team:
         channel = ScriptedChannel.for_sessions({"s1": ["refund " * 700, "hello again"]})
         desk = ScriptedModel([[tool_call("transfer_to_refunds")], "Front desk here: how can I help?"])
         asyncio.run(run_sessions(team, channel, models={"Desk": desk}))

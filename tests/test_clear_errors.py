@@ -10,9 +10,9 @@ from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.messages import Notice
 from handoffs_runtime.teams.acme import acme_team
 
+from .cli_support import run_handoffs
 from .fake_openai import fake_openai
 from .support import run_sessions, texts
-from .test_cli import run_cli
 
 
 def closed_port() -> int:
@@ -24,7 +24,7 @@ def closed_port() -> int:
 
 def test_an_unreachable_base_url_is_explained_once_with_the_url(tmp_path: object) -> None:
     url = f"http://127.0.0.1:{closed_port()}/v1"
-    result = run_cli(
+    result = run_handoffs(
         "chat", "--model", "some-model", "--base-url", url, "--store", f"{tmp_path}/s.db",
         stdin="hello\nare you there?\n",
     )  # fmt: skip
@@ -71,7 +71,7 @@ async def test_a_refused_key_and_an_unknown_model_are_named() -> None:
 
 def test_a_worker_with_no_host_exits_non_zero_with_one_line() -> None:
     address = f"127.0.0.1:{closed_port()}"
-    result = run_cli("worker", "--host", address, "--connect-timeout", "1")
+    result = run_handoffs("worker", "--host", address, "--connect-timeout", "1")
     assert result.returncode != 0
     errors = [line for line in result.stderr.splitlines() if line.startswith("handoffs: ")]
     assert len(errors) == 1 and f"cannot reach a handoffs host at {address}" in errors[0]
@@ -80,6 +80,6 @@ def test_a_worker_with_no_host_exits_non_zero_with_one_line() -> None:
 
 def test_a_front_end_with_a_model_option_needs_no_api_key() -> None:
     address = f"127.0.0.1:{closed_port()}"
-    result = run_cli("chat", "--host", address, "--model", "gpt-4o-mini", "--connect-timeout", "1")
+    result = run_handoffs("chat", "--host", address, "--model", "gpt-4o-mini", "--connect-timeout", "1")
     assert "API key" not in result.stderr
     assert f"cannot reach a handoffs host at {address}" in result.stderr

@@ -11,21 +11,11 @@ import pytest
 
 from handoffs_runtime.teams.acme import ITEM_ID
 
-
-def run_cli(*args: str, stdin: str = "", timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "HANDOFFS_"))}
-    return subprocess.run(
-        [sys.executable, "-m", "handoffs_runtime", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=env,
-    )
+from .cli_support import run_handoffs
 
 
 def test_chat_with_piped_input_runs_the_refund_path_and_exits_cleanly() -> None:
-    result = run_cli("chat", stdin="I want a refund for my shoes\nyes\nexit\n")
+    result = run_handoffs("chat", stdin="I want a refund for my shoes\nyes\nexit\n")
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "offline" in out.splitlines()[0]
@@ -37,19 +27,19 @@ def test_chat_with_piped_input_runs_the_refund_path_and_exits_cleanly() -> None:
 
 
 def test_end_of_input_ends_the_session_with_status_0() -> None:
-    result = run_cli("chat", stdin="I'd like to buy rocket skates\n")
+    result = run_handoffs("chat", stdin="I'd like to buy rocket skates\n")
     assert result.returncode == 0, result.stderr
     assert "ACME sales › I can execute order" in result.stdout
 
 
 def test_order_confirmation_is_asked_in_the_chat() -> None:
-    result = run_cli("chat", stdin="buy an anvil for 30 dollars\nyes\ny\n")
+    result = run_handoffs("chat", stdin="buy an anvil for 30 dollars\nyes\ny\n")
     assert "Confirm order? y/n › y" in result.stdout
     assert "Done: execute order → Success." in result.stdout
 
 
 def test_unreachable_model_configuration_is_a_clear_error() -> None:
-    result = run_cli("chat", "--model", "gpt-4o-mini")
+    result = run_handoffs("chat", "--model", "gpt-4o-mini")
     assert result.returncode == 2
     assert "OPENAI_API_KEY" in result.stderr and "Traceback" not in result.stderr
 
@@ -80,14 +70,14 @@ def test_ctrl_c_ends_the_session_cleanly() -> None:
     ids=["leaves-at-confirmation", "leaves-before-the-operator-answers"],
 )
 def test_end_of_input_during_a_question_ends_the_session(stdin: str) -> None:
-    result = run_cli("chat", "--store", ":memory:", stdin=stdin, timeout=60)
+    result = run_handoffs("chat", "--store", ":memory:", stdin=stdin, timeout=60)
     assert result.returncode == 0, result.stderr
     assert "ended" in result.stdout.splitlines()[-1]
 
 
 def test_piped_input_shows_the_handoff_line_before_the_operators_prompt_it_leads_to() -> None:
     """The line that says who has the conversation comes first, then that agent's question, once."""
-    result = run_cli(
+    result = run_handoffs(
         "chat", "--store", ":memory:", stdin="let me talk to a person\n\nHello, Sam here.\nexit\n"
     )
     assert result.returncode == 0, result.stderr

@@ -10,11 +10,7 @@ from pathlib import Path
 import pytest
 from autogen_core import (
     AgentId,
-    MessageContext,
-    RoutedAgent,
     SingleThreadedAgentRuntime,
-    TypeSubscription,
-    message_handler,
 )
 from autogen_core.models import AssistantMessage, LLMMessage, UserMessage
 from autogen_core.tools import ToolSchema
@@ -44,18 +40,7 @@ from handoffs_runtime.teams.acme import acme_team
 from handoffs_runtime.teams.orchestrator import orchestrator_team
 
 from .distributed_support import FAST, TIMEOUT
-
-
-class Collector(RoutedAgent):
-    """Stands where the customer side would: keeps every reply published to the user topic."""
-
-    def __init__(self, replies: list[AgentResponse]) -> None:
-        super().__init__("Collects the replies.")
-        self._replies = replies
-
-    @message_handler
-    async def on_reply(self, message: AgentResponse, ctx: MessageContext) -> None:
-        self._replies.append(message)
+from .support import listen
 
 
 class _Profiled(LocalModel):
@@ -83,14 +68,12 @@ async def test_one_agent_type_runs_a_turn_alone_with_no_customer_side_and_no_mod
     sales = team.agents[1].name
     model = ScriptedModel(["Anvils are on sale."])
     await register_agents(runtime, team, only=[sales], models={sales: model}, channel=QueueChannel())
-    replies: list[AgentResponse] = []
-    await Collector.register(runtime, "collector", lambda: Collector(replies))
-    await runtime.add_subscription(TypeSubscription(topic_type=team.user_topic, agent_type="collector"))
+    customer_side = await listen(runtime, team.user_topic)  # stands where the customer side would
     runtime.start()
     task = user_task([UserMessage(content="what is on sale?", source="User")], [sales])
     await runtime.publish_message(task, topic_id=session_topic(sales, "s1"))
     await runtime.stop_when_idle()
-    [reply] = replies
+    [reply] = customer_side.of(AgentResponse)
     assert reply.reply_to_topic_type == sales
     assert reply.context[-1] == AssistantMessage(content="Anvils are on sale.", source=sales)
     model.assert_done()

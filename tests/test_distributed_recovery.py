@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 from autogen_core import TopicId
 from autogen_core.models import UserMessage
-from autogen_ext.runtimes.grpc import _constants as wire
 from autogen_ext.runtimes.grpc.protos import agent_worker_pb2, cloudevent_pb2
 
 from handoffs_runtime import Event, Notice, Question, QueueChannel, Reply
@@ -23,6 +22,7 @@ from handoffs_runtime.distributed.host_connection import LimitedConnection
 from handoffs_runtime.distributed.outbox import Outbox, SeenEvents
 from handoffs_runtime.distributed.serializers import type_name
 from handoffs_runtime.messages import UserTask
+from handoffs_runtime.private.autogen_grpc import message_type_of
 from handoffs_runtime.teams.acme import acme_team
 
 from .distributed_support import FAST, TIMEOUT, Process, deploy, free_port, held, start_host, start_worker
@@ -52,11 +52,10 @@ class LateWriteReports(LimitedConnection):
 
     async def _write(self, stream: Any) -> None:
         while True:
-            message = await self._send_queue.get()
+            message = await self.outbox.get()
             self._answered.clear()
             await stream.write(message)
-            schema = message.cloudEvent.attributes.get(wire.DATA_SCHEMA_ATTR)
-            if schema is not None and schema.ce_string == type_name(UserTask):
+            if message_type_of(message.cloudEvent) == type_name(UserTask):
                 await asyncio.wait_for(self._answered.wait(), TIMEOUT)
 
 

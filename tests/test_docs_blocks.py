@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from .cli_support import run_handoffs
+
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```(?P<lang>[\w-]*)\n(?P<body>.*?)^```$", re.DOTALL | re.MULTILINE)
@@ -121,26 +123,11 @@ def test_readmes_first_team_runs_on_the_console_as_it_says(tmp_path: Path) -> No
     folder.mkdir()
     (folder / "bike_tools.py").write_text(block_named("python", "# bikes/bike_tools.py"), encoding="utf-8")
     (folder / "team.yaml").write_text(block_named("yaml", "# bikes/team.yaml"), encoding="utf-8")
-    handoffs = [sys.executable, "-m", "handoffs_runtime"]
-    graph = subprocess.run(
-        [*handoffs, "graph", "--team", "bikes/team.yaml"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
-        check=False,
-    )
+    graph = run_handoffs("graph", "--team", "bikes/team.yaml", cwd=tmp_path)
     assert graph.returncode == 0, graph.stderr
     assert "Workshop" in graph.stdout and "Owner" in graph.stdout
-    chat = subprocess.run(
-        [*handoffs, "chat", "--team", "bikes/team.yaml", "--store", ":memory:"],
-        input="is my bike ready?\nRT-1001\nyes\nexit\n",
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
-        check=False,
-    )
+    said = "is my bike ready?\nRT-1001\nyes\nexit\n"
+    chat = run_handoffs("chat", "--team", "bikes/team.yaml", "--store", ":memory:", stdin=said, cwd=tmp_path)
     assert chat.returncode == 0, chat.stderr
     assert "Kim at the desk › Hello! I can check on a repair or cancel one." in chat.stdout
     assert "Lee in the workshop has joined" in chat.stdout

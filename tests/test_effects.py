@@ -8,15 +8,14 @@ again after such a crash runs only once reconciled as not done or confirmed by t
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from autogen_core.models import FunctionExecutionResultMessage, UserMessage
+from autogen_core.models import UserMessage
 
 from handoffs_runtime import AgentSpec, TeamSpec, ask_person, irreversible, tool_call
 from handoffs_runtime.channels.memory import ScriptedChannel
-from handoffs_runtime.messages import Notice
 from handoffs_runtime.models.scripted import ScriptedModel
 from handoffs_runtime.sessions.effects import EffectKey
 from handoffs_runtime.sessions.recording import UNANSWERED
@@ -24,7 +23,7 @@ from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
 from handoffs_runtime.sessions.store import entry_for_message, notice_entry
 from handoffs_runtime.tools.context import current_tool_context
 
-from .support import run_sessions
+from .support import emptied_around_each_test, notices, questions, results, run_sessions
 
 ORDERS: list[tuple[str, str | None]] = []
 """Every order placed: (item, the idempotency key it carried)."""
@@ -41,11 +40,7 @@ async def place_order(item: str, copies: int = 1) -> str:
     return f"Ordered {copies} x {item}."
 
 
-@pytest.fixture(autouse=True)
-def no_orders() -> Iterator[None]:
-    ORDERS.clear()
-    yield
-    ORDERS.clear()
+no_orders = emptied_around_each_test(ORDERS)
 
 
 @pytest.fixture
@@ -64,26 +59,23 @@ def order(item: str = "anvil") -> object:
     return tool_call("place_order", {"item": item})
 
 
-def results(model: ScriptedModel, call: int) -> list[str]:
-    message = model.calls[call][0][-1]
-    assert isinstance(message, FunctionExecutionResultMessage)
-    return [r.content for r in message.content]
-
-
-def notices(channel: ScriptedChannel) -> list[str]:
-    return [e.text for e in channel.shown["s1"] if isinstance(e, Notice)]
-
-
-def questions(channel: ScriptedChannel) -> list[str]:
-    return [prompt for _, prompt in channel.asked["s1"] if prompt != "you"]
-
-
 async def _crashed_earlier(store: SQLiteSessionStore, *, turn: int) -> EffectKey:
     """Leave the session as a process killed inside ``place_order(anvil)`` in ``turn`` would."""
     await store.open_session("s1", agent="Shop", team="shop")
     key = EffectKey("s1", turn, "place_order", ANVIL)
     assert await store.record_intent(key) is None
     return key
+
+
+async def _ordered_again(store: SQLiteSessionStore, *, reply: str) -> tuple[str, ScriptedChannel]:
+    """The redelivered turn orders the anvil again and the model then says ``reply``: nothing is run
+    and nobody is asked; the one tool result the model read, and the channel."""
+    model = ScriptedModel([[order()], reply])
+    channel = ScriptedChannel.for_sessions({"s1": ["buy an anvil"]})
+    await run_sessions(shop(), channel, model=model, store=store)
+    assert ORDERS == [] and questions(channel) == []
+    [answer] = results(model, 1)
+    return answer, channel
 
 
 async def test_the_same_call_twice_in_one_response_runs_once_and_both_are_on_record(
@@ -104,11 +96,7 @@ async def test_a_repeated_step_gets_the_recorded_outcome(store: SQLiteSessionSto
     """A redelivered turn (same person's message, seq 1) reaches a call already done: it is not run."""
     key = await _crashed_earlier(store, turn=1)
     await store.record_outcome(key, "done", "Ordered 1 x anvil.")
-    model = ScriptedModel([[order()], "Done."])
-    channel = ScriptedChannel.for_sessions({"s1": ["buy an anvil"]})
-    await run_sessions(shop(), channel, model=model, store=store)
-    assert ORDERS == [] and questions(channel) == []
-    [answer] = results(model, 1)
+    answer, _ = await _ordered_again(store, reply="Done.")
     assert answer.startswith("Not run again") and "Ordered 1 x anvil." in answer
 
 
@@ -116,11 +104,7 @@ async def test_an_intent_without_outcome_is_not_run_again_and_the_person_is_told
     store: SQLiteSessionStore,
 ) -> None:
     await _crashed_earlier(store, turn=1)
-    model = ScriptedModel([[order()], "It may or may not have gone through."])
-    channel = ScriptedChannel.for_sessions({"s1": ["buy an anvil"]})
-    await run_sessions(shop(), channel, model=model, store=store)
-    assert ORDERS == [] and questions(channel) == []
-    [answer] = results(model, 1)
+    answer, channel = await _ordered_again(store, reply="It may or may not have gone through.")
     assert answer.startswith("Error: not run: place_order(") and "may or may not have happened" in answer
     assert any("may or may not have happened" in text for text in notices(channel))
     [effect] = await store.effects("s1")

@@ -4,19 +4,25 @@ takes a correction in the answer."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from handoffs_runtime import OfflineModel
 from handoffs_runtime.channels.memory import ScriptedChannel
+from handoffs_runtime.team.spec import TeamSpec
 
 from . import airline_team, clinic_team
 from .support import run_sessions, texts
 
+Done = tuple[str, dict[str, object]]
+"""A tool that ran, and its arguments."""
 
-async def converse(team: object, *said: str) -> list[str]:
+
+async def converse(team: TeamSpec, *said: str) -> list[str]:
     """The replies to ``said`` in one session of ``team`` on the offline model."""
     channel = ScriptedChannel.for_sessions({"s1": list(said)})
-    await run_sessions(team, channel, model=OfflineModel())  # type: ignore[arg-type]
+    await run_sessions(team, channel, model=OfflineModel())
     return [text for _, text in texts(channel)]
 
 
@@ -26,78 +32,122 @@ def _forget_what_was_done() -> None:
     clinic_team.done.clear()
 
 
-async def test_each_argument_is_read_from_its_own_words_and_named_in_the_confirmation() -> None:
-    replies = await converse(
-        airline_team.airline_team(), "Could you move booking SKY456 to the 20th of December?", "yes"
-    )
-    assert "booking ref “SKY456”" in replies[-2] and "new date “20 December”" in replies[-2]
-    assert airline_team.done == [("change_flight", {"booking_ref": "SKY456", "new_date": "20 December"})]
+def ran() -> list[Done]:
+    """What the tools of both teams did: of the one that was asked, nothing of the other."""
+    return [*airline_team.done, *clinic_team.done]
 
 
-async def test_a_missing_argument_is_asked_for_by_name_one_question_each() -> None:
-    replies = await converse(
-        airline_team.airline_team(), "I want to change my flight", "SKY123", "the 3rd of January", "yes"
-    )
-    asked = [r for r in replies if r.startswith("To change flight I need")]
-    assert asked == [
-        "To change flight I need the booking ref. Which booking ref?",
-        "To change flight I need the new date. Which new date?",
+CONFIRMED = [
+    pytest.param(
+        airline_team.airline_team,
+        ["Could you move booking SKY456 to the 20th of December?"],
+        None,
+        ("change_flight", {"booking_ref": "SKY456", "new_date": "20 December"}),
+        id="airline: each argument from its own words",
+    ),
+    pytest.param(
+        clinic_team.clinic_team,
+        ["I'd like to book an appointment with Dr Patel on 12 March"],
+        None,
+        ("book_appointment", {"doctor_name": "Dr Patel", "date": "12 March"}),
+        id="clinic: dates and people",
+    ),
+    pytest.param(
+        airline_team.airline_team,
+        ["Please change booking SKY456 to 20 December", "no, the 21st"],
+        "new date “20 December”",
+        ("change_flight", {"booking_ref": "SKY456", "new_date": "21 December"}),
+        id="a correction changes the argument and asks again",
+    ),
+    pytest.param(
+        clinic_team.clinic_team,
+        ["please refund my payment on invoice INV-204", "42.50 pounds"],
+        "Which amount?",
+        ("refund_payment", {"invoice_number": "INV-204", "amount": 42.5}),
+        id="an amount is asked for, never guessed",
+    ),
+]
+"""Each team, what the person says (then "yes"), what the team said before its confirmation (``asked``,
+when it asked something), and what then runs: the confirmation names each of its arguments."""
+
+
+def spoken(name: str) -> str:
+    """A tool's or an argument's name as the team says it: ``booking_ref`` -> ``booking ref``."""
+    return name.replace("_", " ")
+
+
+def named(arguments: dict[str, object]) -> list[str]:
+    """How a confirmation names each argument: a text in quotes after its name, a number plainly."""
+    return [
+        f"{spoken(name)} “{value}”" if isinstance(value, str) else f"{spoken(name)} {value}"
+        for name, value in arguments.items()
     ]
-    assert airline_team.done == [("change_flight", {"booking_ref": "SKY123", "new_date": "3 January"})]
 
 
-async def test_an_answer_that_gives_nothing_for_the_asked_argument_runs_nothing() -> None:
-    replies = await converse(airline_team.airline_team(), "I want to change my flight", "SKY123", "yes")
-    assert replies[-2] == "To change flight I need the new date. Which new date?"
+@pytest.mark.parametrize(("team", "said", "asked", "done"), CONFIRMED)
+async def test_each_argument_is_read_from_the_words_and_named_in_the_confirmation(
+    team: Callable[[], TeamSpec], said: list[str], asked: str | None, done: Done
+) -> None:
+    replies = await converse(team(), *said, "yes")
+    if asked is not None:
+        assert asked in replies[-3]
+    assert all(name in replies[-2] for name in named(done[1])), replies[-2]
+    assert ran() == [done]
+
+
+ASKED = [
+    pytest.param(
+        airline_team.airline_team,
+        ["I want to change my flight", "SKY123", "the 3rd of January"],
+        ("change_flight", {"booking_ref": "SKY123", "new_date": "3 January"}),
+        id="airline",
+    ),
+    pytest.param(
+        clinic_team.clinic_team,
+        ["I need to book an appointment", "Dr Okafor", "next Monday"],
+        ("book_appointment", {"doctor_name": "Dr Okafor", "date": "next Monday"}),
+        id="clinic",
+    ),
+]
+"""Each team, a request without its arguments then each one in turn, and what runs: a question was
+asked for each argument by its name, in order."""
+
+
+@pytest.mark.parametrize(("team", "said", "done"), ASKED)
+async def test_a_missing_argument_is_asked_for_by_name_one_question_each(
+    team: Callable[[], TeamSpec], said: list[str], done: Done
+) -> None:
+    replies = await converse(team(), *said, "yes")
+    asking = f"To {spoken(done[0])} I need "
+    questions = [f"the {name}. Which {name}?" for name in map(spoken, done[1])]
+    assert [r for r in replies if r.startswith(asking)] == [asking + question for question in questions]
+    assert ran() == [done]
+
+
+NOT_GUESSED = [
+    pytest.param(
+        ["I want to change my flight", "SKY123"],
+        "To change flight I need the new date. Which new date?",
+        id="an answer that gives nothing for the asked argument",
+    ),
+    pytest.param(
+        ["cancel my booking please"],
+        "To cancel booking I need the booking ref. Which booking ref?",
+        id="a reference from words without one",
+    ),
+]
+"""Words that leave an argument unread, and the question that asks for it again."""
+
+
+@pytest.mark.parametrize(("said", "question"), NOT_GUESSED)
+async def test_an_argument_is_never_guessed_and_nothing_runs(said: list[str], question: str) -> None:
+    replies = await converse(airline_team.airline_team(), *said, "yes")
+    assert replies[-2] == question
     assert not any("Shall I go ahead" in r for r in replies)
-    assert airline_team.done == []
-
-
-async def test_a_correction_in_the_answer_changes_the_argument_and_asks_again() -> None:
-    replies = await converse(
-        airline_team.airline_team(), "Please change booking SKY456 to 20 December", "no, the 21st", "yes"
-    )
-    assert "new date “20 December”" in replies[-3]
-    assert "new date “21 December”" in replies[-2] and "booking ref “SKY456”" in replies[-2]
-    assert airline_team.done == [("change_flight", {"booking_ref": "SKY456", "new_date": "21 December"})]
+    assert ran() == []
 
 
 async def test_a_plain_no_still_declines() -> None:
     replies = await converse(airline_team.airline_team(), "Please change booking SKY456 to 20 December", "no")
     assert replies[-1].startswith("All right, I won't.")
-    assert airline_team.done == []
-
-
-async def test_a_reference_is_never_taken_from_words_without_one() -> None:
-    replies = await converse(airline_team.airline_team(), "cancel my booking please", "yes")
-    assert replies[-2] == "To cancel booking I need the booking ref. Which booking ref?"
-    assert not any("Shall I go ahead" in r for r in replies)
-    assert airline_team.done == []
-
-
-async def test_a_second_team_names_dates_people_and_amounts() -> None:
-    replies = await converse(
-        clinic_team.clinic_team(), "I'd like to book an appointment with Dr Patel on 12 March", "yes"
-    )
-    assert "doctor name “Dr Patel”" in replies[-2] and "date “12 March”" in replies[-2]
-    assert clinic_team.done == [("book_appointment", {"doctor_name": "Dr Patel", "date": "12 March"})]
-
-
-async def test_an_amount_is_asked_for_never_guessed() -> None:
-    replies = await converse(
-        clinic_team.clinic_team(), "please refund my payment on invoice INV-204", "42.50 pounds", "yes"
-    )
-    assert "Which amount?" in replies[-3]
-    assert "invoice number “INV-204”" in replies[-2] and "amount 42.5" in replies[-2]
-    assert clinic_team.done == [("refund_payment", {"invoice_number": "INV-204", "amount": 42.5})]
-
-
-async def test_the_clinic_asks_for_the_doctor_and_the_date_by_name() -> None:
-    replies = await converse(
-        clinic_team.clinic_team(), "I need to book an appointment", "Dr Okafor", "next Monday", "yes"
-    )
-    assert [r for r in replies if r.startswith("To book appointment")] == [
-        "To book appointment I need the doctor name. Which doctor name?",
-        "To book appointment I need the date. Which date?",
-    ]
-    assert clinic_team.done == [("book_appointment", {"doctor_name": "Dr Okafor", "date": "next Monday"})]
+    assert ran() == []

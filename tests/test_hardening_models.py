@@ -11,12 +11,9 @@ from __future__ import annotations
 import json
 import logging
 import re
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -27,7 +24,7 @@ from handoffs_runtime.teams.acme import acme_team
 
 from .cli_support import run_handoffs
 from .distributed_support import free_port
-from .fake_openai import fake_openai
+from .fake_openai import QuietHandler, fake_openai, local_endpoint
 from .web_support import Client, customer, served
 
 KEY = "sk-live-Q7pX2vR9tW4yZ8aB3cD6eF1gH5jK0mN"
@@ -78,27 +75,13 @@ def hostile_endpoint() -> Iterator[str]:
     """An OpenAI-compatible endpoint whose every answer is one of ``HOSTILE``, in turn."""
     answers = iter(HOSTILE * 4)
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:
-            pass
-
+    class Handler(QuietHandler):
         def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            status, kind, body = next(answers, HOSTILE[0])
-            self.send_response(status)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            self.read_body()
+            self.answer(*next(answers, HOSTILE[0]))
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with local_endpoint(Handler) as url:
+        yield url
 
 
 URL = re.compile(r"[a-z][a-z0-9+.-]*://", re.IGNORECASE)

@@ -7,13 +7,10 @@ server managed to send before the client hung up shows the body was not read who
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 import pytest
 
@@ -22,6 +19,7 @@ from handoffs_runtime.agents.ai import MODEL_ERROR_REPLY
 from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.teams.acme import acme_team
 
+from .fake_openai import QuietHandler, local_endpoint
 from .support import run_sessions, texts
 
 HUGE = 128 * 1024 * 1024  # four times the most of an answer that is read
@@ -56,15 +54,11 @@ STREAMED = (
 
 @contextmanager
 def flooding(flood: Flood) -> Iterator[Flood]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:
-            pass
-
+    class Handler(QuietHandler):
         def do_POST(self) -> None:
-            request = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-            streamed = bool(request.get("stream"))
+            streamed = bool(self.read_json().get("stream"))
             if flood.floods <= 0:
-                self._answer(200, *((STREAMED_KIND, STREAMED) if streamed else ("application/json", PLAIN)))
+                self.answer(200, *((STREAMED_KIND, STREAMED) if streamed else ("application/json", PLAIN)))
                 return
             flood.floods -= 1
             self.send_response(flood.status)
@@ -83,22 +77,8 @@ def flooding(flood: Flood) -> Iterator[Flood]:
                 flood.done.set()
                 self.close_connection = True
 
-        def _answer(self, status: int, kind: str, body: bytes) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    flood.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with local_endpoint(Handler) as flood.url:
         yield flood
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 FLOODS = {

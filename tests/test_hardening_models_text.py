@@ -7,11 +7,8 @@ the runtime, so the console chat, the web session and the store go on.
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -25,7 +22,7 @@ from handoffs_runtime.teams.acme import acme_team
 from handoffs_runtime.text import printable
 
 from .cli_support import run_handoffs
-from .fake_openai import fake_openai
+from .fake_openai import QuietHandler, fake_openai, local_endpoint
 from .support import run_sessions, texts
 from .web_support import customer, served
 
@@ -119,26 +116,12 @@ def invalid_utf8(streamed: bool) -> tuple[str, bytes]:
 
 @contextmanager
 def answering_invalid_utf8() -> Iterator[str]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:
-            pass
-
+    class Handler(QuietHandler):
         def do_POST(self) -> None:
-            request = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-            kind, body = invalid_utf8(bool(request.get("stream")))
-            self.send_response(200)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            self.answer(200, *invalid_utf8(bool(self.read_json().get("stream"))))
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with local_endpoint(Handler) as url:
+        yield url
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])

@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
@@ -20,7 +19,7 @@ from websockets.exceptions import ConnectionClosed, InvalidMessage, InvalidStatu
 from handoffs_runtime.web.limits import ClientLimits, Limits, client_key
 from handoffs_runtime.web.sockets import QUIET
 
-from .web_support import Client, Served, served
+from .web_support import Client, Served, hello_via, served
 
 ATTACKERS = [f"127.0.0.{n}" for n in range(2, 27)]
 NEWCOMER = ("127.0.1.1", 0)
@@ -54,14 +53,6 @@ async def test_twenty_five_addresses_holding_sockets_and_sessions_leave_room_for
         finally:
             for socket in held:
                 await socket.close()
-
-
-async def hello_via(server: Served, forwarded_for: str) -> dict[str, Any]:
-    headers = {"X-Forwarded-For": forwarded_for}
-    async with connect(server.ws + "/ws", additional_headers=headers) as socket:
-        await socket.send(json.dumps({"type": "hello"}))
-        answer: dict[str, Any] = json.loads(await socket.recv())
-        return answer
 
 
 async def test_an_ipv6_slash_56_is_one_neighbourhood(tmp_path: Path) -> None:

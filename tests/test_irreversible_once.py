@@ -4,16 +4,13 @@ again. Real runtime, real tools asking through the channel; the model is scripte
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
 from autogen_core.models import FunctionExecutionResultMessage
 
 from handoffs_runtime import AgentSpec, TeamSpec, ask_person, irreversible, requires_approval, tool_call
 from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.models.scripted import ScriptedModel
 
-from .support import run_sessions, texts
+from .support import emptied_around_each_test, run_sessions, texts
 
 ORDERS: list[str] = []
 
@@ -33,11 +30,7 @@ def cancel_order(item: str) -> str:
     return f"Cancelled {item}."
 
 
-@pytest.fixture(autouse=True)
-def no_orders() -> Iterator[None]:
-    ORDERS.clear()
-    yield
-    ORDERS.clear()
+no_orders = emptied_around_each_test(ORDERS)
 
 
 def shop(*tools: object) -> TeamSpec:

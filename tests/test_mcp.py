@@ -14,11 +14,9 @@ from pathlib import Path
 
 import pytest
 from autogen_core import CancellationToken
-from autogen_core.models import FunctionExecutionResultMessage
 
 from handoffs_runtime import tool_call
 from handoffs_runtime.channels.memory import ScriptedChannel
-from handoffs_runtime.messages import Notice
 from handoffs_runtime.models.scripted import ScriptedModel
 from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
 from handoffs_runtime.team.files import TeamFileError, load_team_file
@@ -28,7 +26,7 @@ from handoffs_runtime.tools.approval import ApprovalTool
 from handoffs_runtime.tools.effects import is_irreversible
 from handoffs_runtime.tools.mcp import McpServer, McpServerDown, McpTool, close_all, mcp_tools
 
-from .support import run_sessions, texts
+from .support import notices, questions, results, run_sessions, texts
 
 SERVER = Path(__file__).with_name("mcp_server.py")
 
@@ -55,40 +53,25 @@ async def store(tmp_path: Path) -> AsyncIterator[SQLiteSessionStore]:
     await opened.close()
 
 
-def stdio_team(tmp_path: Path, extra: str = "") -> Path:
+def clerk_team(tmp_path: Path, server: str, extra: str = "") -> Path:
+    """A team file whose one agent, Clerk, has the tools of one MCP server (``server``: its keys)."""
+    first, *rest = textwrap.dedent(server).strip().splitlines()
+    entry = "\n".join([f"      - {first}", *(f"        {line}" for line in rest)])
     path = tmp_path / "team.yaml"
-    path.write_text(
-        textwrap.dedent(
-            f"""\
-            name: notes
-            agents:
-              - name: Clerk
-                description: Keeps the notes.
-                mcp:
-                  - server: notes
-                    command: {sys.executable}
-                    args: [{SERVER}, stdio]
-                    env: {{NOTES_LOG: "${{TEST_NOTES_LOG}}"}}
-                    prefix: notes_
-            """
-        )
-        + extra
-    )
+    head = "name: notes\nagents:\n  - name: Clerk\n    description: Keeps the notes.\n    mcp:\n"
+    path.write_text(f"{head}{entry}\n{extra}")
     return path
 
 
-def results(model: ScriptedModel, call: int) -> list[str]:
-    message = model.calls[call][0][-1]
-    assert isinstance(message, FunctionExecutionResultMessage)
-    return [r.content for r in message.content]
-
-
-def notices(channel: ScriptedChannel) -> list[str]:
-    return [e.text for e in channel.shown["s1"] if isinstance(e, Notice)]
-
-
-def questions(channel: ScriptedChannel) -> list[str]:
-    return [prompt for _, prompt in channel.asked["s1"] if prompt != "you"]
+def stdio_team(tmp_path: Path, extra: str = "") -> Path:
+    server = f"""
+        server: notes
+        command: {sys.executable}
+        args: [{SERVER}, stdio]
+        env: {{NOTES_LOG: "${{TEST_NOTES_LOG}}"}}
+        prefix: notes_
+    """
+    return clerk_team(tmp_path, server, extra)
 
 
 def clerk_tools(team: TeamSpec) -> dict[str, object]:
@@ -217,21 +200,13 @@ async def test_a_streamable_http_server_gives_its_tools_with_a_credential_from_t
     try:
         line = await asyncio.wait_for(asyncio.to_thread(process.stdout.readline), 30)  # type: ignore[union-attr]
         port = int(line.split()[1])
-        path = tmp_path / "team.yaml"
-        path.write_text(
-            textwrap.dedent(
-                f"""\
-                name: notes
-                agents:
-                  - name: Clerk
-                    mcp:
-                      - server: web-notes
-                        url: http://127.0.0.1:{port}/mcp
-                        headers: {{Authorization: "Bearer ${{WEB_NOTES_TOKEN}}"}}
-                        allow: [read_note, token_seen]
-            """
-            )
-        )
+        server = f"""
+            server: web-notes
+            url: http://127.0.0.1:{port}/mcp
+            headers: {{Authorization: "Bearer ${{WEB_NOTES_TOKEN}}"}}
+            allow: [read_note, token_seen]
+        """
+        path = clerk_team(tmp_path, server)
         monkeypatch.delenv("WEB_NOTES_TOKEN", raising=False)
         with pytest.raises(TeamFileError, match=r"refers to \$\{WEB_NOTES_TOKEN\}, which is not set"):
             load_team_file(path)

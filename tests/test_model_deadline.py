@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ from handoffs_runtime.team.spec import MODEL_TIMEOUT_MARGIN, call_deadline, mode
 from handoffs_runtime.teams.acme import acme_team
 
 from .cli_support import run_handoffs
+from .fake_openai import QuietHandler, local_endpoint
 from .support import ask_worker, run_sessions, texts
 
 TRICKLE_SECONDS = 0.02
@@ -63,12 +64,9 @@ def _chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
 
 
 def _handler(state: Trickler) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:
-            pass
-
+    class Handler(QuietHandler):
         def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+            body = self.read_json()
             state.requests += 1
             state.bodies.append(body)
             first = state.requests == 1
@@ -105,15 +103,8 @@ def _handler(state: Trickler) -> type[BaseHTTPRequestHandler]:
 @contextmanager
 def trickling_server() -> Iterator[Trickler]:
     state = Trickler()
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
-    state.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with local_endpoint(_handler(state)) as state.url:
         yield state
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])

@@ -7,9 +7,16 @@ import warnings
 
 import pytest
 from autogen_core import AgentId, RoutedAgent, SingleThreadedAgentRuntime
+from autogen_ext.models.openai import BaseOpenAIChatCompletionClient
 
 from handoffs_runtime import private
-from handoffs_runtime.private import PrivatePartsError, PrivatePartsVersionWarning
+from handoffs_runtime.private import (
+    PrivatePartsError,
+    PrivatePartsVersionWarning,
+    autogen_grpc,
+    autogen_openai,
+)
+from handoffs_runtime.private.autogen_grpc import HostConnectionParts
 
 
 def installed(versions: dict[str, str | None]) -> object:
@@ -81,3 +88,28 @@ async def test_the_runtime_state_it_reads_is_the_runtimes() -> None:
     assert private.is_running(runtime)
     await runtime.stop()
     assert not private.is_running(runtime)
+
+
+def test_each_module_of_the_fence_holds_on_the_installed_versions() -> None:
+    """The fence is one package: autogen-ext's gRPC and OpenAI parts are checked like the rest."""
+    assert private.missing_parts(autogen_grpc.PRIVATE_PARTS) == []
+    assert private.missing_parts(autogen_openai.PRIVATE_PARTS) == []
+
+
+def test_a_replaced_private_method_whose_parameters_changed_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def changed(self: object, tool_params: object, oai_messages: object, create_args: object) -> None:
+        pass
+
+    monkeypatch.setattr(BaseOpenAIChatCompletionClient, "_create_stream_chunks", changed)
+    with pytest.raises(PrivatePartsError, match=r"has _create_stream_chunks\(.*\): no longer true"):
+        private.require(autogen_openai.PRIVATE_PARTS)
+
+
+def test_a_host_connection_that_keeps_its_state_elsewhere_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    def init(self: HostConnectionParts, channel: object, stub: object) -> None:
+        self._channel, self._stub = channel, stub  # type: ignore[assignment]
+
+    monkeypatch.setattr(HostConnectionParts.__mro__[1], "__init__", init)  # autogen-ext's HostConnection
+    assert private.missing_parts(autogen_grpc.PRIVATE_PARTS) == [
+        "HostConnection keeps _channel, _send_queue, _recv_queue and _connection_task: no longer true"
+    ]

@@ -7,13 +7,10 @@ import logging
 import os
 import subprocess
 import sys
-import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -23,33 +20,22 @@ from handoffs_runtime.distributed.credentials import ClientCredentials, create_c
 from handoffs_runtime.models.scripted import ScriptedModel
 from handoffs_runtime.teams.acme import acme_team
 
+from .fake_openai import QuietHandler, local_endpoint
+
 
 @contextmanager
 def echoing_endpoint() -> Iterator[str]:
     """An OpenAI-compatible endpoint that refuses every key, quoting it, as some servers do."""
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:
-            pass
-
+    class Handler(QuietHandler):
         def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            self.read_body()
             given = self.headers.get("Authorization", "")
             body = json.dumps({"error": {"message": f"Incorrect API key provided: {given}", "type": "auth"}})
-            self.send_response(401)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body.encode())
+            self.answer(401, "application/json", body.encode())
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with local_endpoint(Handler) as url:
+        yield url
 
 
 @pytest.mark.parametrize("verbosity", ["-v", "-vv"])

@@ -8,11 +8,8 @@ import asyncio
 import pytest
 from autogen_core import (
     AgentId,
-    MessageContext,
     RoutedAgent,
     SingleThreadedAgentRuntime,
-    TypeSubscription,
-    message_handler,
 )
 from autogen_core.models import AssistantMessage
 
@@ -37,6 +34,8 @@ from handoffs_runtime.messages import (
 from handoffs_runtime.models.offline import OfflineModel
 from handoffs_runtime.teams.acme import acme_team
 from handoffs_runtime.topics import HANDOFF_EVENTS, USER, session_topic
+
+from .support import listen
 
 TIMEOUT = 30.0
 
@@ -142,18 +141,6 @@ async def test_a_team_agent_relays_only_notices_and_progress_and_progress_only_w
     await runtime.stop_when_idle()
 
 
-class Handoffs(RoutedAgent):
-    """Beside the repairs agent on its topic: keeps each conversation handed to it."""
-
-    def __init__(self) -> None:
-        super().__init__("listens to the repairs agent's topic")
-        self.handed: list[UserTask] = []
-
-    @message_handler
-    async def on_task(self, message: UserTask, ctx: MessageContext) -> None:
-        self.handed.append(message)
-
-
 async def until_reply(channel: QueueChannel, session: str) -> list[Event]:
     """Everything shown up to and including the next reply."""
     shown = [await channel.next_output(session, TIMEOUT)]
@@ -172,14 +159,12 @@ async def test_a_refusal_of_a_conversation_the_person_went_on_from_is_dropped(
     runtime = SingleThreadedAgentRuntime()
     channel = QueueChannel()
     await register_team(runtime, acme_team(), model=OfflineModel(), channel=channel)
-    listener = Handoffs()
-    await runtime.register_agent_instance(listener, AgentId("Listener", "alice"))
-    await runtime.add_subscription(TypeSubscription("IssuesAndRepairsAgent", "Listener"))
+    listener = await listen(runtime, "IssuesAndRepairsAgent", "alice")  # keeps each conversation handed there
     runtime.start()
     await start_session(runtime, "alice")
     await channel.say("alice", "I want a refund for my shoes")
     assert "Shall I go ahead?" in str((await until_reply(channel, "alice"))[-1])
-    [handed] = listener.handed
+    [handed] = listener.of(UserTask)
     stale = Undeliverable(topic_type="IssuesAndRepairsAgent", context=handed.context)
     await runtime.publish_message(stale, session_topic(USER, "alice"))
     await dropped(caplog, 1)

@@ -24,7 +24,7 @@ from websockets.exceptions import ConnectionClosed, InvalidMessage, InvalidStatu
 from handoffs_runtime.web.hosts import AllowedHosts
 from handoffs_runtime.web.limits import Limits
 
-from .web_support import TOKEN, Client, Served, served
+from .web_support import TOKEN, Client, Served, hello_via, served
 
 OTHER_ADDRESS = ("127.0.0.2", 0)
 
@@ -178,15 +178,6 @@ async def test_one_address_gets_its_share_of_sessions_and_sockets_and_no_more(tm
         assert await asyncio.wait_for(chat_from(server, OTHER_ADDRESS), 60)
         for page in pages:
             await page.socket.close()
-
-
-async def hello_via(server: Served, forwarded_for: str) -> dict[str, Any]:
-    """A hello on a socket whose request says ``X-Forwarded-For: forwarded_for``; the first answer."""
-    headers = {"X-Forwarded-For": forwarded_for}
-    async with connect(server.ws + "/ws", additional_headers=headers) as socket:
-        await socket.send(json.dumps({"type": "hello"}))
-        answer: dict[str, Any] = json.loads(await socket.recv())
-        return answer
 
 
 async def test_x_forwarded_for_names_the_client_only_from_a_trusted_proxy(tmp_path: Path) -> None:

@@ -123,6 +123,15 @@ async def customer_back(server: Served, session: dict[str, Any]) -> tuple[Client
     return await customer(server, {"type": "hello", "session": session["session"], "key": session["key"]})
 
 
+async def hello_via(server: Served, forwarded_for: str) -> dict[str, Any]:
+    """A hello on a socket whose request says ``X-Forwarded-For: forwarded_for``; the first answer."""
+    headers = {"X-Forwarded-For": forwarded_for}
+    async with connect(server.ws + "/ws", additional_headers=headers) as socket:
+        await socket.send(json.dumps({"type": "hello"}))
+        answer: dict[str, Any] = json.loads(await socket.recv())
+        return answer
+
+
 def http_get(url: str, token: str | None = None) -> tuple[int, dict[str, str], bytes]:
     request = urllib.request.Request(url)
     if token is not None:

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import signal
-import sys
-from pathlib import Path
 
 from handoffs_runtime.cli import options
 from handoffs_runtime.cli.options import Subcommands
+from handoffs_runtime.cli.process import serve_until_stopped, stop_on_signals
 from handoffs_runtime.errors import HandoffsError
 
 
@@ -17,15 +15,8 @@ def add_parser(sub: Subcommands) -> None:
     a2a = sub.add_parser("a2a", help="speak A2A: serve the team as an A2A agent")
     commands = a2a.add_subparsers(dest="a2a_command", required=True)
     serve = commands.add_parser("serve", help="serve the team over A2A (JSON-RPC and streaming)")
-    options.add_team_option(serve)
-    options.add_model_options(serve)
-    options.add_bind_option(serve)
-    options.add_port_option(serve, default=8100, help_text="port (default: 8100; 0 = any free port)")
-    serve.add_argument(
-        "--token-file",
-        type=Path,
-        help="file holding the bearer token clients must send (default: a new token, printed at start)",
-    )
+    options.add_server_options(serve, port=8100)
+    options.add_token_file_option(serve, "--token-file", holds="the bearer token clients must send")
     options.add_turn_timeout_option(
         serve,
         default=120.0,
@@ -39,19 +30,14 @@ def add_parser(sub: Subcommands) -> None:
 def run(args: argparse.Namespace) -> int:
     """What ``handoffs a2a serve`` does; returns when interrupted."""
     team = options.team_from_option(args.team)
-    try:
+    with options.needs_extra("handoffs a2a serve", "a2a"):
         from handoffs_runtime.protocols.a2a.executor import A2ALimits
-        from handoffs_runtime.protocols.a2a.serving import bearer_token, serving_team
+        from handoffs_runtime.protocols.a2a.serving import serving_team
         from handoffs_runtime.web.limits import Limits
         from handoffs_runtime.web.server import running
-    except ImportError as exc:
-        raise HandoffsError(
-            f"handoffs a2a serve needs the a2a extra ({exc.name} is missing): "
-            "pip install 'handoffs-runtime[a2a]'"
-        ) from None
     if not args.turn_timeout > 0:
         raise HandoffsError(f"--turn-timeout must be positive, not {args.turn_timeout}")
-    token = bearer_token(args.token_file)
+    token = options.token_from_file(args.token_file, what="token")
     choice = options.choose_model(args, team)
     limits = A2ALimits(turn_seconds=args.turn_timeout)
     store = options.open_store(args.store)
@@ -63,20 +49,12 @@ def run(args: argparse.Namespace) -> int:
             running(it.app, host=args.bind, port=args.port, limits=Limits(), stopped=stopped) as url,
         ):
             it.address.url = url
-            loop = asyncio.get_running_loop()
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                loop.add_signal_handler(sig, stopped.set)
+            stop_on_signals(stopped)
             print(f"handoffs a2a · {team.title or team.name} · model: {choice.label}", flush=True)
             print(f"A2A endpoint: {url}/ (card: {url}/.well-known/agent-card.json)", flush=True)
             given = f"the token {token}" if args.token_file is None else f"the token in {args.token_file}"
             print(f"clients send Authorization: Bearer with {given}", flush=True)
             await stopped.wait()
 
-    try:
-        asyncio.run(serve())
-        print("stopped", file=sys.stderr)
-    except KeyboardInterrupt:
-        print("stopped", file=sys.stderr)
-    finally:
-        store.close_now()
+    serve_until_stopped(serve(), store)
     return 0

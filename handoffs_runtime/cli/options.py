@@ -9,15 +9,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-from collections.abc import Callable
+import secrets
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal, TypeAlias
 from urllib.parse import urlsplit
 
 from autogen_core.models import ChatCompletionClient
 
 from handoffs_runtime.distributed.options import DEFAULT_MAX_MESSAGE_MB
-from handoffs_runtime.errors import ModelConfigError, TeamConfigError
+from handoffs_runtime.errors import HandoffsError, ModelConfigError, TeamConfigError
 from handoffs_runtime.models.choice import model_from_options, model_label
 from handoffs_runtime.sessions.open import OpenedStore, store_target
 from handoffs_runtime.sessions.open import open_store as open_store_at
@@ -25,6 +28,7 @@ from handoffs_runtime.team.files import FILE_SUFFIXES, load_team
 from handoffs_runtime.team.spec import TeamSpec, call_deadline, model_timeout_team
 from handoffs_runtime.teams.acme import acme_team
 from handoffs_runtime.teams.orchestrator import orchestrator_team
+from handoffs_runtime.tokens import token_weakness
 
 Subcommands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 """What ``add_subparsers`` returns, to which each command adds its parser (a string: not subscriptable at
@@ -198,6 +202,49 @@ def add_turn_timeout_option(parser: argparse.ArgumentParser, *, default: float, 
 def add_port_option(parser: argparse.ArgumentParser, *, default: int, help_text: str) -> None:
     """``--port N``: the port this command's server listens on."""
     parser.add_argument("--port", type=int, default=default, help=help_text)
+
+
+def add_server_options(parser: argparse.ArgumentParser, *, port: int) -> None:
+    """What a command that serves the team over HTTP is told first: the team, its model, where to listen."""
+    add_team_option(parser)
+    add_model_options(parser)
+    add_bind_option(parser)
+    add_port_option(parser, default=port, help_text=f"port (default: {port}; 0 = any free port)")
+
+
+def add_token_file_option(parser: argparse.ArgumentParser, flag: str, *, holds: str) -> None:
+    """``flag FILE``: where the token a server asks for is kept (read by :func:`token_from_file`)."""
+    help_text = f"file holding {holds} (default: a new token, printed at start)"
+    parser.add_argument(flag, type=Path, help=help_text)
+
+
+@contextmanager
+def needs_extra(command: str, extra: str) -> Iterator[None]:
+    """Imports in the block that fail say, in one line, which extra ``command`` needs installed."""
+    try:
+        yield
+    except ImportError as exc:
+        install = f"pip install 'handoffs-runtime[{extra}]'"
+        raise HandoffsError(f"{command} needs the {extra} extra ({exc.name} is missing): {install}") from None
+
+
+def token_from_file(path: Path | None, *, what: str) -> str:
+    """The token in ``path`` (its first line), or a new random one; a short or guessable one is refused
+    (a token is all that stands between a stranger and what it guards). ``what``: its name in errors."""
+    if path is None:
+        return secrets.token_urlsafe(24)
+    try:
+        token = path.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise HandoffsError(f"cannot read the {what} file {path}: {exc.strerror}") from None
+    if len(token) < 16:
+        raise HandoffsError(f"the {what} in {path} is too short: use at least 16 characters")
+    if (weakness := token_weakness(token)) is not None:
+        raise HandoffsError(
+            f"the {what} in {path} is too easy to guess ({weakness}): write a random one, e.g. "
+            "the output of `python3 -c 'import secrets; print(secrets.token_urlsafe(24))'`"
+        )
+    return token
 
 
 def add_agents_option(parser: argparse.ArgumentParser, *, none_allowed: bool = False) -> None:

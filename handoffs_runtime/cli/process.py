@@ -1,7 +1,7 @@
 """What the long-running commands (``host``, ``worker``, ``chat --host``) share as processes.
 
-They end
-cleanly on a signal, and gRPC's own log lines stay out of the way."""
+They end cleanly on a signal, and gRPC's own log lines stay out of the way; the servers (``serve``,
+``a2a serve``) stop on a signal the same way and close their store."""
 
 from __future__ import annotations
 
@@ -10,8 +10,11 @@ import asyncio
 import contextlib
 import os
 import signal
+import sys
 from collections.abc import Coroutine
 from typing import Any
+
+from handoffs_runtime.sessions.open import OpenedStore
 
 
 def quiet_grpc(args: argparse.Namespace) -> None:
@@ -32,3 +35,23 @@ def run_until_signal(main: Coroutine[Any, Any, None]) -> None:
             await task
 
     asyncio.run(runner())
+
+
+def stop_on_signals(stopped: asyncio.Event) -> None:
+    """SIGINT and SIGTERM set ``stopped``, whatever the process inherited (a script's background job
+    starts with SIGINT ignored). Installed over uvicorn's own handlers, which stop the server but then
+    raise the signal again as inherited: ignored (the process never ends), or SIGTERM's default (it dies
+    before letting go of its sessions). A second signal changes nothing: the shutdown is under way."""
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stopped.set)
+
+
+def serve_until_stopped(main: Coroutine[Any, Any, None], store: OpenedStore) -> None:
+    """Run a server's coroutine to its end (an interrupt ends it too), say so, and close its store."""
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(main)
+        print("stopped", file=sys.stderr)
+    finally:
+        store.close_now()

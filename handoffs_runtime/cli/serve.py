@@ -5,31 +5,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import ipaddress
-import signal
 import socket
-import sys
 from collections.abc import Callable
-from pathlib import Path
 
 from handoffs_runtime.cli import options, temporal
 from handoffs_runtime.cli.options import Subcommands
+from handoffs_runtime.cli.process import serve_until_stopped, stop_on_signals
 from handoffs_runtime.errors import HandoffsError
 from handoffs_runtime.team.spec import streaming_team
 from handoffs_runtime.web.limits import Limits, networks
-from handoffs_runtime.web.server import operator_token, running
+from handoffs_runtime.web.server import running
 
 
 def add_parser(sub: Subcommands) -> None:
     serve = sub.add_parser("serve", help="serve the web chat (/) and the operator console (/operator)")
-    options.add_team_option(serve)
-    options.add_model_options(serve)
-    options.add_bind_option(serve)
-    options.add_port_option(serve, default=8000, help_text="port (default: 8000; 0 = any free port)")
-    serve.add_argument(
-        "--operator-token-file",
-        type=Path,
-        help="file holding the operator token (default: a new token, printed at start)",
-    )
+    options.add_server_options(serve, port=8000)
+    options.add_token_file_option(serve, "--operator-token-file", holds="the operator token")
     serve.add_argument(
         "--approve-code",
         action="store_true",
@@ -153,19 +144,15 @@ def run(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     team = options.team_from_option(args.team)
-    try:
+    with options.needs_extra("handoffs serve", "web"):
         from handoffs_runtime.web.app import KEY_SECRET, create_app
         from handoffs_runtime.web.backends import RemoteTeam, TeamBackend
         from handoffs_runtime.web.hosts import AllowedHosts
         from handoffs_runtime.web.hub import SessionHub
         from handoffs_runtime.web.temporal_backend import TemporalTeam, engine_written
-    except ImportError as exc:
-        raise HandoffsError(
-            f"handoffs serve needs the web extra ({exc.name} is missing): pip install 'handoffs-runtime[web]'"
-        ) from None
 
     _check_port_free(args.bind, args.port)
-    token = operator_token(args.operator_token_file)
+    token = options.token_from_file(args.operator_token_file, what="operator token")
     idle = args.idle_minutes * 60
     limits = _limits(args)
     backend: TeamBackend | None = None
@@ -217,7 +204,7 @@ def _serve(args: argparse.Namespace) -> int:
         )
         stopped = asyncio.Event()
         async with running(app, host=args.bind, port=args.port, limits=limits, stopped=stopped) as url:
-            _stop_on_signals(stopped)
+            stop_on_signals(stopped)
             print(f"handoffs serve · {team.title or team.name} · {label}", flush=True)
             print(f"customer chat:    {url}/", flush=True)
             # The token is never part of a URL: browsers keep every address they visit in their history.
@@ -228,27 +215,12 @@ def _serve(args: argparse.Namespace) -> int:
             await stopped.wait()
 
     try:
-        asyncio.run(serve())
-        print("stopped", file=sys.stderr)
+        serve_until_stopped(serve(), store)
     except HandoffsError:
         if hub.failure is not None:  # say why the team did not start, not only that the server did not
             raise hub.failure from None
         raise
-    except KeyboardInterrupt:
-        print("stopped", file=sys.stderr)
-    finally:
-        store.close_now()
     return 0
-
-
-def _stop_on_signals(stopped: asyncio.Event) -> None:
-    """SIGINT and SIGTERM set ``stopped``, whatever the process inherited (a script's background job
-    starts with SIGINT ignored). Installed over uvicorn's own handlers, which stop the server but then
-    raise the signal again as inherited: ignored (the process never ends), or SIGTERM's default (it dies
-    before letting go of its sessions). A second signal changes nothing: the shutdown is under way."""
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stopped.set)
 
 
 def _check_port_free(host: str, port: int) -> None:

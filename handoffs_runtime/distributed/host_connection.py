@@ -10,11 +10,11 @@ import contextlib
 from typing import Any
 
 import grpc  # type: ignore[import-untyped]
-from autogen_ext.runtimes.grpc._worker_runtime import HostConnection
 from autogen_ext.runtimes.grpc.protos import agent_worker_pb2
 
 from handoffs_runtime.distributed.options import TEAM_METADATA, logger
 from handoffs_runtime.distributed.outbox import Outbox, SeenEvents
+from handoffs_runtime.private.autogen_grpc import HostConnectionParts
 
 RAISE_LIMIT = "raise --max-message-mb on the host and every worker and front end"
 
@@ -23,7 +23,7 @@ def mib(size: int) -> str:
     return f"{size / 2**20:.1f} MiB"
 
 
-class LimitedConnection(HostConnection):
+class LimitedConnection(HostConnectionParts):
     """A host connection that turns a reply over the size limit into an error reply (gRPC would otherwise
     break the stream, and the caller would never hear back), and whose tasks all end when it closes
     (autogen's leaves gRPC's sending task waiting forever once the host has ended the stream, to be
@@ -35,7 +35,7 @@ class LimitedConnection(HostConnection):
         super().__init__(channel, stub)
         self._limit = limit
         self._seen = seen
-        self._send_queue = self.outbox = Outbox(resend_window)
+        self.send_queue = self.outbox = Outbox(resend_window)
         self._stream: Any = None
         self._writer: asyncio.Task[None] | None = None
         self.host_team = ""
@@ -57,15 +57,15 @@ class LimitedConnection(HostConnection):
         opening = await asyncio.wait_for(stream.initial_metadata(), timeout)
         self.host_team = next((str(v) for k, v in opening or () if k == TEAM_METADATA), "")
         self._writer = asyncio.create_task(self._write(stream), name="handoffs-send")
-        self._connection_task = asyncio.create_task(self._read(stream), name="handoffs-receive")
+        self.reading = asyncio.create_task(self._read(stream), name="handoffs-receive")
 
     async def _write(self, stream: Any) -> None:
         while True:
-            await stream.write(await self._send_queue.get())
+            await stream.write(await self.outbox.get())
 
     async def _read(self, stream: Any) -> None:
         while (message := await stream.read()) != grpc.aio.EOF:
-            await self._recv_queue.put(message)
+            await self.received.put(message)
 
     async def close(self) -> None:
         """End the stream (closing the channel does not: it finds calls by gRPC's own tasks), close the
@@ -73,10 +73,10 @@ class LimitedConnection(HostConnection):
         if self._stream is not None:
             self._stream.cancel()
         with contextlib.suppress(BaseException):
-            await self._channel.close()
+            await self.channel.close()
         if self._writer is not None:
             self._writer.cancel()
-        for task in (self._writer, self._connection_task):
+        for task in (self._writer, self.reading):
             if task is not None:
                 with contextlib.suppress(BaseException):
                     await task

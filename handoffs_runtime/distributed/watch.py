@@ -22,14 +22,12 @@ human agent's worker died with it) is kept and offered to the operator again at 
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any, Unpack
 
-from autogen_core import JSON_DATA_CONTENT_TYPE, CancellationToken, MessageContext, TopicId
+from autogen_core import TopicId
 from autogen_core.models import LLMMessage
-from autogen_ext.runtimes.grpc import _constants as wire
 from autogen_ext.runtimes.grpc.protos import cloudevent_pb2
 
 from handoffs_runtime.channels.base import Channel
@@ -49,6 +47,7 @@ from handoffs_runtime.messages import (
     UserTask,
     goes_on_from,
 )
+from handoffs_runtime.private.autogen_grpc import message_type_of
 from handoffs_runtime.topics import session_topic
 
 _REPLY = type_name(AgentResponse)
@@ -192,43 +191,24 @@ class WatchedRuntime(WorkerRuntime):
     watch: TurnWatch | None = None
     redelivery: Redelivery | None = None
 
-    async def _process_event(self, event: cloudevent_pb2.CloudEvent) -> None:
-        schema = event.attributes.get(wire.DATA_SCHEMA_ATTR)
-        kind = schema.ce_string if schema is not None else ""
+    def admits(self, event: cloudevent_pb2.CloudEvent) -> bool:
+        kind = message_type_of(event)
         if self.redelivery is not None and event.type == self._user_topic and kind in _ANSWERS:
             if kind == _REPLY:
                 self.redelivery.delivered(event.source)
             else:
-                notice = self._decode(event, kind)
+                notice = self.decode(event, kind)
                 if isinstance(notice, Undeliverable) and self.redelivery.retry(event.source, notice):
-                    return  # the person's message goes out again shortly; the person was told
+                    return False  # the person's message goes out again shortly; the person was told
         if self.watch is not None and event.type == self._user_topic and kind in _ANSWERS:
             context = None
             if kind == _REPLY:
-                reply = self._decode(event, kind)
+                reply = self.decode(event, kind)
                 context = reply.context if isinstance(reply, AgentResponse) else None
             if not self.watch.admit(event.source, context):
                 logger.warning("dropped a late %s in session %s: its turn was given up", kind, event.source)
-                return
-        await super()._process_event(event)
-
-    def _decode(self, event: cloudevent_pb2.CloudEvent, kind: str) -> Any:
-        return self._serialization_registry.deserialize(
-            event.binary_data, type_name=kind, data_content_type=JSON_DATA_CONTENT_TYPE
-        )
-
-    async def deliver_here(self, message: Any, topic_id: TopicId) -> None:
-        """Hand ``message`` to this process's agents subscribed to ``topic_id``, without the host."""
-        for agent_id in await self._subscription_manager.get_subscribed_recipients(topic_id):
-            agent = await self._get_agent(agent_id)
-            context = MessageContext(
-                sender=None,
-                topic_id=topic_id,
-                is_rpc=False,
-                cancellation_token=CancellationToken(),
-                message_id=str(uuid.uuid4()),
-            )
-            await agent.on_message(message, ctx=context)
+                return False
+        return True
 
     async def publish_message(self, message: Any, topic_id: TopicId, **options: Unpack[Delivery]) -> None:
         if self.watch is not None and isinstance(message, UserTask):

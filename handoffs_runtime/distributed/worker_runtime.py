@@ -31,24 +31,26 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+import uuid
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict, Unpack
 
 import grpc  # type: ignore[import-untyped]
 from autogen_core import (
+    JSON_DATA_CONTENT_TYPE,
     Agent,
     AgentId,
     CancellationToken,
+    MessageContext,
     Subscription,
     TopicId,
     try_get_known_serializers_for_type,
 )
 from autogen_ext.runtimes.grpc import GrpcWorkerAgentRuntime
-from autogen_ext.runtimes.grpc import _constants as wire
 from autogen_ext.runtimes.grpc._utils import subscription_to_proto
 from autogen_ext.runtimes.grpc._worker_runtime import HostConnection
-from autogen_ext.runtimes.grpc.protos import agent_worker_pb2, agent_worker_pb2_grpc
+from autogen_ext.runtimes.grpc.protos import agent_worker_pb2, agent_worker_pb2_grpc, cloudevent_pb2
 
 from handoffs_runtime.agents.routing import SessionAgent
 from handoffs_runtime.distributed.auth import misconfiguration
@@ -67,6 +69,7 @@ from handoffs_runtime.distributed.serializers import type_name
 from handoffs_runtime.distributed.session_subscriptions import IndexedSubscriptions, SessionSubscription
 from handoffs_runtime.errors import AlreadyRunningError, DistributedError
 from handoffs_runtime.messages import MESSAGE_TYPES, Undeliverable, UserTask
+from handoffs_runtime.private.autogen_grpc import message_type_of
 from handoffs_runtime.topics import USER
 
 _USER_TASK = type_name(UserTask)
@@ -153,6 +156,36 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
         if isinstance(agent, SessionAgent) and "on_message_impl" not in vars(agent):
             agent.on_message_impl = agent.on_message_in_context  # type: ignore[method-assign]
         return agent
+
+    # --- receiving ---------------------------------------------------------------------------------
+
+    def admits(self, event: cloudevent_pb2.CloudEvent) -> bool:
+        """Whether an event from the host goes on to this process's agents: here all do; a front end's
+        runtime drops some (``watch.WatchedRuntime``)."""
+        return True
+
+    async def _process_event(self, event: cloudevent_pb2.CloudEvent) -> None:
+        if self.admits(event):
+            await super()._process_event(event)
+
+    def decode(self, event: cloudevent_pb2.CloudEvent, message_type: str) -> Any:
+        """The message ``event`` carries, whose type is named ``message_type`` (``message_type_of``)."""
+        return self._serialization_registry.deserialize(
+            event.binary_data, type_name=message_type, data_content_type=JSON_DATA_CONTENT_TYPE
+        )
+
+    async def deliver_here(self, message: Any, topic_id: TopicId) -> None:
+        """Hand ``message`` to this process's agents subscribed to ``topic_id``, without the host."""
+        for agent_id in await self._subscription_manager.get_subscribed_recipients(topic_id):
+            agent = await self._get_agent(agent_id)
+            context = MessageContext(
+                sender=None,
+                topic_id=topic_id,
+                is_rpc=False,
+                cancellation_token=CancellationToken(),
+                message_id=str(uuid.uuid4()),
+            )
+            await agent.on_message(message, ctx=context)
 
     # --- connecting --------------------------------------------------------------------------------
 
@@ -263,9 +296,9 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
     async def _supervise(self) -> None:
         while self._running:
             connection = self._host_connection
-            assert connection is not None and connection._connection_task is not None
+            assert isinstance(connection, LimitedConnection) and connection.reading is not None
             try:
-                await asyncio.shield(connection._connection_task)
+                await asyncio.shield(connection.reading)
             except BaseException:  # the connection ended, however: reconnect, unless we are cancelled
                 if _cancelled():  # stop(), or the event loop shutting down without stop()
                     raise
@@ -274,8 +307,7 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
             self._connected.clear()
             logger.warning("lost the host at %s; reconnecting", self._host_address)
             await connection.close()
-            if isinstance(connection, LimitedConnection):
-                self._unsent.extend(connection.unsent())
+            self._unsent.extend(connection.unsent())
             await self._call_hook(self._on_lost, "on_lost")
             self._fail_pending(f"lost the host at {self._host_address} before the reply came")
             if not self._running or _cancelled():
@@ -367,8 +399,7 @@ class WorkerRuntime(GrpcWorkerAgentRuntime):
                 )
             return
         event = runtime_message.cloudEvent if runtime_message.WhichOneof("message") == "cloudEvent" else None
-        schema = event.attributes.get(wire.DATA_SCHEMA_ATTR) if event is not None else None
-        if event is not None and schema is not None and schema.ce_string == _USER_TASK:
+        if event is not None and message_type_of(event) == _USER_TASK:
             notice = Undeliverable(topic_type=event.type, reason=reason)
             await self.publish_message(notice, TopicId(self._user_topic, event.source))
 

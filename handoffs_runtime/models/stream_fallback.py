@@ -13,25 +13,23 @@ stream them, so from then on a call that offers tools is made without streaming 
 costing a thrown-away streamed call on every round.
 
 A stream whose reader stops early (the tool loop does at the reply cap) is closed, connection and all,
-rather than left open for a server that may go on sending without end.
+rather than left open for a server that may go on sending without end (``ClosingStreamClient``, which
+replaces a private method of autogen-ext's client, does that behind the fence).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncGenerator
 from typing import Any
 
 import httpx2
 import openai
-from autogen_core import CancellationToken
 from autogen_core.models import CreateResult
-from autogen_ext.models.openai import OpenAIChatCompletionClient
-from openai.types.chat import ChatCompletionChunk
 
 from handoffs_runtime.errors import ModelProtocolError
 from handoffs_runtime.models.capabilities import EndpointCapabilities
+from handoffs_runtime.private.autogen_openai import ClosingStreamClient
 
 logger = logging.getLogger("handoffs_runtime")
 
@@ -48,8 +46,8 @@ def worth_a_plain_try(exc: BaseException) -> bool:
     return isinstance(exc, openai.APIError | ValueError)
 
 
-class StreamFallbackClient(OpenAIChatCompletionClient):
-    """``OpenAIChatCompletionClient`` whose ``create_stream`` falls back to ``create`` once, before the
+class StreamFallbackClient(ClosingStreamClient):
+    """autogen-ext's OpenAI client whose ``create_stream`` falls back to ``create`` once, before the
     first word (see the module docstring); ``endpoint`` holds what its endpoint can do."""
 
     def __init__(self, *, endpoint: EndpointCapabilities | None = None, **kwargs: Any) -> None:
@@ -101,37 +99,3 @@ class StreamFallbackClient(OpenAIChatCompletionClient):
         if isinstance(result.content, str) and result.content:
             yield result.content  # the person reads the answer as if it had streamed, in one piece
         yield result
-
-    async def _create_stream_chunks(
-        self,
-        tool_params: list[Any],
-        oai_messages: list[Any],
-        create_args: dict[str, Any],
-        cancellation_token: CancellationToken | None,
-    ) -> AsyncGenerator[ChatCompletionChunk, None]:
-        """autogen-ext's own, except that the HTTP stream is closed when its reader stops early (at the
-        reply cap): there it would stay open, the server sending on into a connection nobody reads."""
-        created = asyncio.ensure_future(
-            self._client.chat.completions.create(
-                messages=oai_messages,
-                stream=True,
-                tools=tool_params if tool_params else openai.omit,
-                **create_args,
-            )
-        )
-        if cancellation_token is not None:
-            cancellation_token.link_future(created)
-        stream = await created
-        if not isinstance(stream, openai.AsyncStream):  # pragma: no cover - stream=True answers a stream
-            raise TypeError(f"expected a stream, got {type(stream).__name__}")
-        try:
-            while True:
-                chunk = asyncio.ensure_future(anext(stream))
-                if cancellation_token is not None:
-                    cancellation_token.link_future(chunk)
-                try:
-                    yield await chunk
-                except StopAsyncIteration:
-                    return
-        finally:
-            await stream.close()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from typing import TypedDict
 
 from autogen_core.models import ChatCompletionClient, SystemMessage
 from autogen_core.tools import Tool
@@ -289,22 +290,43 @@ def _irreversible(agent: BuiltAgent) -> frozenset[str]:
     return irreversible_names(agent.tools.values())
 
 
-def _ai_config(
+class _Answering(TypedDict):
+    """What an agent answers with, the same whether it holds the conversation or serves as a tool."""
+
+    name: str
+    system_message: SystemMessage
+    model: ChatCompletionClient
+    tools: Mapping[str, Tool]
+    channel: Channel
+    policy: TeamPolicy
+    description: str
+
+
+def _answering(
     agent: BuiltAgent, model: ChatCompletionClient, channel: Channel, team: TeamSpec
-) -> AIAgentConfig:
+) -> _Answering:
     spec = agent.spec
-    return AIAgentConfig(
+    return _Answering(
         name=spec.name,
         system_message=_system_message(spec),
         model=model,
         tools=agent.tools,
-        handoffs=agent.handoffs,
-        policy=_policy_of(spec, team),
         channel=channel,
+        policy=_policy_of(spec, team),
+        description=spec.description or spec.name,
+    )
+
+
+def _ai_config(
+    agent: BuiltAgent, model: ChatCompletionClient, channel: Channel, team: TeamSpec
+) -> AIAgentConfig:
+    """How an agent holds the conversation: what it answers with, its handoffs, and whom it reaches."""
+    return AIAgentConfig(
+        **_answering(agent, model, channel, team),
+        handoffs=agent.handoffs,
         human_agent=team.human,
         user_topic=team.user_topic,
-        description=spec.description or spec.name,
-        label=spec.display_name,
+        label=agent.spec.display_name,
     )
 
 
@@ -312,16 +334,7 @@ def _worker_config(
     agent: BuiltAgent, model: ChatCompletionClient, channel: Channel, team: TeamSpec
 ) -> WorkerAgentConfig:
     """How an agent answers when it serves as a tool: its prompt, model and tools, without handoffs."""
-    spec = agent.spec
-    return WorkerAgentConfig(
-        name=spec.name,
-        system_message=_system_message(spec),
-        model=model,
-        tools=agent.tools,
-        channel=channel,
-        policy=_policy_of(spec, team),
-        description=spec.description or spec.name,
-    )
+    return WorkerAgentConfig(**_answering(agent, model, channel, team))
 
 
 def _policy_of(spec: AgentSpec, team: TeamSpec) -> TeamPolicy:

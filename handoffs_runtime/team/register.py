@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 from autogen_core import AgentRuntime, TypeSubscription
 from autogen_core.models import ChatCompletionClient
@@ -58,29 +58,27 @@ async def register_team(
     """
     if with_user:  # the agents here and the UserAgent share one: questions wait for handoff lines
         channel = PersonChannel(channel, store)
-    built = await register_agents(
-        runtime,
-        team,
-        only=only,
-        model=model,
-        models=models,
-        channel=channel,
-        agent_type=agent_type,
-        telemetry=telemetry,
-    )
+    shared = _Shared(channel=channel, agent_type=agent_type, telemetry=telemetry)
+    built = await register_agents(runtime, team, only=only, model=model, models=models, **shared)
     if with_user:
         await register_customer_side(
             runtime,
             team,
-            channel=channel,
             store=store,
             on_session_end=on_session_end,
             release_ended=release_ended,
             greet=greet,
-            agent_type=agent_type,
-            telemetry=telemetry,
+            **shared,
         )
     return built
+
+
+class _Shared(TypedDict):
+    """What the agents and the person's side of one process are given alike."""
+
+    channel: Channel
+    agent_type: Callable[[str], str] | None
+    telemetry: Telemetry | None
 
 
 async def register_agents(

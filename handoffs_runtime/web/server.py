@@ -1,36 +1,15 @@
-"""Running the web app on uvicorn, and the operator token."""
+"""Running the web app on uvicorn."""
 
 from __future__ import annotations
 
 import asyncio
-import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 
 from handoffs_runtime.errors import HandoffsError
-from handoffs_runtime.tokens import token_weakness
 from handoffs_runtime.web.connections import protocols
 from handoffs_runtime.web.limits import Limits, networks
 from handoffs_runtime.web.protocol import MAX_FRAME_BYTES
-
-
-def operator_token(path: Path | None) -> str:
-    """The token from ``path`` (first line), or a new random one."""
-    if path is None:
-        return secrets.token_urlsafe(24)
-    try:
-        token = path.read_text(encoding="utf-8").strip()
-    except OSError as exc:
-        raise HandoffsError(f"cannot read the operator token file {path}: {exc.strerror}") from None
-    if len(token) < 16:
-        raise HandoffsError(f"the operator token in {path} is too short: use at least 16 characters")
-    if (weakness := token_weakness(token)) is not None:
-        raise HandoffsError(
-            f"the operator token in {path} is too easy to guess ({weakness}): write a random one, e.g. "
-            "the output of `python3 -c 'import secrets; print(secrets.token_urlsafe(24))'`"
-        )
-    return token
 
 
 @asynccontextmanager

@@ -26,20 +26,19 @@ import asyncio
 import logging
 import os
 import uuid
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import Unpack
 
 import httpx
 from a2a.client import A2ACardResolver, A2AClientError, ClientConfig, create_client
 from a2a.helpers.proto_helpers import get_message_text
 from a2a.types import AgentCard, Message, Part, Role, SendMessageRequest, Task, TaskState
-from autogen_core import CancellationToken, Component
+from autogen_core import Component
 from autogen_core.models import AssistantMessage, CreateResult, LLMMessage, RequestUsage, UserMessage
-from autogen_core.tools import Tool, ToolSchema
 from google.protobuf.struct_pb2 import Struct
 from pydantic import BaseModel, Field
 
-from handoffs_runtime.models.local import LocalModel, current_model_call
+from handoffs_runtime.models.local import CreateOptions, LocalModel, current_model_call
 from handoffs_runtime.telemetry.propagation import carrier_of
 from handoffs_runtime.tools.context import current_tool_context
 from handoffs_runtime.topics import tool_agent_type
@@ -104,16 +103,9 @@ class RemoteA2AAgent(LocalModel, Component[RemoteA2AConfig]):
     def part_done(self, session_id: str) -> bool | None:
         return self._done.pop(session_id, None)
 
-    async def create(
-        self,
-        messages: Sequence[LLMMessage],
-        *,
-        tools: Sequence[Tool | ToolSchema] = (),
-        tool_choice: Any = "auto",
-        json_output: Any = None,
-        extra_create_args: Mapping[str, Any] = {},
-        cancellation_token: CancellationToken | None = None,
-    ) -> CreateResult:
+    async def create(self, messages: Sequence[LLMMessage], **options: Unpack[CreateOptions]) -> CreateResult:
+        """The remote agent's answer to the person's last words; ``options`` (tools, ...) are the remote's
+        own business, so none is sent."""
         call = current_model_call()
         session = call.session_id if call is not None else "default"
         as_tool = _asked_as_tool()

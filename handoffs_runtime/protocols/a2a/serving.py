@@ -8,15 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from pathlib import Path
 
 from autogen_core.models import ChatCompletionClient
 
-from handoffs_runtime.errors import HandoffsError
 from handoffs_runtime.protocols.a2a.bridge import A2ABridge
 from handoffs_runtime.protocols.a2a.executor import A2ALimits, TeamExecutor
 from handoffs_runtime.protocols.a2a.server import ASGIApp, CardAddress, create_a2a_app
@@ -24,7 +21,6 @@ from handoffs_runtime.runtime.single_threaded import HandoffsRuntime
 from handoffs_runtime.sessions.store import SessionStore
 from handoffs_runtime.team.register import register_team, start_session
 from handoffs_runtime.team.spec import TeamSpec
-from handoffs_runtime.tokens import token_weakness
 
 
 @dataclass(frozen=True)
@@ -71,20 +67,3 @@ async def _release_idle(bridge: A2ABridge, seconds: float) -> None:
     while True:
         await asyncio.sleep(min(seconds, 60.0))
         await bridge.release_idle(seconds)
-
-
-def bearer_token(path: Path | None) -> str:
-    """The token from ``path`` (its first line), or a new random one; a guessable one is refused."""
-    if path is None:
-        return secrets.token_urlsafe(24)
-    try:
-        token = path.read_text(encoding="utf-8").strip()
-    except OSError as exc:
-        raise HandoffsError(f"cannot read the token file {path}: {exc.strerror}") from None
-    weakness = token_weakness(token) if len(token) >= 16 else "shorter than 16 characters"
-    if weakness is not None:
-        raise HandoffsError(
-            f"the token in {path} is too easy to guess ({weakness}): write a random one, e.g. the output "
-            "of `python3 -c 'import secrets; print(secrets.token_urlsafe(24))'`"
-        )
-    return token

@@ -3,16 +3,20 @@
 The hot path builds topics, agent ids, messages and agents for every session, and the public
 constructors re-check what is valid by construction. The shortcuts that skip those checks reach into
 private modules and names of autogen-core and pydantic; they live here, and nowhere else (the runtime
-subclasses in ``runtime/single_threaded.py`` and ``distributed/`` aside, which extend private classes),
-so an upgrade breaks in this one named place. Nothing here costs more than the inline code it replaced:
-callers bind the functions as they are (``topics.session_topic`` is ``topic_id_checked_once``) or
-derive from the class (``SessionAgent``), with no call in between.
+subclasses in ``runtime/single_threaded.py``, ``distributed/worker_runtime.py`` and
+``distributed/host_servicer.py`` aside, which extend private classes), so an upgrade breaks in this one
+named place. autogen-ext's gRPC and OpenAI parts are fenced beside it, in ``private/autogen_grpc.py`` and
+``private/autogen_openai.py``: only what uses gRPC or OpenAI imports them, so importing this module
+stays cheap. Nothing here costs more than the inline code it replaced: callers bind the functions as
+they are (``topics.session_topic`` is ``topic_id_checked_once``) or derive from the class
+(``SessionAgent``), with no call in between.
 
-At import the module checks two things. The installed versions against ``WRITTEN_FOR``: a mismatch is a
-one-line ``PrivatePartsVersionWarning`` (a warning, not a log line: it names its category, so a test run
-or a deployment can make it an error with ``-W error::...`` or silence it once the new combination is
-tested). And every private name it relies on: one that is gone, or a stock constructor that now sets
-more than the shortcut sets, is a ``PrivatePartsError`` at import, never a wrong object mid-turn.
+At import the module checks two things. The installed versions against ``WRITTEN_FOR`` (for the whole
+fence): a mismatch is a one-line ``PrivatePartsVersionWarning`` (a warning, not a log line: it names its
+category, so a test run or a deployment can make it an error with ``-W error::...`` or silence it once
+the new combination is tested). And every private name it relies on: one that is gone, or a stock
+constructor that now sets more than the shortcut sets, is a ``PrivatePartsError`` at import, never a
+wrong object mid-turn; each module of the fence checks its own the same way (``require``).
 """
 
 from __future__ import annotations
@@ -249,7 +253,7 @@ def model_raw_config(client: object) -> object:
 # --- what the shortcuts rely on ------------------------------------------------------------------
 
 
-def _stored_attributes(function: Callable[..., Any]) -> set[str]:
+def stored_attributes(function: Callable[..., Any]) -> set[str]:
     """The attribute names ``function`` assigns: what a stock constructor sets, read from its bytecode."""
     return {str(i.argval) for i in dis.get_instructions(function) if i.opname == "STORE_ATTR"}
 
@@ -257,52 +261,64 @@ def _stored_attributes(function: Callable[..., Any]) -> set[str]:
 def missing_private_parts() -> list[str]:
     """What the shortcuts above rely on and the installed autogen-core or pydantic no longer has, each as
     a sentence; empty when all is there."""
-    checks: dict[str, Callable[[], bool]] = {
-        "TopicId is a dataclass of type and source": lambda: (
-            [f.name for f in fields(TopicId)] == ["type", "source"]
-        ),
-        "AgentId.__init__ sets _type and _key only": lambda: (
-            _stored_attributes(AgentId.__init__) == {"_type", "_key"}
-        ),
-        "RoutedAgent.__init__ sets _handlers only": lambda: (
-            _stored_attributes(RoutedAgent.__init__) == {"_handlers"}
-        ),
-        "RoutedAgent has _discover_handlers": lambda: callable(
-            getattr(RoutedAgent, "_discover_handlers", None)
-        ),
-        "BaseAgent.__init__ sets _runtime, _id and _description only": lambda: (
-            _stored_attributes(BaseAgent.__init__) == {"_runtime", "_id", "_description"}
-        ),
-        "the agent contexts are context variables": lambda: (
-            isinstance(getattr(MessageHandlerContext, "_MESSAGE_HANDLER_CONTEXT", None), ContextVar)
-            and isinstance(
-                getattr(AgentInstantiationContext, "_AGENT_INSTANTIATION_CONTEXT_VAR", None), ContextVar
-            )
-        ),
-        "the stock runtime keeps _instantiated_agents, _subscription_manager and _run_context": lambda: (
-            {"_instantiated_agents", "_subscription_manager", "_run_context"}
-            <= _stored_attributes(SingleThreadedAgentRuntime.__init__)
-        ),
-        "SingleThreadedAgentRuntime has _known_agent_names": lambda: isinstance(
-            getattr(SingleThreadedAgentRuntime, "_known_agent_names", None), property
-        ),
-        "SubscriptionManager keeps _seen_topics and _subscribed_recipients": lambda: (
-            {"_seen_topics", "_subscribed_recipients"} <= _stored_attributes(SubscriptionManager.__init__)
-        ),
-        "BaseModel keeps __pydantic_fields_set__, __pydantic_extra__ and __pydantic_private__": lambda: (
-            {"__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__"}
-            <= set(getattr(BaseModel, "__slots__", ()))
-        ),
-    }
+    return missing_parts(_PRIVATE_PARTS)
+
+
+_PRIVATE_PARTS: Mapping[str, Callable[[], bool]] = {
+    "TopicId is a dataclass of type and source": lambda: (
+        [f.name for f in fields(TopicId)] == ["type", "source"]
+    ),
+    "AgentId.__init__ sets _type and _key only": lambda: (
+        stored_attributes(AgentId.__init__) == {"_type", "_key"}
+    ),
+    "RoutedAgent.__init__ sets _handlers only": lambda: (
+        stored_attributes(RoutedAgent.__init__) == {"_handlers"}
+    ),
+    "RoutedAgent has _discover_handlers": lambda: callable(getattr(RoutedAgent, "_discover_handlers", None)),
+    "BaseAgent.__init__ sets _runtime, _id and _description only": lambda: (
+        stored_attributes(BaseAgent.__init__) == {"_runtime", "_id", "_description"}
+    ),
+    "the agent contexts are context variables": lambda: (
+        isinstance(getattr(MessageHandlerContext, "_MESSAGE_HANDLER_CONTEXT", None), ContextVar)
+        and isinstance(
+            getattr(AgentInstantiationContext, "_AGENT_INSTANTIATION_CONTEXT_VAR", None), ContextVar
+        )
+    ),
+    "the stock runtime keeps _instantiated_agents, _subscription_manager and _run_context": lambda: (
+        {"_instantiated_agents", "_subscription_manager", "_run_context"}
+        <= stored_attributes(SingleThreadedAgentRuntime.__init__)
+    ),
+    "SingleThreadedAgentRuntime has _known_agent_names": lambda: isinstance(
+        getattr(SingleThreadedAgentRuntime, "_known_agent_names", None), property
+    ),
+    "SubscriptionManager keeps _seen_topics and _subscribed_recipients": lambda: (
+        {"_seen_topics", "_subscribed_recipients"} <= stored_attributes(SubscriptionManager.__init__)
+    ),
+    "BaseModel keeps __pydantic_fields_set__, __pydantic_extra__ and __pydantic_private__": lambda: (
+        {"__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__"}
+        <= set(getattr(BaseModel, "__slots__", ()))
+    ),
+}
+"""What the shortcuts above rely on, each a sentence that must hold (checked at import)."""
+
+
+def missing_parts(checks: Mapping[str, Callable[[], bool]]) -> list[str]:
+    """Each sentence of ``checks`` that no longer holds, said so; empty when all hold."""
     return [f"{what}: no longer true" for what, holds in checks.items() if not holds()]
 
 
-def _check_private_parts() -> None:
-    missing = missing_private_parts()
+def require(checks: Mapping[str, Callable[[], bool]]) -> None:
+    """Raise ``PrivatePartsError`` naming each sentence of ``checks`` that no longer holds, and the versions:
+    what each fenced module does at import."""
+    missing = missing_parts(checks)
     if missing:
         raise PrivatePartsError(
             f"{'; '.join(missing)} ({version_mismatch() or 'on the versions this was written for'})"
         )
+
+
+def _check_private_parts() -> None:
+    require(_PRIVATE_PARTS)
 
 
 _check_private_parts()
