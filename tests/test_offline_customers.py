@@ -28,7 +28,11 @@ DECLINED = "All right, I won't. Is there anything else I can help with?"
 NO_ACTION = frozenset({"status", "billing", "complaint", "cancel", "negated"})
 
 
-ONE_ARGUMENT = {"track parcel": "tracking number", "book shipment": "destination", "refund postage": "shipment"}
+ONE_ARGUMENT = {
+    "track parcel": "tracking number",
+    "book shipment": "destination",
+    "refund postage": "shipment",
+}
 """The parcel team's tools of one argument: the proposal names it (ACME's look their arguments up)."""
 
 
