@@ -90,7 +90,7 @@ class Client:
         self.seen.append(data)
         question = data if data.get("type") == "question" else data.get("question")
         if data.get("type") in ("question", "taken") and question:
-            self.asked = question["id"]
+            self.asked = question.get("id")
         return data
 
     async def until(self, kind: str, **fields: Any) -> list[dict[str, Any]]:
