@@ -10,7 +10,13 @@ person reads the same words everywhere:
 - an approval (:func:`approval`, ``requires_approval``'s question) shows exactly what will run, the whole
   arguments by their names, code as numbered lines, never cut: the one approving may be asked to let code
   run, where only the exact text will do;
-- the question about an earlier action whose outcome is unknown (:func:`again`).
+- the question about an earlier action whose outcome is unknown (:func:`again`), naming it as
+  :func:`action` does (the effect ledger's ``EffectKey.described``).
+
+Example::
+
+    proposal("change_flight", [("booking_ref", "SKY456"), ("new_date", "20 December")])
+    # 'I can change flight with booking ref “SKY456” and new date “20 December”. Shall I go ahead? (yes/no)'
 """
 
 from __future__ import annotations
