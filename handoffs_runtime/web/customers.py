@@ -143,6 +143,9 @@ class Customers(Role):
         if waiting is None:
             raise HubError("please wait for the answer before writing again")
         if not waiting.answered_by(question):
+            logger.info(
+                "session %s: a customer's answer named another question than the one waiting", session_id
+            )
             if (live := self._live.get(session_id)) is not None:
                 await self.state.to_customers(live, CustomerEvent(event=waiting))
             raise HubError(STALE_ANSWER)
