@@ -9,7 +9,8 @@ from typing import Any
 
 from handoffs_runtime import Notice, Question, QueueChannel, Reply
 from handoffs_runtime.channels.base import STALE_ANSWER
-from handoffs_runtime.distributed import FrontEnd
+from handoffs_runtime.distributed import FrontEnd, RelayChannel
+from handoffs_runtime.messages import PersonAnswer, PersonQuestion
 from handoffs_runtime.teams.acme import acme_team
 from handoffs_runtime.web.operators import NOT_APPROVED
 from handoffs_runtime.web.pump import WAITING_FOR_APPROVAL
@@ -126,3 +127,24 @@ async def test_a_stale_yes_through_a_grpc_front_end_does_not_confirm_the_next_or
         assert asked[0] != asked[1]
         await channel.leave("s1")
         await front.wait("s1")
+
+
+class _FrontEnd:
+    """Stands for the runtime between a worker and the session's front end: answers every question with
+    ``answer`` (naming ``named``, or the question asked when ``None``)."""
+
+    def __init__(self, answer: str, named: str | None) -> None:
+        self.answer, self.named = answer, named
+        self.asked: list[PersonQuestion] = []
+
+    async def send_message(self, message: PersonQuestion, *args: object, **kwargs: object) -> PersonAnswer:
+        self.asked.append(message)
+        return PersonAnswer(text=self.answer, question=message.id if self.named is None else self.named)
+
+
+async def test_a_worker_takes_only_the_answer_to_the_question_it_asked() -> None:
+    right = _FrontEnd("yes", None)
+    assert await RelayChannel(right).ask("s1", CONFIRM) == "yes"  # type: ignore[arg-type]
+    assert right.asked[0].id  # the question crosses gRPC with its id
+    stale = _FrontEnd("yes", "0123456789abcdef")  # an answer to another question
+    assert await RelayChannel(stale).ask("s1", CONFIRM) is None  # type: ignore[arg-type]
