@@ -9,8 +9,11 @@ worker to the session's front end, the web page's JSON and stored transcripts.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
+import uuid
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Annotated, Any, Literal, get_args
 
@@ -152,12 +155,17 @@ class PersonQuestion(BaseModel):
     person: Person = "customer"
     on_record: bool = False
     """A tool's question (``ask_person``): stored with its answer in the session's transcript."""
+    id: str = ""
+    """The question's id (see :attr:`Question.id`), given by the asker: the front end's person is asked
+    under it, and the answer comes back naming it."""
 
 
 class PersonAnswer(BaseModel):
     """The person's answer; ``None`` when they left."""
 
     text: str | None = None
+    question: str = ""
+    """The id of the question answered (the ``PersonQuestion``'s): the asker takes no other."""
 
 
 # --- what a person is shown -------------------------------------------------------------------------
@@ -287,14 +295,25 @@ class Question(_Shown):
     person: Person = "customer"
     turn: bool = False
     choices: tuple[str, ...] = ()
+    id: str = field(default="", compare=False)
+    """Which question this is; the answer to a yes/no question must name it (:meth:`answered_by`)."""
 
     @classmethod
     def asking(cls, prompt: str, person: Person = "customer", *, after: str = "") -> Question:
         """The question a channel's ``ask(prompt, person=...)`` puts; ``after`` is the reply the person
-        last read. A prompt, or a turn after a reply, that asks for a yes or a no offers yes/no."""
+        last read. A prompt, or a turn after a reply, that asks for a yes or a no offers yes/no. Its id
+        is the asker's (:func:`asked_as`, a question from another process) or a new one."""
         turn = person == "customer" and prompt == USER_PROMPT
         choices = YES_NO if asks_yes_no(prompt) or (turn and asks_yes_no(after)) else ()
-        return cls(prompt=prompt, person=person, turn=turn, choices=choices)
+        ident = _asked_as.get() or new_question_id()
+        return cls(prompt=prompt, person=person, turn=turn, choices=choices, id=ident)
+
+    def answered_by(self, question: str | None) -> bool:
+        """Whether an answer sent for the question ``question`` (its id; ``None``: it named none) may
+        answer this one. A yes/no question takes only an answer naming it: a "yes" meant for an earlier
+        question, or sent before this one was shown, must never confirm what the person has not read.
+        Any other question takes any line (typing ahead an ordinary message confirms nothing)."""
+        return not self.choices or question == self.id
 
 
 @dataclass(slots=True, kw_only=True)
@@ -341,6 +360,25 @@ PROGRESS: tuple[type[_Shown], ...] = (Delta, ToolStarted, ToolFinished)
 RELAYED: tuple[type[_Shown], ...] = (Notice, *PROGRESS)
 """What an agent on another process may show the session's person (``PersonEvent``). Replies, handoff
 lines and questions reach the front end as the messages they come from, stored before they are shown."""
+
+_asked_as: ContextVar[str] = ContextVar("handoffs_question_id", default="")
+
+
+def new_question_id() -> str:
+    """A fresh question id: unguessable enough that an answer cannot name a question it never saw."""
+    return uuid.uuid4().hex[:16]
+
+
+@contextmanager
+def asked_as(question_id: str) -> Iterator[None]:
+    """Questions put inside are given ``question_id``: a question asked on another process keeps its
+    asker's id on the way to the person, so the answer names what the asker asked."""
+    token = _asked_as.set(question_id)
+    try:
+        yield
+    finally:
+        _asked_as.reset(token)
+
 
 USER_PROMPT = "you"
 """The prompt of an ordinary turn; channels show other prompts as questions."""

@@ -190,5 +190,5 @@ def test_the_person_reads_an_unsettled_action_in_words_not_as_a_tool_call() -> N
     from handoffs_runtime.sessions.effects import EffectKey
 
     key = EffectKey("s", 3, "execute_order", '{"price":100,"product":"rocket skates"}')
-    assert key.described == "execute order (price 100, product rocket skates)"
+    assert key.described == "execute order with price 100 and product “rocket skates”"
     assert "{" not in key.described and "_" not in key.described

@@ -80,7 +80,7 @@ async def test_a_web_server_killed_inside_an_order_the_other_places_it_once(
         await until_text(page, "notice", "may or may not have happened")  # told at once, unasked
         await page.until("question")
         await page.say(BUY)
-        await page.send({"type": "say", "text": "yes"})
+        await page.send({"type": "say", "text": "yes", **page.answering()})
         await until_text(page, "question", AGAIN)  # asked before a second order
         answered = await page.say("n", until="question")  # no second order
         [reply] = [f for f in answered if f["type"] == "reply"]
@@ -111,7 +111,7 @@ async def approval_waiting(
         sid = session["session"]
         await page.until("question")
         await page.say(BUY)
-        await page.send({"type": "say", "text": "yes"})
+        await page.send({"type": "say", "text": "yes", **page.answering()})
         console = await operator(server)
         await waiting_list(console, (sid, "approval"))
         await console.send({"type": "take", "session": sid})
@@ -138,7 +138,7 @@ async def test_an_approval_given_after_the_customer_left_does_not_run_the_tool(
         async with asyncio.timeout(WAIT):
             while not server.hub.channel.has_left(sid):
                 await asyncio.sleep(0.05)
-        await console.send({"type": "say", "session": sid, "text": "yes"})
+        await console.send({"type": "say", "session": sid, "text": "yes", **console.answering()})
         released = (await console.until("released", session=sid))[-1]
         assert released["text"] == "Void: the customer had left the session, so nothing was run."
         await ended(server, sid)
@@ -153,7 +153,7 @@ async def test_an_approval_given_after_its_turn_ended_does_not_run_the_tool(
         await page.until("question")  # nobody approved in time: the turn is over, the customer asked again
         told = await until_text(console, "notice", "expired")  # the operator holding it reads why
         assert "Nothing was done" in told["text"]
-        await console.send({"type": "say", "session": sid, "text": "yes"})  # too late
+        await console.send({"type": "say", "session": sid, "text": "yes", **console.answering()})  # too late
         assert (await console.until("error"))[-1]["message"] == "the session is not waiting for your answer"
         await page.say("bye", until="reply")
     assert not (tmp_path / "orders.txt").exists()

@@ -28,8 +28,17 @@ DECLINED = "All right, I won't. Is there anything else I can help with?"
 NO_ACTION = frozenset({"status", "billing", "complaint", "cancel", "negated"})
 
 
+ONE_ARGUMENT = {
+    "track parcel": "tracking number",
+    "book shipment": "destination",
+    "refund postage": "shipment",
+}
+"""The parcel team's tools of one argument: the proposal names it (ACME's look their arguments up)."""
+
+
 def propose(tool: str, item: str) -> str:
-    return f"I can {tool} for “{item}”. Shall I go ahead? (yes/no)"
+    named = f"with {ONE_ARGUMENT[tool]}" if tool in ONE_ARGUMENT else "for"
+    return f"I can {tool} {named} “{item}”. Shall I go ahead? (yes/no)"
 
 
 def ask(tool: str, what: str) -> str:
@@ -300,7 +309,7 @@ async def _wrong_rows(
             wrong.append((r.said, routes, answer))
             continue
         names = [t.replace("_", " ") for t in irreversible]
-        proposed = any(r.reply.startswith(f"I can {name} for") for name in names)
+        proposed = any(r.reply.startswith((f"I can {name} for", f"I can {name} with")) for name in names)
         ran = any(t.startswith("Done:") and any(f"{n} →" in t for n in names) for _, t in replies)
         ordered = any("Confirm order?" in prompt for _, prompt in channel.asked[session])
         if (ran or ordered) != proposed or (r.kind in NO_ACTION and (ran or ordered)):

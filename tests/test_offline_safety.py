@@ -23,8 +23,12 @@ TRIAGE, SALES, ISSUES, HUMAN = "TriageAgent", "SalesAgent", "IssuesAndRepairsAge
 OPERATOR = "Hi, Sam here."
 
 
+ONE_ARGUMENT = {"get weather": "city", "look up invoice": "invoice id", "run command": "command"}
+
+
 def propose(tool: str, item: str) -> str:
-    return f"I can {tool} for “{item}”. Shall I go ahead? (yes/no)"
+    """A tool of one argument names it, like any other (issue 35)."""
+    return f"I can {tool} with {ONE_ARGUMENT[tool]} “{item}”. Shall I go ahead? (yes/no)"
 
 
 def ask(tool: str, what: str) -> str:

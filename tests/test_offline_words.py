@@ -41,7 +41,7 @@ def bookshop(tool: object = order_book) -> TeamSpec:
 
 
 def propose(item: str) -> str:
-    return f"I can order book for “{item}”. Shall I go ahead? (yes/no)"
+    return f"I can order book with title “{item}”. Shall I go ahead? (yes/no)"
 
 
 async def test_accents_emoji_other_scripts_and_articles_reach_the_tool_as_written() -> None:

@@ -28,7 +28,7 @@ _T = TypeVar("_T")
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "usage", "text", "private", "tokens"),
-    ("messages", "topics"),
+    ("messages", "topics", "confirmation"),
     ("handoffs", "models", "channels"),
     ("tools", "sessions", "runtime"),
     ("agents",),

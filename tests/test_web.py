@@ -74,13 +74,15 @@ async def test_the_refund_path_over_a_websocket_in_order(tmp_path: Path) -> None
         assert await page.recv() == {"type": "suggestions", "suggestions": list(team.suggestions)}
         greeting = {"type": "reply", "agent": "TriageAgent", "label": "ACME assistant", "text": team.greeting}
         assert await page.recv() == {**greeting, "session": sid}  # the page never opens blank
-        assert await page.recv() == {**TURN, "session": sid}
+        turn = await page.recv()
+        assert len(turn.pop("id")) == 16  # which question it is: a yes/no answer names it
+        assert turn == {**TURN, "session": sid}
         await page.send({"type": "say", "text": "I want a refund for my shoes"})
         first = await page.until("question")
         assert kinds(first) == ["said", "handoff", "reply", "question"]
         assert first[1]["target"] == "IssuesAndRepairsAgent"
         assert first[2]["agent"] == "IssuesAndRepairsAgent"
-        await page.send({"type": "say", "text": "yes"})
+        await page.send({"type": "say", "text": "yes", **page.answering()})
         second = await page.until("notice", text=WAITING_FOR_APPROVAL)  # a refund is the operator's
         assert await approve(server, sid) == {
             "session": sid,
@@ -198,7 +200,7 @@ async def test_a_reload_resumes_the_session_from_the_store(tmp_path: Path) -> No
         assert kinds(history["items"]) == ["said", "handoff", "reply"]
         assert history["items"][0]["text"] == "I want a refund for my shoes"
         assert (await again.recv())["type"] == "question"  # the question the closed page was asked
-        await again.send({"type": "say", "text": "yes"})
+        await again.send({"type": "say", "text": "yes", **again.answering()})
         await again.until("notice", text=WAITING_FOR_APPROVAL)
         await approve(server, session["session"])
         got = await again.until("reply")
@@ -409,7 +411,7 @@ async def test_an_operator_approves_and_refuses_tool_calls(tmp_path: Path) -> No
             await ann.send({"type": "take", "session": sid})
             taken = (await ann.until("taken"))[-1]
             assert taken["question"]["choices"] == ["yes", "no"]
-            await ann.send({"type": "say", "session": sid, "text": answer})
+            await ann.send({"type": "say", "session": sid, "text": answer, **ann.answering()})
             await ann.until("released", session=sid)  # an approval answered: the agents carry on
             assert (await page.until("reply"))[-1]["text"] == result
         model.assert_done()
@@ -434,7 +436,7 @@ async def test_a_session_resumes_from_the_store_after_the_server_restarts(tmp_pa
         assert kinds(history["items"])[:3] == ["said", "handoff", "reply"]
         got = await again.until("question")
         assert not [m for m in got if m["type"] == "notice"]  # no retelling: the page shows the history
-        await again.send({"type": "say", "text": "yes"})
+        await again.send({"type": "say", "text": "yes", **again.answering()})
         await again.until("notice", text=WAITING_FOR_APPROVAL)
         await approve(server, session["session"])
         reply = (await again.until("reply"))[-1]
@@ -473,7 +475,7 @@ async def test_a_conversation_held_by_a_server_that_stopped_elsewhere_continues_
         history = await again.recv()
         assert kinds(history["items"])[:3] == ["said", "handoff", "reply"]
         await again.until("question")
-        await again.send({"type": "say", "text": "yes"})
+        await again.send({"type": "say", "text": "yes", **again.answering()})
         await again.until("notice", text=WAITING_FOR_APPROVAL)
         await approve(server, session["session"])
         assert "refund" in (await again.until("reply"))[-1]["text"]

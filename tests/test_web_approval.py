@@ -52,7 +52,7 @@ async def test_a_web_customers_code_runs_only_after_the_operator_approves_it(tmp
         await page.until("question")
         await page.send({"type": "say", "text": f"run this python: {code}"})
         await page.until("notice", text=WAITING_FOR_APPROVAL)
-        await page.send({"type": "say", "text": "yes"})  # the customer cannot approve it
+        await page.send({"type": "say", "text": "yes", **page.answering()})  # the customer cannot approve it
         assert (await page.until("error"))[-1]["message"] == "please wait for the answer before writing again"
         assert not stolen.exists()
         asked = await approve(server, sid, "no")
@@ -83,7 +83,7 @@ async def test_an_approval_in_a_session_the_operator_holds_still_tells_the_custo
         assert waiting["prompt"] == _prompt()
         await console.send({"type": "take", "session": sid})
         await console.until("taken", session=sid)
-        await console.send({"type": "say", "session": sid, "text": "yes"})
+        await console.send({"type": "say", "session": sid, "text": "yes", **console.answering()})
         await console.until("released", session=sid)
         got = await page.until("reply")
         assert [m["text"] for m in got if m["type"] == "notice"] == [WAITING_FOR_APPROVAL, APPROVED]
@@ -217,13 +217,13 @@ async def test_an_order_the_operator_approves_is_confirmed_by_the_customer_and_k
         await page.until("question")
         await page.send({"type": "say", "text": "buy an anvil for 30 dollars"})
         await page.until("question")
-        await page.send({"type": "say", "text": "yes"})
+        await page.send({"type": "say", "text": "yes", **page.answering()})
         await page.until("notice", text=WAITING_FOR_APPROVAL)
         asked = await approve(server, sid, "yes")
         assert asked["prompt"] == 'Allow execute_order(product="anvil", price=30)? y/n'
         confirm = (await page.until("question"))[-1]
         assert confirm["prompt"] == CONFIRM and confirm["choices"] == ["yes", "no"] and not confirm["turn"]
-        await page.send({"type": "say", "text": "yes"})
+        await page.send({"type": "say", "text": "yes", **page.answering()})
         assert (await page.until("reply"))[-1]["text"] == "Done: execute order → Success."
         await page.socket.close()
 

@@ -103,7 +103,7 @@ async def test_no_customer_frame_or_page_shows_internals(tmp_path: Path) -> None
         assert waiting["prompt"] == _asked()
         await console.send({"type": "take", "session": sid})
         await console.until("taken", session=sid)
-        await console.send({"type": "say", "session": sid, "text": "yes"})
+        await console.send({"type": "say", "session": sid, "text": "yes", **console.answering()})
         await page.until("reply")
         assert ARGUMENT in json.dumps(console.seen)  # the operator reads what is to be approved
 

@@ -77,7 +77,7 @@ async def test_a_session_that_ended_resumes_on_the_same_server(
         history = await again.recv()
         assert kinds(history["items"]) == ["said", "handoff", "reply"]
         await again.until("question")
-        await again.send({"type": "say", "text": "yes"})
+        await again.send({"type": "say", "text": "yes", **again.answering()})
         if not remote:  # in this process a refund waits for the operator; a host's workers run it as is
             await again.until("notice", text=WAITING_FOR_APPROVAL)
             await approve(server, session["session"])

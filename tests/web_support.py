@@ -79,6 +79,8 @@ class Client:
     def __init__(self, socket: ClientConnection) -> None:
         self.socket = socket
         self.seen: list[dict[str, Any]] = []
+        self.asked: str | None = None
+        """The id of the last question received: a page's answer names it, as the real pages do."""
 
     async def send(self, data: dict[str, Any] | str | bytes) -> None:
         await self.socket.send(data if isinstance(data, str | bytes) else json.dumps(data))
@@ -86,6 +88,9 @@ class Client:
     async def recv(self, timeout: float = 15) -> dict[str, Any]:
         data: dict[str, Any] = json.loads(await asyncio.wait_for(self.socket.recv(), timeout))
         self.seen.append(data)
+        question = data if data.get("type") == "question" else data.get("question")
+        if data.get("type") in ("question", "taken") and question:
+            self.asked = question.get("id")
         return data
 
     async def until(self, kind: str, **fields: Any) -> list[dict[str, Any]]:
@@ -99,8 +104,12 @@ class Client:
 
     async def say(self, text: str, /, until: str = "question", **fields: Any) -> list[dict[str, Any]]:
         """Say ``text``; the messages up to and including the next of type ``until`` (with ``fields``)."""
-        await self.send({"type": "say", "text": text})
+        await self.send({"type": "say", "text": text, **self.answering()})
         return await self.until(until, **fields)
+
+    def answering(self) -> dict[str, str]:
+        """What a page's answer adds: the id of the question it answers, if one was asked."""
+        return {"question": self.asked} if self.asked else {}
 
 
 @asynccontextmanager
@@ -201,7 +210,7 @@ async def approve(server: Served, session: str, answer: str = "yes") -> dict[str
         assert asked[0]["kind"] == "approval", asked
         await console.send({"type": "take", "session": session})
         await console.until("taken", session=session)
-        await console.send({"type": "say", "session": session, "text": answer})
+        await console.send({"type": "say", "session": session, "text": answer, **console.answering()})
         await console.until("released", session=session)
         return {key: asked[0][key] for key in ("session", "kind", "prompt")}
     finally:

@@ -32,6 +32,7 @@ from autogen_core.models import FunctionExecutionResult
 from autogen_core.tools import Tool
 
 from handoffs_runtime.agents.toolcalls import error_result
+from handoffs_runtime.confirmation import again
 from handoffs_runtime.handoffs.handoff import call_maybe_async
 from handoffs_runtime.messages import Notice
 from handoffs_runtime.sessions.effects import Effect, EffectKey, EffectLedger, EffectStatus, current_turn
@@ -120,11 +121,7 @@ class LedgerTurn:
                 earlier.key, "not_done", "settled by reconcile: it did not happen"
             )
             return None
-        answer = await ask_person(
-            f"Your earlier request, {earlier.key.described}, may already have happened: the session "
-            "stopped while it ran, and nobody can tell whether it went through. Do it again anyway (a "
-            "second one)? y/n"
-        )
+        answer = await ask_person(again(earlier.key.described))
         if not is_approval(answer):
             return error_result(
                 call,

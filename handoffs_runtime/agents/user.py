@@ -43,6 +43,7 @@ from handoffs_runtime.messages import (
     Undeliverable,
     UserLogin,
     UserTask,
+    asked_as,
     goes_on_from,
     user_task,
 )
@@ -302,14 +303,15 @@ class UserAgent(SessionAgent):
         """An agent on another process asks this session's person something (distributed mode)."""
         if not self._vouched_for(message, ctx):
             return PersonAnswer(text=None)
-        if message.on_record:  # a tool's question: kept in the transcript with its answer
-            asker = base_agent_type(ctx.sender.type) if ctx.sender is not None else ""
-            answer = await self._channel.ask_on_record(
-                self.id.key, message.prompt, person=message.person, asker=asker
-            )
-        else:
-            answer = await self._channel.ask(self.id.key, message.prompt, person=message.person)
-        return PersonAnswer(text=answer)
+        with asked_as(message.id):  # the person answers the asker's question, by its id
+            if message.on_record:  # a tool's question: kept in the transcript with its answer
+                asker = base_agent_type(ctx.sender.type) if ctx.sender is not None else ""
+                answer = await self._channel.ask_on_record(
+                    self.id.key, message.prompt, person=message.person, asker=asker
+                )
+            else:
+                answer = await self._channel.ask(self.id.key, message.prompt, person=message.person)
+        return PersonAnswer(text=answer, question=message.id)
 
     @message_handler
     async def handle_person_event(self, message: PersonEvent, ctx: MessageContext) -> None:

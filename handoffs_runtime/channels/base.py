@@ -20,6 +20,14 @@ from handoffs_runtime.messages import (
 )
 from handoffs_runtime.text import arguments_preview
 
+STALE_ANSWER = (
+    "That answer was for an earlier question, so it was not taken as your answer to this one: please "
+    "answer the question shown now."
+)
+"""What a person is told when their answer names another question than the yes/no question waiting
+(:meth:`~handoffs_runtime.messages.Question.answered_by`): refused, not read as an ordinary message,
+because while a yes/no question waits, the person's next line *is* its answer."""
+
 
 @runtime_checkable
 class Channel(Protocol):

@@ -7,7 +7,8 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from handoffs_runtime.messages import USER_PROMPT, Event, HandoffLine, Person, Question, Reply
+from handoffs_runtime.channels.base import STALE_ANSWER
+from handoffs_runtime.messages import USER_PROMPT, Event, HandoffLine, Notice, Person, Question, Reply
 
 # --- scripted: tests ---------------------------------------------------------------------------------
 
@@ -63,22 +64,28 @@ class QueueChannel:
     """
 
     def __init__(self, *, progress: bool = False) -> None:
-        self._inboxes: dict[tuple[str, Person], asyncio.Queue[str | None]] = {}
+        self._inboxes: dict[tuple[str, Person], asyncio.Queue[tuple[str | None, str | None]]] = {}
         self._outboxes: dict[str, asyncio.Queue[Event]] = {}
         self._gone: set[tuple[str, Person]] = set()
         self.shows_progress = progress
 
-    def _inbox(self, session_id: str, person: Person) -> asyncio.Queue[str | None]:
+    def _inbox(self, session_id: str, person: Person) -> asyncio.Queue[tuple[str | None, str | None]]:
         return self._inboxes.setdefault((session_id, person), asyncio.Queue())
 
     def outbox(self, session_id: str) -> asyncio.Queue[Event]:
         return self._outboxes.setdefault(session_id, asyncio.Queue())
 
-    async def say(self, session_id: str, text: str, *, person: Person = "customer") -> None:
-        await self._inbox(session_id, person).put(text)
+    async def say(
+        self, session_id: str, text: str, *, person: Person = "customer", question: str | None = None
+    ) -> None:
+        """Type ``text`` as ``person``; ``question``: the id of the question it answers (a ``Question``
+        shown in the outbox). An answer naming another question than the yes/no question it meets is
+        refused, with a notice (see ``Question.answered_by``); one naming none is taken, since a script
+        types ahead of questions it cannot know."""
+        await self._inbox(session_id, person).put((text, question))
 
     async def leave(self, session_id: str, *, person: Person = "customer") -> None:
-        await self._inbox(session_id, person).put(None)
+        await self._inbox(session_id, person).put((None, None))
 
     async def next_output(self, session_id: str, timeout: float | None = None) -> Event:
         return await asyncio.wait_for(self.outbox(session_id).get(), timeout)
@@ -93,9 +100,14 @@ class QueueChannel:
     async def ask(self, session_id: str, prompt: str, *, person: Person = "customer") -> str | None:
         if (session_id, person) in self._gone:
             return None
+        asked = Question.asking(prompt, person)
         if person == "operator" or prompt != USER_PROMPT:
-            await self.outbox(session_id).put(Question.asking(prompt, person))
-        answer = await self._inbox(session_id, person).get()
+            await self.outbox(session_id).put(asked)
+        while True:
+            answer, question = await self._inbox(session_id, person).get()
+            if answer is None or question is None or asked.answered_by(question):
+                break
+            await self.outbox(session_id).put(Notice(text=STALE_ANSWER))
         if answer is None:
             self._gone.add((session_id, person))
         return answer

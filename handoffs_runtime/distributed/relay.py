@@ -19,7 +19,15 @@ from autogen_core import AgentId, AgentRuntime, MessageHandlerContext
 
 from handoffs_runtime.distributed.options import logger
 from handoffs_runtime.errors import DistributedError
-from handoffs_runtime.messages import PROGRESS, Event, Person, PersonAnswer, PersonEvent, PersonQuestion
+from handoffs_runtime.messages import (
+    PROGRESS,
+    Event,
+    Person,
+    PersonAnswer,
+    PersonEvent,
+    PersonQuestion,
+    new_question_id,
+)
 from handoffs_runtime.tools.context import current_tool_context
 from handoffs_runtime.topics import USER, session_topic
 
@@ -44,13 +52,14 @@ class RelayChannel:
     async def ask(self, session_id: str, prompt: str, *, person: Person = "customer") -> str | None:
         """The person's answer, or ``None`` if the session's front end is gone or no answer came within
         ``timeout`` seconds (as if they left)."""
-        return await self._ask(session_id, PersonQuestion(prompt=prompt, person=person))
+        return await self._ask(session_id, PersonQuestion(prompt=prompt, person=person, id=new_question_id()))
 
     async def ask_on_record(
         self, session_id: str, prompt: str, *, person: Person = "customer", asker: str = ""
     ) -> str | None:
         """As ``ask``; the front end stores the question and its answer (it names the asking agent)."""
-        return await self._ask(session_id, PersonQuestion(prompt=prompt, person=person, on_record=True))
+        question = PersonQuestion(prompt=prompt, person=person, on_record=True, id=new_question_id())
+        return await self._ask(session_id, question)
 
     async def _ask(self, session_id: str, question: PersonQuestion) -> str | None:
         try:
@@ -63,7 +72,12 @@ class RelayChannel:
         except Exception as exc:
             logger.warning("could not ask the person of session %s: %s", session_id, exc)
             return None
-        return answer.text if isinstance(answer, PersonAnswer) else None
+        if not isinstance(answer, PersonAnswer):
+            return None
+        if answer.question != question.id:  # an answer to some other question confirms nothing here
+            logger.warning("session %s answered another question than the one asked: not taken", session_id)
+            return None
+        return answer.text
 
     async def show(self, session_id: str, event: Event) -> None:
         """Publish ``event`` to the session's front end. Progress is best effort: one that cannot be sent

@@ -23,6 +23,7 @@ import json
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
+from handoffs_runtime.confirmation import action
 from handoffs_runtime.sessions.store import SessionStore
 
 EffectStatus = Literal["pending", "done", "failed", "declined", "not_done", "unknown"]
@@ -65,17 +66,15 @@ class EffectKey:
 
     @property
     def described(self) -> str:
-        """``execute order (price 10, product anvil)``: the action in words, for the person, who reads
-        neither tool names nor JSON."""
+        """``execute order with price 10 and product “anvil”``: the action in words, each argument by its
+        name, for the person, who reads neither tool names nor JSON (worded as every confirmation is)."""
         try:
             arguments = json.loads(self.arguments) if self.arguments else {}
         except ValueError:
             arguments = {}
-        words = self.tool.replace("_", " ").strip() or "the action"
-        if not isinstance(arguments, dict) or not arguments:
-            return words
-        shown = ", ".join(f"{str(k).replace('_', ' ')} {v}" for k, v in arguments.items())
-        return f"{words} ({shown})"
+        if not isinstance(arguments, dict):
+            arguments = {}
+        return action(self.tool, [(str(k), v) for k, v in arguments.items()]) or "the action"
 
     def same_action(self, other: EffectKey) -> bool:
         """Whether ``other`` is the same tool with the same arguments in the same session."""

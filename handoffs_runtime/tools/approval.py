@@ -2,9 +2,10 @@
 
 ``requires_approval(tool)`` returns a tool with the same name, description and arguments. When a model
 calls it, the person of the session is asked (``Allow delete_file(path="a.txt")? y/n``) through the
-channel, shown exactly what will run (:func:`default_prompt`: the whole arguments, code as numbered
-lines, never cut); only a yes runs the tool. A no, or a person who has left, becomes the tool result
-``Refused: ...`` so the model can tell the person and carry on. Works for agents and workers alike;
+channel, shown exactly what will run (:func:`default_prompt`, worded in
+:mod:`handoffs_runtime.confirmation`: the whole arguments, code as numbered lines, never cut); only a
+yes runs the tool. A no, or a person who has left, becomes the tool result ``Refused: ...`` so the
+model can tell the person and carry on. Works for agents and workers alike;
 parallel workers of one session ask one question at a time, so their questions never interleave.
 
 An approval expires. With ``max_age`` (what ``operator_oversight`` gives each operator approval: the
@@ -21,11 +22,7 @@ Example::
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import os
-import socket
-import tempfile
 import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -35,9 +32,9 @@ from autogen_core.tools import Tool, ToolSchema
 from pydantic import BaseModel
 
 from handoffs_runtime.channels.base import has_left
+from handoffs_runtime.confirmation import approval as default_prompt
 from handoffs_runtime.errors import TeamConfigError
 from handoffs_runtime.messages import Notice, Person
-from handoffs_runtime.text import printable
 from handoffs_runtime.tools.capabilities import delegate_of
 from handoffs_runtime.tools.context import ask_person, current_tool_context, turn_over
 from handoffs_runtime.tools.functions import function_tool
@@ -62,82 +59,6 @@ def is_approval(answer: str | None) -> bool:
 
 _asking: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 """One lock per session while a question is pending (weak: it goes away when nobody waits on it)."""
-
-
-def default_prompt(name: str, args: Mapping[str, Any], *, inline_limit: int = 20_000) -> str:
-    """The question that shows the person exactly what will run; never a silent cut.
-
-    Short one-line arguments stay on one line: ``Allow delete_file(path="a.txt")? y/n``. Text of several
-    lines or long text (code) is shown whole as numbered lines, with its size. Arguments longer in total
-    than ``inline_limit`` characters are written, numbered, to a new private file, and the question
-    names it and says how long they are. Control characters are shown visibly, so the text cannot redraw
-    what the person reads.
-    """
-    if all(_fits_on_a_line(value) for value in args.values()):
-        shown = ", ".join(f"{key}={_literal(value)}" for key, value in args.items())
-        return printable(f"Allow {name}({shown})? y/n", multiline=False)
-    blocks = [_block(str(key), value) for key, value in args.items()]
-    body = "\n".join(blocks)
-    if len(body) <= inline_limit:
-        return f"Allow {name} to run with these arguments?\n{body}\nAllow {name}? y/n"
-    sizes = "; ".join(_summary(str(key), value) for key, value in args.items())
-    where = _write_for_reading(name, body)
-    return (
-        f"Allow {name} to run with arguments too long to show here ({sizes})?\n"
-        f"They are written in full, with line numbers, to {where} on {socket.gethostname()}: "
-        f"read them there before answering.\nAllow {name} as written in that file? y/n"
-    )
-
-
-_SHORT = 120
-
-
-def _fits_on_a_line(value: Any) -> bool:
-    return len(_literal(value)) <= _SHORT and "\n" not in _text(value)
-
-
-def _literal(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=2, default=str)
-
-
-def _lines(value: Any) -> list[str]:
-    lines = _text(value).split("\n")
-    if len(lines) > 1 and lines[-1] == "":
-        lines.pop()  # a final newline ends the last line; it does not start another
-    return lines
-
-
-def _size(value: Any) -> str:
-    count = len(_lines(value))
-    return f"{count:,} line{'' if count == 1 else 's'}, {len(_text(value)):,} characters"
-
-
-def _summary(key: str, value: Any) -> str:
-    shown = _literal(value) if _fits_on_a_line(value) else _size(value)
-    return f"{printable(key, multiline=False)}: {printable(shown, multiline=False)}"
-
-
-def _block(key: str, value: Any) -> str:
-    """``key``'s whole value: on its line when short, else as numbered lines under a line with its size."""
-    if _fits_on_a_line(value):
-        return f"  {_summary(key, value)}"
-    lines = _lines(value)
-    width = len(str(len(lines)))
-    numbered = "\n".join(f"    {n:>{width}} │ {printable(line)}" for n, line in enumerate(lines, 1))
-    return f"  {printable(key, multiline=False)}: {_size(value)}, in full:\n{numbered}"
-
-
-def _write_for_reading(name: str, text: str) -> str:
-    """Write ``text`` to a new file only this user can read, kept after the question; return its path."""
-    folder = tempfile.mkdtemp(prefix="handoffs-approval-")
-    path = os.path.join(folder, f"{printable(name, multiline=False).replace(os.sep, '_')}.txt")
-    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8") as file:
-        file.write(text + "\n")
-    return path
 
 
 class ApprovalTool:

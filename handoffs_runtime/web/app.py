@@ -193,7 +193,7 @@ def create_app(
                     elif isinstance(message, Back):
                         await hub.customers.back_to_assistant(session)
                     else:
-                        await hub.customers.says(session, message.text)
+                        await hub.customers.says(session, message.text, message.question)
                 except TryLater as exc:  # the page comes back by itself, a little later
                     raise Closing(str(exc), TRY_AGAIN_LATER) from None
                 except (BadMessage, HubError) as exc:
@@ -239,7 +239,7 @@ def create_app(
                     if isinstance(message, Take):
                         await hub.operators.take(peer, message.session)
                     elif isinstance(message, Answer):
-                        await hub.operators.says(peer, message.session, message.text)
+                        await hub.operators.says(peer, message.session, message.text, message.question)
                     elif isinstance(message, HandBack):
                         await hub.operators.hand_back(peer, message.session, message.agent)
                     elif isinstance(message, Dismiss):

@@ -11,6 +11,7 @@ import asyncio
 import logging
 import uuid
 
+from handoffs_runtime.channels.base import STALE_ANSWER
 from handoffs_runtime.errors import HandoffsError, SessionBusyError
 from handoffs_runtime.messages import Reply
 from handoffs_runtime.web.backends import TeamBackend
@@ -132,9 +133,22 @@ class Customers(Role):
         self._leaving.add(task)  # held until done: the loop keeps only weak references to tasks
         task.add_done_callback(self._leaving.discard)
 
-    async def says(self, session_id: str, text: str) -> None:
-        if self.channel.waiting(session_id, "customer") is None:
+    async def says(self, session_id: str, text: str, question: str | None = None) -> None:
+        """The customer's line, as the answer to the question waiting for them; ``question``: the id of
+        the question the page answered. A yes/no question takes only an answer naming it: a "yes" sent
+        for an earlier question (or before this one reached the page) is refused with a note, and the
+        question is shown again, rather than read as an ordinary line, since while it waits the line *is*
+        its answer."""
+        waiting = self.channel.waiting(session_id, "customer")
+        if waiting is None:
             raise HubError("please wait for the answer before writing again")
+        if not waiting.answered_by(question):
+            logger.info(
+                "session %s: a customer's answer named another question than the one waiting", session_id
+            )
+            if (live := self._live.get(session_id)) is not None:
+                await self.state.to_customers(live, CustomerEvent(event=waiting))
+            raise HubError(STALE_ANSWER)
         if not self._written.allow(session_id):
             raise HubError(TOO_FAST)
         if (live := self._live.get(session_id)) is not None:

@@ -7,13 +7,17 @@ lets go of the sessions they held, and those wait for someone else.
 
 from __future__ import annotations
 
+import logging
 import uuid
 
+from handoffs_runtime.channels.base import STALE_ANSWER
 from handoffs_runtime.errors import StoreError
 from handoffs_runtime.tools.approval import CUSTOMER_LEFT, is_approval
-from handoffs_runtime.web.frames import Ready, Released, Taken
+from handoffs_runtime.web.frames import OperatorEvent, Ready, Released, Taken
 from handoffs_runtime.web.state import HubError, Live, Peer, Role
 from handoffs_runtime.web.waiting import told
+
+logger = logging.getLogger("handoffs_runtime.web")
 
 APPROVED = "A member of our staff approved your request."
 NOT_APPROVED = "A member of our staff did not approve your request."
@@ -72,12 +76,20 @@ class Operators(Role):
         )
         await self.reception.taken(session_id)  # the customer hears that a person is there
 
-    async def says(self, peer: Peer, session_id: str, text: str) -> None:
-        """Answer the session's question; an approval answered lets go of the session (agents carry on)."""
+    async def says(self, peer: Peer, session_id: str, text: str, asked: str | None = None) -> None:
+        """Answer the session's question; an approval answered lets go of the session (agents carry on).
+        ``asked``: the id of the question the console answered; an approval takes only an answer naming
+        it (a "yes" to an approval that expired never approves the next one)."""
         live = self._held(peer, session_id)
         question = self.channel.waiting(session_id, "operator")
         if question is None:
             raise HubError("the session is not waiting for your answer")
+        if not question.answered_by(asked):
+            logger.info(
+                "session %s: an operator's answer named another question than the one waiting", session_id
+            )
+            await peer.send(OperatorEvent(session=session_id, event=question))  # shown again
+            raise HubError(STALE_ANSWER)
         void = question.choices and self.channel.has_left(session_id)  # the tool refuses it too
         await self.channel.answer(session_id, text, person="operator")
         if question.choices:  # the customer, told to wait for it, hears how it was decided

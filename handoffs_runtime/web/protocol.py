@@ -24,6 +24,9 @@ Key = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TEXT_CHARS)]
 Token = Annotated[str, StringConstraints(min_length=1, max_length=256)]
 AgentName = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+QuestionId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{1,64}$")]
+"""The ``id`` of the question a page answers (a ``question`` frame's): a yes/no question takes only an
+answer naming it (see ``Question.answered_by``)."""
 
 
 class _Message(BaseModel):
@@ -39,10 +42,11 @@ class Hello(_Message):
 
 
 class Say(_Message):
-    """The customer's next line, or the answer to the question they were asked."""
+    """The customer's next line, or the answer to the question they were asked (``question``: its id)."""
 
     type: Literal["say"]
     text: Text
+    question: QuestionId | None = None
 
 
 class Earlier(_Message):
@@ -69,11 +73,13 @@ class Take(_Message):
 
 
 class Answer(_Message):
-    """The operator's answer in a session they took (text, or ``yes``/``no`` to an approval)."""
+    """The operator's answer in a session they took (text, or ``yes``/``no`` to an approval, which must
+    name the approval's ``question`` id)."""
 
     type: Literal["say"]
     session: SessionId
     text: Text
+    question: QuestionId | None = None
 
 
 class HandBack(_Message):

@@ -160,9 +160,14 @@ class Reading:
             return self.about
         return str(next(iter(self.values.values())))
 
-    def shown(self, tool: ToolSchema) -> list[tuple[str, Any]]:
-        """The values a person confirms, by parameter in words, in the tool's order."""
-        return [(humanize(name), self.values[name]) for name in properties(tool) if name in self.values]
+    def named(self, tool: ToolSchema) -> list[tuple[str, Any]]:
+        """The values a person confirms, by parameter, in the tool's order: a tool's one argument as
+        :meth:`quoted` has it (the object as written, emoji and all); none when only some of several are
+        read (the rest come from a look-up: the person confirms the object, ``about``)."""
+        shown = [(name, self.values[name]) for name in properties(tool) if name in self.values]
+        if len(properties(tool)) == 1:
+            return [(name, self.quoted()) for name, _ in shown]
+        return shown if len(shown) > 1 else []
 
 
 _READ_FIRST = (Kind.DATE, Kind.REFERENCE, Kind.AMOUNT, Kind.PRICE, Kind.QUANTITY, Kind.NAME)

@@ -21,11 +21,11 @@ from autogen_core.models import (
     UserMessage,
 )
 
+from handoffs_runtime.confirmation import ASK_CONFIRMATION
 from handoffs_runtime.models.offline import values
 from handoffs_runtime.models.offline.intents import intent_words
 from handoffs_runtime.models.offline.words import Word
 
-ASK_CONFIRMATION = "Shall I go ahead? (yes/no)"
 YES = frozenset(
     {"y", "yes", "yeah", "yep", "sure", "ok", "okay", "confirm", "go ahead", "please do", "do it"}
 )

@@ -37,10 +37,10 @@ from autogen_core import FunctionCall
 from autogen_core.models import LLMMessage
 from autogen_core.tools import ToolSchema
 
+from handoffs_runtime.confirmation import proposal
 from handoffs_runtime.models.local import LocalModel, Reply, current_model_call, tool_call
 from handoffs_runtime.models.offline import arguments as args
 from handoffs_runtime.models.offline.conversation import (
-    ASK_CONFIRMATION,
     NO,
     YES,
     Conversation,
@@ -158,7 +158,9 @@ class OfflineModel(LocalModel):
         if explicit is not None:
             tool, payload = explicit
             if tool["name"] in me.irreversible:  # spelled out, but it cannot be undone: ask first
-                return _proposal(tool, payload)
+                return _proposal(
+                    tool, payload, list(args.explicit_arguments(tool, payload, talk.latest).items())
+                )
             return [tool_call(tool["name"], args.explicit_arguments(tool, payload, talk.latest))]
         if not words(talk.latest) or cleaned(talk.latest) in YES | NO:  # nothing asked, nothing to do
             return _introduce(me)
@@ -201,7 +203,7 @@ class OfflineModel(LocalModel):
             read = _reading(tool, clause, request, me)
             if read.lacking is not None:
                 return f"To {args.humanize(tool['name'])} I need the {read.lacking}. Which {read.lacking}?"
-            return _proposal(tool, read.quoted(), read.shown(tool))
+            return _proposal(tool, read.quoted(), read.named(tool))
         handoff = best(found, fresh, me.examples)
         own = score(found, me.own_area)
         if own > 0 and (handoff is None or own >= fit(found, handoff, me.examples)):
@@ -289,20 +291,8 @@ def _reading(tool: ToolSchema, clause: str, request: Request, me: _Agent) -> arg
 
 
 def _proposal(tool: ToolSchema, about: str, shown: Sequence[tuple[str, Any]] = ()) -> str:
-    """``I can <tool> for “<object>”``, or with two arguments or more, each by its name: ``I can change
-    flight with booking ref “SKY456” and new date “20 December”``."""
-    if len(shown) > 1:
-        named = [f"{name} {_shown(value)}" for name, value in shown]
-        subject = " with " + ", ".join(named[:-1]) + " and " + named[-1]
-    elif about:
-        subject = f" for “{about}”"
-    else:
-        subject = ""
-    return f"I can {args.humanize(tool['name'])}{subject}. {ASK_CONFIRMATION}"
-
-
-def _shown(value: Any) -> str:
-    return f"“{value}”" if isinstance(value, str) else str(value)
+    """The customer's confirmation, worded where every confirmation is (``confirmation.proposal``)."""
+    return proposal(tool["name"], shown, about=about)
 
 
 def _quote(said: str) -> str:

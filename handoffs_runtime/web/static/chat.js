@@ -17,6 +17,7 @@ let speaker = "";  // who is answering the customer, as they read it
 let resuming = null;  // the stored session this connection asked for: the server kept it, or forgot it
 let earliest = 0;  // the number of the first transcript item shown: the server sends the last ones first
 let asked = null;  // a question outside the customer's turn (a confirmation): shown above its answer
+let current = null;  // the question the customer's next line answers: the line names it (its id)
 const earlier = el("button", "choice earlier", "Show earlier messages");
 earlier.type = "button";
 earlier.addEventListener("click", () => {
@@ -37,14 +38,15 @@ function showEarlier(ev) {  // a page of older items goes above those shown
 }
 
 function setTurn(question) {
-  const open = question !== null;
-  input.disabled = !open;
-  send.disabled = !open;
-  for (const chip of suggestionBox.children) chip.disabled = !open;
-  asked = open && !question.turn ? question : null;
+  current = question;
+  const isOpen = question !== null;
+  input.disabled = !isOpen;
+  send.disabled = !isOpen;
+  for (const chip of suggestionBox.children) chip.disabled = !isOpen;
+  asked = isOpen && !question.turn ? question : null;
   questionBox.replaceChildren();
   questionBox.hidden = true;
-  if (open && (!question.turn || question.choices.length > 0)) {
+  if (isOpen && (!question.turn || question.choices.length > 0)) {
     questionBox.hidden = false;
     if (!question.turn) questionBox.append(el("div", "prompt", withoutYesNo(question.prompt)));
     for (const choice of question.choices) {
@@ -54,7 +56,7 @@ function setTurn(question) {
       questionBox.append(button);
     }
   }
-  if (open) { working(false); input.focus(); }
+  if (isOpen) { working(false); input.focus(); }
 }
 
 // "ACME sales is typing…" while an agent works on the customer's message.
@@ -77,7 +79,9 @@ function offerSuggestions(suggestions) {
 
 function say(text) {
   if (!text.trim() || !socket || socket.readyState !== WebSocket.OPEN) return;
-  socket.send(JSON.stringify({ type: "say", text: text }));
+  // A yes/no question takes only an answer that names it: a "yes" never confirms a question not yet shown.
+  const answering = current && current.id ? { question: current.id } : {};
+  socket.send(JSON.stringify({ type: "say", text: text, ...answering }));
   if (asked) transcript.show(asked, "You");  // as the stored transcript shows it: the question, the answer
   transcript.show({ type: "said", text: text }, "You");
   offerSuggestions([]);

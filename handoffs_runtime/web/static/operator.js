@@ -63,7 +63,9 @@ function showQuestion(entry) {
 function answer(text) {
   const entry = held.get(current);
   if (!entry || !entry.question || !text.trim()) return false;
-  socket.send(JSON.stringify({ type: "say", session: current, text: text }));
+  // An approval takes only an answer that names it: a "yes" never approves a question it was not given to.
+  const answering = entry.question.id ? { question: entry.question.id } : {};
+  socket.send(JSON.stringify({ type: "say", session: current, text: text, ...answering }));
   // An answer to the customer comes back as the reply they read (under the operator's display name); the
   // answer to an approval does not, so it is shown here.
   if (entry.question.choices.length) {
