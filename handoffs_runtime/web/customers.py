@@ -11,14 +11,13 @@ import asyncio
 import logging
 import uuid
 
-from handoffs_runtime.channels.base import STALE_ANSWER
 from handoffs_runtime.errors import HandoffsError, SessionBusyError
 from handoffs_runtime.messages import Reply
 from handoffs_runtime.web.backends import TeamBackend
 from handoffs_runtime.web.frames import CustomerEvent, Suggestions
 from handoffs_runtime.web.limits import RateWindow
 from handoffs_runtime.web.pump import WAITING_FOR_APPROVAL, Pump
-from handoffs_runtime.web.state import HubError, HubState, Live, Peer, Role, TryLater
+from handoffs_runtime.web.state import HubError, HubState, Live, Peer, Role, TryLater, stale_answer
 from handoffs_runtime.web.waiting import told
 
 logger = logging.getLogger("handoffs_runtime.web")
@@ -143,12 +142,9 @@ class Customers(Role):
         if waiting is None:
             raise HubError("please wait for the answer before writing again")
         if not waiting.answered_by(question):
-            logger.info(
-                "session %s: a customer's answer named another question than the one waiting", session_id
-            )
             if (live := self._live.get(session_id)) is not None:
-                await self.state.to_customers(live, CustomerEvent(event=waiting))
-            raise HubError(STALE_ANSWER)
+                await self.state.to_customers(live, CustomerEvent(event=waiting))  # shown again
+            raise stale_answer(session_id, "customer")
         if not self._written.allow(session_id):
             raise HubError(TOO_FAST)
         if (live := self._live.get(session_id)) is not None:

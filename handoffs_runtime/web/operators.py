@@ -7,17 +7,13 @@ lets go of the sessions they held, and those wait for someone else.
 
 from __future__ import annotations
 
-import logging
 import uuid
 
-from handoffs_runtime.channels.base import STALE_ANSWER
 from handoffs_runtime.errors import StoreError
 from handoffs_runtime.tools.approval import CUSTOMER_LEFT, is_approval
 from handoffs_runtime.web.frames import OperatorEvent, Ready, Released, Taken
-from handoffs_runtime.web.state import HubError, Live, Peer, Role
+from handoffs_runtime.web.state import HubError, Live, Peer, Role, stale_answer
 from handoffs_runtime.web.waiting import told
-
-logger = logging.getLogger("handoffs_runtime.web")
 
 APPROVED = "A member of our staff approved your request."
 NOT_APPROVED = "A member of our staff did not approve your request."
@@ -85,11 +81,8 @@ class Operators(Role):
         if question is None:
             raise HubError("the session is not waiting for your answer")
         if not question.answered_by(asked):
-            logger.info(
-                "session %s: an operator's answer named another question than the one waiting", session_id
-            )
             await peer.send(OperatorEvent(session=session_id, event=question))  # shown again
-            raise HubError(STALE_ANSWER)
+            raise stale_answer(session_id, "operator")
         void = question.choices and self.channel.has_left(session_id)  # the tool refuses it too
         await self.channel.answer(session_id, text, person="operator")
         if question.choices:  # the customer, told to wait for it, hears how it was decided

@@ -11,8 +11,9 @@ import asyncio
 import logging
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Literal, Protocol
 
+from handoffs_runtime.channels.base import STALE_ANSWER
 from handoffs_runtime.channels.events import EventChannel
 from handoffs_runtime.errors import StoreError, UnknownSessionError
 from handoffs_runtime.messages import PROGRESS, Event, Person, Question
@@ -47,6 +48,13 @@ class Peer(Protocol):
 
 class HubError(Exception):
     """A request the hub refuses; its text is meant for the person who made it."""
+
+
+def stale_answer(session_id: str, who: Literal["customer", "operator"]) -> HubError:
+    """The refusal of an answer naming another question than the one waiting: a "yes" sent for an
+    earlier question never answers a later one (logged, since a page that keeps doing it is broken)."""
+    logger.info("session %s: the %s's answer named another question than the one waiting", session_id, who)
+    return HubError(STALE_ANSWER)
 
 
 class TryLater(HubError):
