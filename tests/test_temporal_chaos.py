@@ -2,7 +2,8 @@
 ``kill -9`` and restarted, several times: the worker of the agent steps, the workflow worker, the Temporal
 server itself (on the same database). Read from the store afterwards: nothing acknowledged is lost,
 nothing is stored twice, every session's order is kept; and from the effect ledger and the vouchers file:
-every irreversible effect happened exactly once (the voucher is sent in the step that then asks for the
+every irreversible effect happened at most once, and once unless the kill fell between recording its
+intent and making it (the voucher is sent in the step that then asks for the
 order's confirmation, so every such step runs at least twice, and its order once confirmed)."""
 
 from __future__ import annotations
@@ -121,12 +122,19 @@ async def test_killing_a_part_mid_load_loses_nothing_and_repeats_nothing(
                 f"chaos{n}: {replies}"
             )
             assert refunded(next(r for r in replies if "Done:" in r)), f"chaos{n}: {replies}"
-            # Every irreversible effect exactly once: one done row each in the ledger, one line each.
+            # Every irreversible effect at most once: each done row of the ledger is one line of the file.
             effects = await ledger.effects(f"chaos{n}")
             assert sorted(e.key.tool for e in effects) == EFFECTS, f"chaos{n}: {effects}"
-            assert all(e.status == "done" for e in effects), f"chaos{n}: {effects}"
             mine = sorted((tool, key) for session, tool, key in sent if session == f"chaos{n}")
-            assert mine == sorted((e.key.tool, e.key.id) for e in effects if e.key.tool != "execute_refund")
+            assert mine == sorted(
+                (e.key.tool, e.key.id)
+                for e in effects
+                if e.key.tool != "execute_refund" and e.status == "done"
+            )
+            # A kill between recording an intent and the effect leaves it pending (and absent from the
+            # file, above): the retried step does not run it on a guess, since another try could be
+            # running it; the model reads that its outcome is unknown.
+            assert all(e.status in ("done", "pending") for e in effects), f"chaos{n}: {effects}"
             assert [e.seq for e in entries] == list(range(1, len(entries) + 1))
             state = await store.get_session(f"chaos{n}")
             assert state.active_agent == "SalesAgent"
