@@ -59,7 +59,8 @@ def test_ctrl_c_ends_the_session_cleanly() -> None:
     for _ in range(2):  # banner and session line: the chat is up and waiting for input
         proc.stdout.readline()
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
+    proc.wait(timeout=30)  # stdin stays open: closing it would race the signal with an end of input
+    out, err = proc.communicate()
     assert proc.returncode == 0, err
     assert "interrupted" in out
 
