@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
 from handoffs_runtime.confirmation import action
 from handoffs_runtime.sessions.store import SessionStore
@@ -116,16 +117,49 @@ class Effect:
         }
 
 
-EffectRow = tuple[str, int, int, str, str, str, str, float, float | None]
-"""``session_id, turn, position, tool, arguments, status, result, created_at, settled_at``."""
-
 EFFECT_COLUMNS = "session_id, turn, position, tool, arguments, status, result, created_at, settled_at"
 
 
-def effect_from_row(row: EffectRow) -> Effect:
-    session, turn, position, tool, arguments, status, result, created, settled = row
+class EffectStatements(NamedTuple):
+    """The ledger's statements, written once for both backends (the SQL differs only in the driver's
+    placeholder and in where the time comes from)."""
+
+    intent: str
+    """Record an intent: inserted, or claimed again over an outcome of :data:`SETTLED_AGAIN`; one row
+    changed means this call holds it. Parameters: id, session, turn, position, tool, arguments, claim
+    (and the time, where the backend passes it)."""
+    outcome: str
+    """Parameters: status, result (and the time, where passed), id."""
+    by_key: str
+    by_session: str
+    forget: str
+
+
+def effect_statements(p: str, now: str) -> EffectStatements:
+    """The statements with ``p`` as the placeholder and ``now`` as the time (``p`` when passed)."""
+    again = ", ".join(f"'{status}'" for status in sorted(SETTLED_AGAIN))
+    return EffectStatements(
+        intent=(
+            "INSERT INTO effects (id, session_id, turn, position, tool, arguments, status, claim, "
+            f"created_at) VALUES ({p}, {p}, {p}, {p}, {p}, {p}, 'pending', {p}, {now}) "
+            "ON CONFLICT (id) DO UPDATE SET status = 'pending', result = '', claim = excluded.claim, "
+            f"position = excluded.position, settled_at = NULL WHERE effects.status IN ({again})"
+        ),
+        outcome=f"UPDATE effects SET status = {p}, result = {p}, settled_at = {now} WHERE id = {p}",
+        by_key=f"SELECT {EFFECT_COLUMNS}, claim FROM effects WHERE id = {p}",
+        by_session=(
+            f"SELECT {EFFECT_COLUMNS}, claim FROM effects WHERE session_id = {p} "
+            "ORDER BY created_at, turn, position"
+        ),
+        forget=f"DELETE FROM effects WHERE session_id = {p}",
+    )
+
+
+def effect_from_row(row: Sequence[Any]) -> Effect:
+    """The effect of a row of :data:`EFFECT_COLUMNS` (what follows them, such as ``claim``, is not read)."""
+    session, turn, position, tool, arguments, status, result, created, settled = row[:9]
     key = EffectKey(session, int(turn), tool, arguments)
-    return Effect(key, int(position), status, result, float(created), settled)  # type: ignore[arg-type]
+    return Effect(key, int(position), status, result, float(created), settled)
 
 
 @runtime_checkable

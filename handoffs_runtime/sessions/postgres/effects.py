@@ -13,15 +13,8 @@ from __future__ import annotations
 from psycopg import AsyncConnection
 from psycopg.rows import TupleRow
 
-from handoffs_runtime.sessions.effects import (
-    EFFECT_COLUMNS,
-    RESULT_CHARS,
-    SETTLED_AGAIN,
-    Effect,
-    EffectKey,
-    EffectStatus,
-    effect_from_row,
-)
+from handoffs_runtime.sessions import effects as ledger
+from handoffs_runtime.sessions.effects import Effect, EffectKey, EffectStatus
 
 Conn = AsyncConnection[TupleRow]
 
@@ -45,50 +38,40 @@ CREATE TABLE effects (
 CREATE INDEX effects_by_session ON effects (session_id, created_at)
 """
 
-_AGAIN = ", ".join(f"'{status}'" for status in sorted(SETTLED_AGAIN))
+SQL = ledger.effect_statements("%s", _NOW)
 
 
 async def record_intent(conn: Conn, retry: bool, key: EffectKey, position: int, claim: str) -> Effect | None:
     cursor = await conn.execute(
-        "INSERT INTO effects (id, session_id, turn, position, tool, arguments, status, claim, "
-        f"created_at) VALUES (%s, %s, %s, %s, %s, %s, 'pending', %s, {_NOW}) "
-        "ON CONFLICT (id) DO UPDATE SET status = 'pending', result = '', claim = excluded.claim, "
-        f"position = excluded.position, settled_at = NULL WHERE effects.status IN ({_AGAIN})",
-        (key.id, key.session_id, key.turn, position, key.tool, key.arguments, claim),
+        SQL.intent, (key.id, key.session_id, key.turn, position, key.tool, key.arguments, claim)
     )
     if cursor.rowcount == 1:
         return None
-    cursor = await conn.execute(f"SELECT {EFFECT_COLUMNS}, claim FROM effects WHERE id = %s", (key.id,))
+    cursor = await conn.execute(SQL.by_key, (key.id,))
     row = await cursor.fetchone()
     if row is None:  # not reached: the row that conflicted is there
         return None
-    effect = effect_from_row(row[:-1])
+    effect = ledger.effect_from_row(row)
     if retry and row[-1] == claim and effect.status == "pending":
         return None  # this call's earlier try recorded it, then lost its connection
     return effect
 
 
 async def record_outcome(conn: Conn, retry: bool, key: EffectKey, status: EffectStatus, result: str) -> None:
-    await conn.execute(
-        f"UPDATE effects SET status = %s, result = %s, settled_at = {_NOW} WHERE id = %s",
-        (status, result[:RESULT_CHARS], key.id),
-    )
+    await conn.execute(SQL.outcome, (status, result[: ledger.RESULT_CHARS], key.id))
 
 
 async def lookup(conn: Conn, retry: bool, key: EffectKey) -> Effect | None:
-    cursor = await conn.execute(f"SELECT {EFFECT_COLUMNS} FROM effects WHERE id = %s", (key.id,))
+    cursor = await conn.execute(SQL.by_key, (key.id,))
     row = await cursor.fetchone()
-    return effect_from_row(row) if row is not None else None
+    return ledger.effect_from_row(row) if row is not None else None
 
 
 async def effects(conn: Conn, retry: bool, session_id: str) -> list[Effect]:
-    cursor = await conn.execute(
-        f"SELECT {EFFECT_COLUMNS} FROM effects WHERE session_id = %s ORDER BY created_at, turn, position",
-        (session_id,),
-    )
-    return [effect_from_row(row) for row in await cursor.fetchall()]
+    cursor = await conn.execute(SQL.by_session, (session_id,))
+    return [ledger.effect_from_row(row) for row in await cursor.fetchall()]
 
 
 async def forget(conn: Conn, session_id: str) -> None:
     """In the open transaction: the session is deleted, and its effects with it."""
-    await conn.execute("DELETE FROM effects WHERE session_id = %s", (session_id,))
+    await conn.execute(SQL.forget, (session_id,))

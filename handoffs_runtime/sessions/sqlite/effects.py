@@ -12,15 +12,8 @@ from __future__ import annotations
 import sqlite3
 import time
 
-from handoffs_runtime.sessions.effects import (
-    EFFECT_COLUMNS,
-    RESULT_CHARS,
-    SETTLED_AGAIN,
-    Effect,
-    EffectKey,
-    EffectStatus,
-    effect_from_row,
-)
+from handoffs_runtime.sessions import effects as ledger
+from handoffs_runtime.sessions.effects import Effect, EffectKey, EffectStatus
 
 SCHEMA = """
 CREATE TABLE effects (
@@ -40,17 +33,13 @@ CREATE INDEX effects_by_session ON effects (session_id, created_at)
 """
 """The ledger's table; ``claim`` names the call that recorded the intent (its retry knows its own)."""
 
-_AGAIN = ", ".join(f"'{status}'" for status in sorted(SETTLED_AGAIN))
+SQL = ledger.effect_statements("?", "?")
 
 
 def record_intent(conn: sqlite3.Connection, key: EffectKey, position: int, claim: str) -> Effect | None:
     conn.execute("BEGIN IMMEDIATE")
     cursor = conn.execute(
-        "INSERT INTO effects (id, session_id, turn, position, tool, arguments, status, claim, "
-        "created_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?) "
-        "ON CONFLICT (id) DO UPDATE SET status = 'pending', result = '', claim = excluded.claim, "
-        f"position = excluded.position, settled_at = NULL WHERE effects.status IN ({_AGAIN})",
-        (key.id, key.session_id, key.turn, position, key.tool, key.arguments, claim, time.time()),
+        SQL.intent, (key.id, key.session_id, key.turn, position, key.tool, key.arguments, claim, time.time())
     )
     ours = cursor.rowcount == 1
     found = None if ours else lookup(conn, key)
@@ -59,15 +48,12 @@ def record_intent(conn: sqlite3.Connection, key: EffectKey, position: int, claim
 
 
 def record_outcome(conn: sqlite3.Connection, key: EffectKey, status: EffectStatus, result: str) -> None:
-    conn.execute(
-        "UPDATE effects SET status = ?, result = ?, settled_at = ? WHERE id = ?",
-        (status, result[:RESULT_CHARS], time.time(), key.id),
-    )
+    conn.execute(SQL.outcome, (status, result[: ledger.RESULT_CHARS], time.time(), key.id))
 
 
 def lookup(conn: sqlite3.Connection, key: EffectKey) -> Effect | None:
-    row = conn.execute(f"SELECT {EFFECT_COLUMNS} FROM effects WHERE id = ?", (key.id,)).fetchone()
-    return effect_from_row(row) if row is not None else None
+    row = conn.execute(SQL.by_key, (key.id,)).fetchone()
+    return ledger.effect_from_row(row) if row is not None else None
 
 
 def effects(conn: sqlite3.Connection, session_id: str) -> list[Effect]:
@@ -75,13 +61,10 @@ def effects(conn: sqlite3.Connection, session_id: str) -> list[Effect]:
     known = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'effects'").fetchone()
     if known is None:
         return []
-    rows = conn.execute(
-        f"SELECT {EFFECT_COLUMNS} FROM effects WHERE session_id = ? ORDER BY created_at, turn, position",
-        (session_id,),
-    ).fetchall()
-    return [effect_from_row(row) for row in rows]
+    rows = conn.execute(SQL.by_session, (session_id,)).fetchall()
+    return [ledger.effect_from_row(row) for row in rows]
 
 
 def forget(conn: sqlite3.Connection, session_id: str) -> None:
     """In the open transaction: the session is deleted, and its effects with it."""
-    conn.execute("DELETE FROM effects WHERE session_id = ?", (session_id,))
+    conn.execute(SQL.forget, (session_id,))
