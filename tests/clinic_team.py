@@ -1,4 +1,4 @@
-"""A second team written from the README alone: a clinic's reception.
+"""A second team written from the docs alone, as a team file (``clinic_team.yaml``): a clinic's reception.
 
 Appointments (an irreversible ``book_appointment`` with a doctor's name and a date, an irreversible
 ``cancel_appointment``), billing (a refund of an amount) and a practice manager, a person.
@@ -6,7 +6,10 @@ Appointments (an irreversible ``book_appointment`` with a doctor's name and a da
 
 from __future__ import annotations
 
-from handoffs_runtime import AgentSpec, TeamSpec, handoff, human_agent, irreversible
+from pathlib import Path
+
+from handoffs_runtime import TeamSpec
+from handoffs_runtime.team.files import load_team_file
 
 RECEPTION, APPOINTMENTS, BILLING, MANAGER = "Reception", "Appointments", "Billing", "Manager"
 
@@ -33,31 +36,5 @@ def refund_payment(invoice_number: str, amount: float) -> str:
 
 
 def clinic_team() -> TeamSpec:
-    back = handoff(
-        RECEPTION, tool_name_override="back_to_reception", tool_description_override="Anything else."
-    )
-    return TeamSpec(
-        name="clinic",
-        title="Green Street Clinic",
-        entry=RECEPTION,
-        agents=[
-            AgentSpec(
-                RECEPTION,
-                description="The clinic's reception: sends patients to the right desk.",
-                handoffs=[APPOINTMENTS, BILLING, MANAGER],
-            ),
-            AgentSpec(
-                APPOINTMENTS,
-                description="Appointments with doctors: books, moves and cancels appointments.",
-                tools=[irreversible(book_appointment), irreversible(cancel_appointment)],
-                handoffs=[back],
-            ),
-            AgentSpec(
-                BILLING,
-                description="Bills, invoices and payments: refunds and double charges.",
-                tools=[irreversible(refund_payment)],
-                handoffs=[back],
-            ),
-            human_agent(MANAGER, "The practice manager, a person: complaints and anything else."),
-        ],
-    )
+    """The team, read from its file as ``--team tests/clinic_team.yaml`` would read it."""
+    return load_team_file(Path(__file__).with_name("clinic_team.yaml"))
