@@ -1,0 +1,141 @@
+"""Issue 37: a turn has a deadline of its own. A model that keeps calling tools with slow replies is cut
+once the turn's time is spent: no new model call or tool round starts, the person reads an honest
+sentence (or the human agent takes over), and the turn lasts at most its deadline plus one call. The
+bounds are read from the scripted models' own delays (how many calls started), never from a tight
+wall-clock limit."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+
+import pytest
+from autogen_core.models import LLMMessage
+from autogen_core.tools import ToolSchema
+
+from handoffs_runtime import AgentSpec, TeamPolicy, TeamSpec, tool_call
+from handoffs_runtime.channels.memory import ScriptedChannel
+from handoffs_runtime.errors import TeamConfigError
+from handoffs_runtime.handoffs.policy import TURN_TIMEOUT_CALLS
+from handoffs_runtime.models.deadline import SLOW_MODEL_REPLY, TURN_TIME_REPLY
+from handoffs_runtime.models.local import Reply
+from handoffs_runtime.models.scripted import FunctionModel
+from handoffs_runtime.team.spec import human_agent
+
+from .support import run_sessions, texts
+
+LATENCY = 0.2
+"""Seconds each scripted model call takes."""
+TURN = 0.5
+"""The turn's deadline in these tests: room for a few calls, never for the many the model wants."""
+ASKS_AGAIN = ("again", "another way", "rephrase", "repeat")
+
+LOOKED_UP: list[str] = []
+
+
+def look_up_item(search_query: str) -> str:
+    """Find the item id for a description or keywords."""
+    LOOKED_UP.append(search_query)
+    return f"item for {search_query}"
+
+
+class Looper:
+    """A model that never stops asking for a new look-up (so no progress guard stops it), slowly."""
+
+    def __init__(self, first: Sequence[Reply] = ()) -> None:
+        self.first = list(first)
+        self.queries = itertools.count(1)
+        self.model = FunctionModel(self.respond, latency=LATENCY)
+
+    def respond(self, messages: Sequence[LLMMessage], tools: Sequence[ToolSchema]) -> Reply:
+        if self.first:
+            return self.first.pop(0)
+        return [tool_call("look_up_item", {"search_query": f"item {next(self.queries)}"})]
+
+    @property
+    def calls(self) -> int:
+        return len(self.model.calls)
+
+
+def shop(*, human: bool = False, on_loop: str = "message", turn_timeout: float | None = TURN) -> TeamSpec:
+    agents = [
+        AgentSpec("Desk", tools=[look_up_item], handoffs=["Stock"]),
+        AgentSpec("Stock", tools=[look_up_item]),
+    ]
+    policy = TeamPolicy(max_tool_rounds=40, turn_timeout=turn_timeout, on_loop=on_loop)  # type: ignore[arg-type]
+    return TeamSpec(
+        name="shop", entry="Desk", agents=[*agents, human_agent("Human")] if human else agents, policy=policy
+    )
+
+
+@pytest.fixture(autouse=True)
+def _fresh() -> None:
+    LOOKED_UP.clear()
+
+
+def within_the_deadline(calls: int) -> bool:
+    """Whether ``calls`` calls of ``LATENCY`` each all started before the deadline: then the turn took at
+    most the deadline plus one call (each call takes at least ``LATENCY``, so the last one started no
+    earlier than ``(calls - 1) * LATENCY``)."""
+    return calls >= 1 and (calls - 1) * LATENCY < TURN
+
+
+async def test_a_model_that_keeps_calling_tools_is_cut_at_the_turns_deadline() -> None:
+    looper = Looper()
+    channel = ScriptedChannel.for_sessions({"s1": ["Do you sell skates?"]})
+    await run_sessions(shop(), channel, model=looper.model)
+    assert within_the_deadline(looper.calls), f"{looper.calls} calls of {LATENCY} s in a {TURN} s turn"
+    assert len(LOOKED_UP) <= looper.calls  # no tool round after the last call's answer came too late
+    [(agent, said)] = texts(channel)
+    assert (agent, said) == ("Desk", TURN_TIME_REPLY)
+    assert not any(word in said.lower() for word in ASKS_AGAIN)
+
+
+async def test_a_turn_out_of_time_goes_to_the_human_agent_where_the_team_escalates() -> None:
+    looper = Looper()
+    channel = ScriptedChannel.for_sessions({"s1": ["Do you sell skates?"]}, operator=["Yes, we do."])
+    await run_sessions(shop(human=True, on_loop="escalate"), channel, model=looper.model)
+    assert within_the_deadline(looper.calls)
+    assert texts(channel) == [("Human", "Yes, we do.")]
+
+
+async def test_the_turns_clock_goes_on_across_a_handoff() -> None:
+    """Two rounds at the desk, then the handoff: the stock desk gets what is left of the turn, not a
+    deadline of its own."""
+    desk = [[tool_call("look_up_item", {"search_query": "skates"})], [tool_call("transfer_to_stock")]]
+    looper = Looper(desk)
+    channel = ScriptedChannel.for_sessions({"s1": ["Do you sell skates?"]})
+    await run_sessions(shop(), channel, model=looper.model)
+    assert within_the_deadline(looper.calls), f"{looper.calls} calls of {LATENCY} s in a {TURN} s turn"
+    assert texts(channel) == [("Stock", TURN_TIME_REPLY)]
+
+
+async def test_a_turn_within_its_time_is_not_cut() -> None:
+    model = FunctionModel(_one_look_then_answer, latency=LATENCY)
+    channel = ScriptedChannel.for_sessions({"s1": ["Do you sell skates?"]})
+    await run_sessions(shop(turn_timeout=10.0), channel, model=model)
+    assert texts(channel) == [("Desk", "Yes, we sell skates.")]
+
+
+def _one_look_then_answer(messages: Sequence[LLMMessage], tools: Sequence[ToolSchema]) -> Reply:
+    if LOOKED_UP:
+        return "Yes, we sell skates."
+    return [tool_call("look_up_item", {"search_query": "skates"})]
+
+
+def test_the_default_is_derived_from_the_call_deadline() -> None:
+    assert TeamPolicy(model_timeout=45).turn_limit() == TURN_TIMEOUT_CALLS * 45
+    assert TeamPolicy(model_timeout=45, turn_timeout=60).turn_limit() == 60
+    assert TeamPolicy(model_timeout=None).turn_limit() is None
+    assert TeamPolicy().turn_limit(call_deadline=False) is None  # an in-process model: no call deadline
+    assert TeamPolicy(turn_timeout=5).turn_limit(call_deadline=False) == 5  # said explicitly: it holds
+    for wrong in (0, -1, math.inf):
+        with pytest.raises(TeamConfigError, match="turn_timeout"):
+            TeamPolicy(turn_timeout=wrong)
+
+
+def test_the_turn_sentence_is_not_the_slow_call_sentence() -> None:
+    """A durable engine tries a step again after a slow call (``SLOW_MODEL_REPLY``); a turn that spent
+    its time must not be tried again, or it would last twice its deadline."""
+    assert TURN_TIME_REPLY != SLOW_MODEL_REPLY
