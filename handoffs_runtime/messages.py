@@ -40,7 +40,7 @@ class UserTask(BaseModel):
     usage: Usage = Usage.EMPTY
     """Tokens the session has used so far, by agent (see :mod:`.usage`)."""
     turn_spent: float = 0.0
-    """Seconds of the turn's time (``TeamPolicy.turn_timeout``) the agents before this one spent: a
+    """Seconds of the turn's time (``TeamPolicy.turn_deadline``) the agents before this one spent: a
     handoff carries the turn's clock on, so a turn with handoffs has one deadline, not one per agent."""
 
 

@@ -6,9 +6,11 @@ wall-clock limit."""
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import math
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 from autogen_core.models import LLMMessage
@@ -16,11 +18,13 @@ from autogen_core.tools import ToolSchema
 
 from handoffs_runtime import AgentSpec, TeamPolicy, TeamSpec, tool_call
 from handoffs_runtime.channels.memory import ScriptedChannel
+from handoffs_runtime.cli.options import add_model_options, choose_model
 from handoffs_runtime.errors import TeamConfigError
-from handoffs_runtime.handoffs.policy import TURN_TIMEOUT_CALLS
+from handoffs_runtime.handoffs.policy import TURN_DEADLINE_CALLS
 from handoffs_runtime.models.deadline import SLOW_MODEL_REPLY, TURN_TIME_REPLY
 from handoffs_runtime.models.local import Reply
 from handoffs_runtime.models.scripted import FunctionModel
+from handoffs_runtime.team.files import TeamFileError, load_team_file
 from handoffs_runtime.team.spec import human_agent
 
 from .support import run_sessions, texts
@@ -58,12 +62,12 @@ class Looper:
         return len(self.model.calls)
 
 
-def shop(*, human: bool = False, on_loop: str = "message", turn_timeout: float | None = TURN) -> TeamSpec:
+def shop(*, human: bool = False, on_loop: str = "message", turn_deadline: float | None = TURN) -> TeamSpec:
     agents = [
         AgentSpec("Desk", tools=[look_up_item], handoffs=["Stock"]),
         AgentSpec("Stock", tools=[look_up_item]),
     ]
-    policy = TeamPolicy(max_tool_rounds=40, turn_timeout=turn_timeout, on_loop=on_loop)  # type: ignore[arg-type]
+    policy = TeamPolicy(max_tool_rounds=40, turn_deadline=turn_deadline, on_loop=on_loop)  # type: ignore[arg-type]
     return TeamSpec(
         name="shop", entry="Desk", agents=[*agents, human_agent("Human")] if human else agents, policy=policy
     )
@@ -114,7 +118,7 @@ async def test_the_turns_clock_goes_on_across_a_handoff() -> None:
 async def test_a_turn_within_its_time_is_not_cut() -> None:
     model = FunctionModel(_one_look_then_answer, latency=LATENCY)
     channel = ScriptedChannel.for_sessions({"s1": ["Do you sell skates?"]})
-    await run_sessions(shop(turn_timeout=10.0), channel, model=model)
+    await run_sessions(shop(turn_deadline=10.0), channel, model=model)
     assert texts(channel) == [("Desk", "Yes, we sell skates.")]
 
 
@@ -125,17 +129,37 @@ def _one_look_then_answer(messages: Sequence[LLMMessage], tools: Sequence[ToolSc
 
 
 def test_the_default_is_derived_from_the_call_deadline() -> None:
-    assert TeamPolicy(model_timeout=45).turn_limit() == TURN_TIMEOUT_CALLS * 45
-    assert TeamPolicy(model_timeout=45, turn_timeout=60).turn_limit() == 60
+    assert TeamPolicy(model_timeout=45).turn_limit() == TURN_DEADLINE_CALLS * 45
+    assert TeamPolicy(model_timeout=45, turn_deadline=60).turn_limit() == 60
     assert TeamPolicy(model_timeout=None).turn_limit() is None
     assert TeamPolicy().turn_limit(call_deadline=False) is None  # an in-process model: no call deadline
-    assert TeamPolicy(turn_timeout=5).turn_limit(call_deadline=False) == 5  # said explicitly: it holds
+    assert TeamPolicy(turn_deadline=5).turn_limit(call_deadline=False) == 5  # said explicitly: it holds
     for wrong in (0, -1, math.inf):
-        with pytest.raises(TeamConfigError, match="turn_timeout"):
-            TeamPolicy(turn_timeout=wrong)
+        with pytest.raises(TeamConfigError, match="turn_deadline"):
+            TeamPolicy(turn_deadline=wrong)
 
 
 def test_the_turn_sentence_is_not_the_slow_call_sentence() -> None:
     """A durable engine tries a step again after a slow call (``SLOW_MODEL_REPLY``); a turn that spent
     its time must not be tried again, or it would last twice its deadline."""
     assert TURN_TIME_REPLY != SLOW_MODEL_REPLY
+
+
+def test_a_team_file_sets_the_turns_deadline(tmp_path: Path) -> None:
+    path = tmp_path / "team.yaml"
+    path.write_text("name: t\npolicy: {model_timeout: 30, turn_deadline: 75}\nagents: [{name: Front}]\n")
+    assert load_team_file(path).policy.turn_limit() == 75
+    path.write_text("name: t\npolicy: {turn_deadline: 0}\nagents: [{name: Front}]\n")
+    with pytest.raises(TeamFileError, match="turn_deadline"):
+        load_team_file(path)
+
+
+def test_the_command_line_sets_the_turns_deadline() -> None:
+    parser = argparse.ArgumentParser()
+    add_model_options(parser)
+    args = parser.parse_args(["--turn-deadline", "30"])
+    team = choose_model(args, shop(turn_deadline=None)).team
+    assert team.policy.turn_limit() == 30
+    assert choose_model(parser.parse_args([]), shop(turn_deadline=None)).team.policy.turn_deadline is None
+    with pytest.raises(TeamConfigError, match="--turn-deadline"):
+        choose_model(parser.parse_args(["--turn-deadline", "-1"]), shop())

@@ -12,7 +12,7 @@ One turn::
       error       -> ModelFailed: the model raised or missed its deadline
     before each model call: OverBudget past the token budget; after the last round: OutOfRounds
     before each model call and before a response's tools run: OutOfTime once the turn's time
-    (``policy.turn_timeout``) is spent; a call in flight finishes within its own deadline
+    (``policy.turn_deadline``) is spent; a call in flight finishes within its own deadline
     a repeated call (same tool, same normalised arguments) is answered from memory; ``stalled_rounds``
     rounds in a row without a result not seen before: OutOfRounds at once (see :mod:`.progress`)
     an empty reply: asked once more with ``tool_choice="none"``; a reply that is just an offered tool's
@@ -111,7 +111,7 @@ class ToolLoop:
     store keeps one: each of their calls goes through it (see :mod:`.ledgered`); else nothing does."""
     model_timeout: float | None = field(init=False)
     """The policy's per-call timeout, or ``None`` for a model that answers promptly (in-process)."""
-    turn_timeout: float | None = field(init=False)
+    turn_deadline: float | None = field(init=False)
     """The seconds a turn may spend (:meth:`TeamPolicy.turn_limit`), or ``None``: no limit."""
     _progress: Channel | None = field(init=False)
     _schemas: tuple[ToolSchema, ...] = field(init=False)
@@ -126,7 +126,7 @@ class ToolLoop:
         set_field(self, "effects", store if self.irreversible and ledger_of(store) is not None else None)
         prompt = isinstance(self.model, AnswersPromptly) and self.model.answers_promptly is True
         set_field(self, "model_timeout", None if prompt else self.policy.model_timeout)
-        set_field(self, "turn_timeout", self.policy.turn_limit(call_deadline=not prompt))
+        set_field(self, "turn_deadline", self.policy.turn_limit(call_deadline=not prompt))
         channel = self.channel
         shows = self.shows_progress and channel is not None and channel.shows_progress
         set_field(self, "_progress", channel if shows else None)
@@ -157,7 +157,7 @@ class ToolLoop:
         ``decider`` (a worker), calls to handoffs are calls to unknown tools.
 
         ``begun`` is when the turn began on :func:`time.monotonic`'s clock (earlier than now by what the
-        agents before this one spent; now when ``None``): past ``turn_timeout`` from it, minus the time
+        agents before this one spent; now when ``None``): past ``turn_deadline`` from it, minus the time
         its tools waited for a person, no new model call or tool round starts (``OutOfTime``). The clock
         is read before each model call and before a response's tools run, nowhere else.
         """
@@ -167,8 +167,8 @@ class ToolLoop:
         once = self._once(context) if self.irreversible else None
         guard = ProgressGuard(policy.stalled_rounds)
         ends = None
-        if self.turn_timeout is not None:
-            ends = (time.monotonic() if begun is None else begun) + self.turn_timeout
+        if self.turn_deadline is not None:
+            ends = (time.monotonic() if begun is None else begun) + self.turn_deadline
         for _ in range(policy.max_tool_rounds):
             if policy.token_budget is not None and (usage + tally.usage).over(policy.token_budget):
                 return turn.OverBudget(history, new, usage + tally.usage)
@@ -223,7 +223,7 @@ class ToolLoop:
         logger.warning(
             "%s spent the turn's %g s in session %s; no further model call or tool round starts",
             self.name,
-            self.turn_timeout,
+            self.turn_deadline,
             context.session_id,
         )
         return True

@@ -126,7 +126,7 @@ class OutOfRounds(_Ended):
 
 @dataclass(frozen=True, slots=True)
 class OutOfTime(_Ended):
-    """The turn spent its time (``policy.turn_timeout``) before its next model call or tool round; the
+    """The turn spent its time (``policy.turn_deadline``) before its next model call or tool round; the
     calls of a response that came in after it did not run (they are not in ``new``)."""
 
 

@@ -130,7 +130,7 @@ class WorkerAgent(SessionAgent):
                 rounds = self._config.policy.max_tool_rounds
                 return WorkerResult(text=f"{name} did not finish within {rounds} tool rounds", ok=False)
             case OutOfTime():
-                seconds = self._config.loop.turn_timeout
+                seconds = self._config.loop.turn_deadline
                 return WorkerResult(text=f"{name} did not finish within its {seconds:g} s", ok=False)
             case HandedOff() | LoopStopped():  # a worker's loop has no decider: it cannot end so
                 raise RuntimeError(f"worker {name}'s loop ended with a handoff decision: {end!r}")

@@ -34,7 +34,7 @@ TURN_TIME_REPLY = (
     "Sorry, the model is too slow right now: it could not finish this in the time a turn is allowed, so "
     "it was stopped. The fault is on our side, not in what you said."
 )
-"""What the person reads when a turn spent its time (``TeamPolicy.turn_timeout``): the same truth, for
+"""What the person reads when a turn spent its time (``TeamPolicy.turn_deadline``): the same truth, for
 a turn of several calls; apart from :data:`SLOW_MODEL_REPLY` so that no engine tries such a turn again."""
 
 

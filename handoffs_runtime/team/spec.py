@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -122,6 +123,15 @@ def model_timeout_team(team: TeamSpec, seconds: float | None) -> TeamSpec:
     if deadline is None:
         return team
     return replace(team, policy=replace(team.policy, model_timeout=deadline + MODEL_TIMEOUT_MARGIN))
+
+
+def turn_deadline_team(team: TeamSpec, seconds: float | None) -> TeamSpec:
+    """``team`` whose turns may spend ``seconds`` (``--turn-deadline``); as it was when ``None``."""
+    if seconds is None:
+        return team
+    if not 0 < seconds < math.inf:
+        raise TeamConfigError(f"--turn-deadline must be a positive number of seconds, got {seconds:g}")
+    return replace(team, policy=replace(team.policy, turn_deadline=seconds))
 
 
 def call_deadline(team: TeamSpec | None, seconds: float | None) -> float | None:

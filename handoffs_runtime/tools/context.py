@@ -36,7 +36,7 @@ class TurnTally:
     the tokens the turn spent: its model calls, and the workers its tools created. It is there while
     the turn runs, so a turn cut short (a worker's timeout, a failure) still counts what it spent.
     ``waited`` is the seconds its tools waited for a person (:func:`ask_person`): not the turn's time
-    (``TeamPolicy.turn_timeout``), since a person who reads a confirmation slowly slows no model.
+    (``TeamPolicy.turn_deadline``), since a person who reads a confirmation slowly slows no model.
     """
 
     workers: int = 0
