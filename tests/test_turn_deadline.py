@@ -19,11 +19,14 @@ from autogen_core.tools import ToolSchema
 from handoffs_runtime import AgentSpec, TeamPolicy, TeamSpec, tool_call
 from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.cli.options import add_model_options, choose_model
+from handoffs_runtime.durable.fenced import open_state, record_said
+from handoffs_runtime.durable.step import AgentSteps, StepRequest
 from handoffs_runtime.errors import TeamConfigError
 from handoffs_runtime.handoffs.policy import TURN_DEADLINE_CALLS
 from handoffs_runtime.models.deadline import SLOW_MODEL_REPLY, TURN_TIME_REPLY
 from handoffs_runtime.models.local import Reply
 from handoffs_runtime.models.scripted import FunctionModel
+from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
 from handoffs_runtime.team.files import TeamFileError, load_team_file
 from handoffs_runtime.team.spec import human_agent
 
@@ -163,3 +166,48 @@ def test_the_command_line_sets_the_turns_deadline() -> None:
     assert choose_model(parser.parse_args([]), shop(turn_deadline=None)).team.policy.turn_deadline is None
     with pytest.raises(TeamConfigError, match="--turn-deadline"):
         choose_model(parser.parse_args(["--turn-deadline", "-1"]), shop())
+
+
+# --- a durable engine's agent step -----------------------------------------------------------------
+
+
+async def _said(store: SQLiteSessionStore, text: str) -> int:
+    opened = await open_state(store, "s1", entry_agent="Desk", team="shop")
+    return await record_said(store, "s1", text, agent="Desk", expected_seq=opened.seq)
+
+
+async def test_an_agent_step_ends_at_the_turns_deadline_and_is_not_tried_again(tmp_path: Path) -> None:
+    """A durable engine runs the same agents: the step ends with the sentence, as a reply, and not as a
+    transient failure it would try again (which would double the turn)."""
+    looper = Looper()
+    store = SQLiteSessionStore(tmp_path / "s.sqlite3")
+    steps = await AgentSteps.start(shop(), store=store, model=looper.model, agents=["Desk"])
+    try:
+        seq = await _said(store, "Do you sell skates?")
+        outcome = await steps.run(StepRequest("s1", "Desk", seq, last_try=False))
+    finally:
+        await steps.close()
+        await store.close()
+    assert outcome.kind == "reply" and TURN_TIME_REPLY in outcome.lines[-1], outcome
+    assert within_the_deadline(looper.calls), f"{looper.calls} calls of {LATENCY} s in a {TURN} s turn"
+
+
+async def test_a_handoff_step_carries_the_turns_clock_to_the_next_step(tmp_path: Path) -> None:
+    desk = [[tool_call("look_up_item", {"search_query": "skates"})], [tool_call("transfer_to_stock")]]
+    looper = Looper(desk)
+    store = SQLiteSessionStore(tmp_path / "s.sqlite3")
+    steps = await AgentSteps.start(shop(), store=store, model=looper.model, agents=["Desk", "Stock"])
+    try:
+        seq = await _said(store, "Do you sell skates?")
+        handed = await steps.run(StepRequest("s1", "Desk", seq, ("Desk",), last_try=False))
+        assert handed.kind == "handoff" and handed.target == "Stock"
+        assert handed.turn_spent >= 2 * LATENCY  # two calls of the desk's, each at least LATENCY
+        request = StepRequest(
+            "s1", "Stock", handed.seq, ("Desk", "Stock"), last_try=False, turn_spent=handed.turn_spent
+        )
+        outcome = await steps.run(request)
+    finally:
+        await steps.close()
+        await store.close()
+    assert outcome.kind == "reply" and TURN_TIME_REPLY in outcome.lines[-1], outcome
+    assert within_the_deadline(looper.calls), f"{looper.calls} calls of {LATENCY} s in a {TURN} s turn"
