@@ -7,25 +7,28 @@ wall-clock limit."""
 from __future__ import annotations
 
 import argparse
+import asyncio
 import itertools
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from autogen_core.models import LLMMessage
 from autogen_core.tools import ToolSchema
 
-from handoffs_runtime import AgentSpec, TeamPolicy, TeamSpec, tool_call
+from handoffs_runtime import AgentSpec, TeamPolicy, TeamSpec, ask_person, tool_call
 from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.cli.options import add_model_options, choose_model
 from handoffs_runtime.durable.fenced import open_state, record_said
 from handoffs_runtime.durable.step import AgentSteps, StepRequest
 from handoffs_runtime.errors import TeamConfigError
 from handoffs_runtime.handoffs.policy import TURN_DEADLINE_CALLS
+from handoffs_runtime.messages import Person
 from handoffs_runtime.models.deadline import SLOW_MODEL_REPLY, TURN_TIME_REPLY
 from handoffs_runtime.models.local import Reply
-from handoffs_runtime.models.scripted import FunctionModel
+from handoffs_runtime.models.scripted import FunctionModel, ScriptedModel
 from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
 from handoffs_runtime.team.files import TeamFileError, load_team_file
 from handoffs_runtime.team.spec import human_agent
@@ -129,6 +132,32 @@ def _one_look_then_answer(messages: Sequence[LLMMessage], tools: Sequence[ToolSc
     if LOOKED_UP:
         return "Yes, we sell skates."
     return [tool_call("look_up_item", {"search_query": "skates"})]
+
+
+class SlowToAnswer(ScriptedChannel):
+    """A person who takes a while over each yes/no question: longer than the turn's whole deadline."""
+
+    async def ask(self, session_id: str, prompt: str, *, person: Person = "customer") -> str | None:
+        if prompt.endswith("y/n"):
+            await asyncio.sleep(2 * TURN)
+        return await super().ask(session_id, prompt, person=person)
+
+
+async def place_order(item: str) -> str:
+    """Place an order, after the customer confirms it."""
+    answer = await ask_person(f"Order {item}? y/n")
+    return f"Ordered {item}." if answer == "yes" else "Nothing was ordered."
+
+
+async def test_time_spent_waiting_for_the_person_does_not_count() -> None:
+    ordering = [[tool_call("place_order", {"item": "anvil"})], "Your anvil is ordered."]
+    model = ScriptedModel(ordering, latency=LATENCY)  # type: ignore[arg-type]
+    team = TeamSpec(name="shop", entry="Desk", agents=[AgentSpec("Desk", tools=[place_order])])
+    team = replace(team, policy=TeamPolicy(turn_deadline=TURN, on_loop="message"))
+    channel = SlowToAnswer.for_sessions({"s1": ["buy an anvil", "yes"]})
+    await run_sessions(team, channel, model=model)
+    assert texts(channel) == [("Desk", "Your anvil is ordered.")]
+    model.assert_done()
 
 
 def test_the_default_is_derived_from_the_call_deadline() -> None:
