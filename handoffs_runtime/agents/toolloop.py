@@ -32,6 +32,7 @@ import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from autogen_core import CancellationToken, FunctionCall
@@ -52,6 +53,7 @@ from handoffs_runtime.agents.ledgered import LedgerTurn
 from handoffs_runtime.agents.once import OnceATurn
 from handoffs_runtime.agents.person import PersonChannel
 from handoffs_runtime.agents.progress import ProgressGuard
+from handoffs_runtime.agents.proposals import answered, asks_first, refusal
 from handoffs_runtime.agents.replies import (
     HeldWhileAName,
     Reply,
@@ -106,6 +108,9 @@ class ToolLoop:
     person, on a channel that shows progress); a worker's do not."""
     irreversible: frozenset[str] = field(init=False)
     """The tools marked irreversible: each runs at most once a turn with the same arguments."""
+    asking: frozenset[str] = field(init=False)
+    """The tools whose calls are put to a person before they run (irreversible, or approved): a call of
+    one is checked against the tool's types first (see :mod:`.proposals`)."""
     effects: SessionStore | None = field(init=False)
     """The store that keeps the effect ledger, when the agent has irreversible tools and the channel's
     store keeps one: each of their calls goes through it (see :mod:`.ledgered`); else nothing does."""
@@ -122,6 +127,7 @@ class ToolLoop:
     def __post_init__(self) -> None:
         set_field = object.__setattr__  # the documented way to derive fields of a frozen dataclass
         set_field(self, "irreversible", irreversible_names(self.tools.values()))
+        set_field(self, "asking", frozenset(t.name for t in self.tools.values() if asks_first(t)))
         store = self.channel.store if isinstance(self.channel, PersonChannel) else None
         set_field(self, "effects", store if self.irreversible and ledger_of(store) is not None else None)
         prompt = isinstance(self.model, AnswersPromptly) and self.model.answers_promptly is True
@@ -372,8 +378,13 @@ class ToolLoop:
         cancellation_token: CancellationToken,
     ) -> FunctionExecutionResult:
         """One regular call; an irreversible one at most once a turn with the same arguments (see
-        :mod:`.once`), any other answered from memory when repeated (see :mod:`.progress`)."""
+        :mod:`.once`), any other answered from memory when repeated (see :mod:`.progress`). A call that
+        asks a person first is checked against the tool's types before (see :mod:`.proposals`)."""
         run = self._run_shown
+        if call.name in self.asking:
+            refused = refusal(tool, call, self.name, context.session_id)
+            if refused is not None:  # a repeat of it is answered from memory, as a failed call is
+                return await guard.run(call, partial(answered, refused))
         if once is not None and call.name in self.irreversible:
             return await once.run(tool, call, lambda: run(tool, call, context, cancellation_token))
         return await guard.run(call, lambda: run(tool, call, context, cancellation_token))
