@@ -151,7 +151,8 @@ class AIAgent(SessionAgent):
         session = self._session
         path = message.turn_path or [config.name]
         decider = _TurnDecider(self, path)
-        begun = time.monotonic() - message.turn_spent  # the turn's clock, carried across handoffs
+        timed = config.loop.turn_deadline is not None  # else no clock is read: nothing to bound
+        begun = time.monotonic() - message.turn_spent if timed else None  # carried across handoffs
         end = await config.loop.run(
             message.context,
             tool_context,
@@ -171,7 +172,7 @@ class AIAgent(SessionAgent):
                 done = model.part_done(session) if isinstance(model, KnowsWhenDone) else None
                 await self._reply(history, end.new, text or EMPTY_REPLY, end.usage, part_done=done)
             case HandedOff(transfer=transfer):
-                spent = time.monotonic() - begun - tool_context.tally.waited
+                spent = 0.0 if begun is None else time.monotonic() - begun - tool_context.tally.waited
                 await self._hand_off(history, path, end.new, transfer, end.usage, spent)
             case LoopStopped(stop=stop):
                 await self._stop_loop(path, [*history, *end.new], stop, end.usage)
