@@ -121,6 +121,17 @@ async def test_the_turns_clock_goes_on_across_a_handoff() -> None:
     assert texts(channel) == [("Stock", TURN_TIME_REPLY)]
 
 
+async def test_a_handoff_chosen_after_the_deadline_still_goes_and_its_target_ends_the_turn() -> None:
+    """A handoff is no tool round: the conversation reaches the desk the person needs, which says the
+    turn is out of time without calling its model, and the person's next message goes to it."""
+    looks = [[tool_call("look_up_item", {"search_query": f"skates {n}"})] for n in (1, 2)]
+    looper = Looper([*looks, [tool_call("transfer_to_stock")]])  # the handoff comes at 3 x LATENCY
+    channel = ScriptedChannel.for_sessions({"s1": ["Do you sell skates?"]})
+    await run_sessions(shop(), channel, model=looper.model)
+    assert looper.calls == 3 and not looper.first  # the stock desk's model was never called
+    assert texts(channel) == [("Stock", TURN_TIME_REPLY)]
+
+
 async def test_a_turn_within_its_time_is_not_cut() -> None:
     model = FunctionModel(_one_look_then_answer, latency=LATENCY)
     channel = ScriptedChannel.for_sessions({"s1": ["Do you sell skates?"]})

@@ -12,7 +12,8 @@ One turn::
       error       -> ModelFailed: the model raised or missed its deadline
     before each model call: OverBudget past the token budget; after the last round: OutOfRounds
     before each model call and before a response's tools run: OutOfTime once the turn's time
-    (``policy.turn_deadline``) is spent; a call in flight finishes within its own deadline
+    (``policy.turn_deadline``) is spent; a call in flight finishes within its own deadline, and a
+    handoff it chose still goes (its target ends the turn at once, and holds the conversation)
     a repeated call (same tool, same normalised arguments) is answered from memory; ``stalled_rounds``
     rounds in a row without a result not seen before: OutOfRounds at once (see :mod:`.progress`)
     an empty reply: asked once more with ``tool_choice="none"``; a reply that is just an offered tool's
@@ -188,9 +189,8 @@ class ToolLoop:
                 return turn.ModelFailed(history, new, usage + tally.usage, self._describe_failure(exc), exc)
             self._count(result, context)
             reply = named_call(read_reply(result, policy.max_reply_chars), offer[0])
-            late = ends is not None and not isinstance(reply, str) and self._out_of_time(ends, context)
-            if late:  # the calls came after the turn's time: they do not run
-                return turn.OutOfTime(history, new, usage + tally.usage)
+            if ends is not None and _runs_tools(reply, offer[1]) and self._out_of_time(ends, context):
+                return turn.OutOfTime(history, new, usage + tally.usage)  # too late for a tool round
             if reply == "" and offer[0]:
                 if ends is not None and self._out_of_time(ends, context):
                     return turn.OutOfTime(history, new, usage + tally.usage)
@@ -469,6 +469,11 @@ class ToolLoop:
             if kept is None:
                 raise
             return kept
+
+
+def _runs_tools(reply: Reply, handoffs: frozenset[str]) -> bool:
+    """Whether ``reply`` calls anything but the offered handoffs (a handoff is no tool round)."""
+    return not isinstance(reply, str) and any(call.name not in handoffs for call in reply.calls)
 
 
 def _say_what_the_endpoint_can_do(model: ChatCompletionClient, policy: TeamPolicy) -> None:
