@@ -15,10 +15,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from autogen_core.models import LLMMessage
+from autogen_core.models import LLMMessage, SystemMessage
 from autogen_core.tools import ToolSchema
 
 from handoffs_runtime import AgentSpec, TeamPolicy, TeamSpec, ask_person, tool_call
+from handoffs_runtime.agents.worker import WorkerAgentConfig
 from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.cli.options import add_model_options, choose_model
 from handoffs_runtime.durable.fenced import open_state, record_said
@@ -32,8 +33,9 @@ from handoffs_runtime.models.scripted import FunctionModel, ScriptedModel
 from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
 from handoffs_runtime.team.files import TeamFileError, load_team_file
 from handoffs_runtime.team.spec import human_agent
+from handoffs_runtime.tools.functions import function_tool
 
-from .support import run_sessions, texts
+from .support import ask_worker, run_sessions, texts
 
 LATENCY = 0.2
 """Seconds each scripted model call takes."""
@@ -130,6 +132,18 @@ async def test_a_handoff_chosen_after_the_deadline_still_goes_and_its_target_end
     await run_sessions(shop(), channel, model=looper.model)
     assert looper.calls == 3 and not looper.first  # the stock desk's model was never called
     assert texts(channel) == [("Stock", TURN_TIME_REPLY)]
+
+
+async def test_a_worker_that_keeps_calling_tools_stops_at_its_deadline() -> None:
+    looper = Looper()
+    tools = {"look_up_item": function_tool(look_up_item, owner="test")}
+    policy = TeamPolicy(max_tool_rounds=40, turn_deadline=TURN)
+    config = WorkerAgentConfig(
+        "Finder", SystemMessage(content="Find things."), looper.model, tools, policy=policy
+    )
+    result = await ask_worker(config, "find skates")
+    assert (result.ok, result.text) == (False, f"Finder did not finish within its {TURN:g} s")
+    assert within_the_deadline(looper.calls), f"{looper.calls} calls of {LATENCY} s in a {TURN} s turn"
 
 
 async def test_a_turn_within_its_time_is_not_cut() -> None:
