@@ -217,7 +217,8 @@ def test_the_command_line_sets_the_turns_deadline() -> None:
     args = parser.parse_args(["--turn-deadline", "30"])
     team = choose_model(args, shop(turn_deadline=None)).team
     assert team.policy.turn_limit() == 30
-    assert choose_model(parser.parse_args([]), shop(turn_deadline=None)).team.policy.turn_deadline is None
+    derived = choose_model(parser.parse_args(["--model-timeout", "20"]), shop(turn_deadline=None)).team
+    assert derived.policy.turn_limit() == TURN_DEADLINE_CALLS * 20  # from the client's deadline, not 20 + 5
     with pytest.raises(TeamConfigError, match="--turn-deadline"):
         choose_model(parser.parse_args(["--turn-deadline", "-1"]), shop())
 
