@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from autogen_core import CancellationToken
-from autogen_core.models import SystemMessage, UserMessage
+from autogen_core.models import LLMMessage, SystemMessage, UserMessage
 from autogen_core.tools import FunctionTool
 
 from handoffs_runtime import TeamPolicy, openai_model
@@ -95,7 +95,7 @@ async def test_a_tool_is_never_run_twice_with_the_same_arguments_in_a_turn(real_
         policy=TeamPolicy(model_timeout=None, max_tokens=128),
     )
     mark = real_server.mark()
-    history = [UserMessage(content="Do you have rocket skates? Look it up.", source="user")]
+    history: list[LLMMessage] = [UserMessage(content="Do you have rocket skates? Look it up.", source="user")]
     end = await loop.run(history, ToolContext("s1", "Sales", None), CancellationToken())
     calls = len(real_server.statuses(mark))
     assert len({normalised_arguments(json.dumps({"q": q})) for q in ran}) == len(ran), ran
