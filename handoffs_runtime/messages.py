@@ -42,6 +42,9 @@ class UserTask(BaseModel):
     """W3C trace context of the turn (``traceparent``, ``tracestate``), set only when telemetry is on."""
     usage: Usage = Usage.EMPTY
     """Tokens the session has used so far, by agent (see :mod:`.usage`)."""
+    turn_spent: float = 0.0
+    """Seconds of the turn's time (``TeamPolicy.turn_deadline``) the agents before this one spent: a
+    handoff carries the turn's clock on, so a turn with handoffs has one deadline, not one per agent."""
 
 
 class AgentResponse(BaseModel):
@@ -459,13 +462,21 @@ def goes_on_from(context: list[LLMMessage], earlier: list[LLMMessage]) -> bool:
     return len(context) > len(earlier) and context[: len(earlier)] == earlier
 
 
-def user_task(context: list[LLMMessage], turn_path: list[str], usage: Usage = Usage.EMPTY) -> UserTask:
-    """``UserTask(context=..., turn_path=..., usage=...)``, without re-validating items that are
-    LLMMessages already (``usage`` is a ``Usage``: valid by construction)."""
+def user_task(
+    context: list[LLMMessage], turn_path: list[str], usage: Usage = Usage.EMPTY, turn_spent: float = 0.0
+) -> UserTask:
+    """``UserTask(context=..., turn_path=..., usage=..., turn_spent=...)``, without re-validating items
+    that are LLMMessages already (``usage`` is a ``Usage``: valid by construction)."""
     if type(turn_path) is list and _validated_already(context, *turn_path):
-        values = {"context": context, "turn_path": turn_path, "trace": None, "usage": usage}
+        values = {
+            "context": context,
+            "turn_path": turn_path,
+            "trace": None,
+            "usage": usage,
+            "turn_spent": float(turn_spent),
+        }
         return constructed_model(UserTask, values)
-    return UserTask(context=context, turn_path=turn_path, usage=usage)
+    return UserTask(context=context, turn_path=turn_path, usage=usage, turn_spent=turn_spent)
 
 
 def agent_response(

@@ -71,7 +71,8 @@ def test_the_shortcuts_know_every_required_field() -> None:
     """If this fails, a field was added: pass it in user_task()/agent_response() too."""
     required = {name for name, f in UserTask.model_fields.items() if f.is_required()}
     optional = {"trace", "usage"}  # set after construction; defaults in the shortcuts as in the constructors
-    assert required == {"context"} and set(UserTask.model_fields) == {"context", "turn_path", *optional}
+    task_fields = {"context", "turn_path", "turn_spent", *optional}
+    assert required == {"context"} and set(UserTask.model_fields) == task_fields
     assert set(AgentResponse.model_fields) == {
         "context",
         "reply_to_topic_type",
@@ -135,7 +136,9 @@ def test_the_shortcuts_build_what_model_construct_builds() -> None:
     pairs = [
         (
             user_task(list(CONTEXT), ["Triage"], usage),
-            UserTask.model_construct(context=list(CONTEXT), turn_path=["Triage"], trace=None, usage=usage),
+            UserTask.model_construct(
+                context=list(CONTEXT), turn_path=["Triage"], trace=None, usage=usage, turn_spent=0.0
+            ),
         ),
         (
             agent_response(list(CONTEXT), "Sales", usage, live=True),

@@ -317,13 +317,14 @@ async def test_a_tool_that_raises_and_a_model_that_fails_are_error_spans() -> No
     models: dict[str, ChatCompletionClient] = {
         "TriageAgent": ScriptedModel([[tool_call("transfer_to_issues_and_repairs")]]),
         "IssuesAndRepairsAgent": ScriptedModel(
-            [[tool_call("execute_refund", {"item_id": "x", "reason": 3})], RuntimeError("model down"), "OK."]
+            # an ordinary tool: an irreversible one's bad proposal is refused before it runs (no span)
+            [[tool_call("look_up_item", {"search_query": 3})], RuntimeError("model down"), "OK."]
         ),
     }
     channel = await run_refund(recorder.telemetry, models)
     assert channel.replies("s1")[0].text.startswith("Sorry, I'm having trouble")
     spans = recorder.finished()
-    tool = next(s for s in spans if s.name == "execute_tool execute_refund")
+    tool = next(s for s in spans if s.name == "execute_tool look_up_item")
     assert tool.status.status_code == StatusCode.ERROR
     assert tool.attributes is not None and tool.attributes["error.type"] == "ValidationError"
     # the error's message quotes the rejected input (content): without the opt-in only the type is kept
@@ -333,7 +334,7 @@ async def test_a_tool_that_raises_and_a_model_that_fails_are_error_spans() -> No
     failed = [s for s in spans if s.name == "chat scripted" and s.status.status_code == StatusCode.ERROR]
     assert [s.attributes["error.type"] for s in failed] == ["RuntimeError"]  # type: ignore[index]
     assert recorder.points("handoffs.tool.errors") == [
-        ({"gen_ai.tool.name": "execute_refund", "error.type": "ValidationError"}, 1)
+        ({"gen_ai.tool.name": "look_up_item", "error.type": "ValidationError"}, 1)
     ]
 
 

@@ -20,6 +20,7 @@ session goes on.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, assert_never
@@ -47,6 +48,7 @@ from handoffs_runtime.agents.turn import (
     LoopStopped,
     ModelFailed,
     OutOfRounds,
+    OutOfTime,
     OverBudget,
     Replied,
     Transfer,
@@ -64,7 +66,7 @@ from handoffs_runtime.messages import (
     agent_response,
     user_task,
 )
-from handoffs_runtime.models.deadline import SLOW_MODEL_REPLY, missed_its_deadline
+from handoffs_runtime.models.deadline import SLOW_MODEL_REPLY, TURN_TIME_REPLY, missed_its_deadline
 from handoffs_runtime.models.failures import ModelProblem, explain_model_error
 from handoffs_runtime.tools.context import ToolContext, set_tool_context
 from handoffs_runtime.topics import HANDOFF_EVENTS, USER, session_topic
@@ -149,8 +151,15 @@ class AIAgent(SessionAgent):
         session = self._session
         path = message.turn_path or [config.name]
         decider = _TurnDecider(self, path)
+        timed = config.loop.turn_deadline is not None  # else no clock is read: nothing to bound
+        begun = time.monotonic() - message.turn_spent if timed else None  # carried across handoffs
         end = await config.loop.run(
-            message.context, tool_context, ctx.cancellation_token, usage=message.usage, decider=decider
+            message.context,
+            tool_context,
+            ctx.cancellation_token,
+            usage=message.usage,
+            decider=decider,
+            begun=begun,
         )
         history = end.history
         if newly_trimmed(message.context, end.history) and config.channel is not None:
@@ -163,7 +172,8 @@ class AIAgent(SessionAgent):
                 done = model.part_done(session) if isinstance(model, KnowsWhenDone) else None
                 await self._reply(history, end.new, text or EMPTY_REPLY, end.usage, part_done=done)
             case HandedOff(transfer=transfer):
-                await self._hand_off(history, path, end.new, transfer, end.usage)
+                spent = 0.0 if begun is None else time.monotonic() - begun - tool_context.tally.waited
+                await self._hand_off(history, path, end.new, transfer, end.usage, spent)
             case LoopStopped(stop=stop):
                 await self._stop_loop(path, [*history, *end.new], stop, end.usage)
             case OverBudget():
@@ -172,6 +182,8 @@ class AIAgent(SessionAgent):
                 await self._reply(history, end.new, await self._model_error_reply(exception), end.usage)
             case OutOfRounds():
                 await self._out_of_rounds(path, [*history, *end.new], end.usage)
+            case OutOfTime():
+                await self._out_of_rounds(path, [*history, *end.new], end.usage, TURN_TIME_REPLY)
             case unreachable:
                 assert_never(unreachable)
 
@@ -203,7 +215,9 @@ class AIAgent(SessionAgent):
         new: Sequence[LLMMessage],
         transfer: Transfer,
         usage: Usage,
+        spent: float,
     ) -> None:
+        """Carry the conversation to the handoff's target, with the turn's ``spent`` seconds."""
         config = self._config
         session = self._session
         handoff, call, data = transfer.handoff, transfer.call, transfer.data
@@ -223,7 +237,7 @@ class AIAgent(SessionAgent):
             return
         payload = data.model_dump(mode="json") if data is not None else None
         await self._publish_event(handoff, call, "handoff", len(path), "", payload, transfer.said)
-        task = user_task(context, [*path, handoff.target], usage)
+        task = user_task(context, [*path, handoff.target], usage, spent)
         await self.publish_message(task, topic_id=session_topic(handoff.target, session))
 
     async def _filtered(
@@ -269,9 +283,16 @@ class AIAgent(SessionAgent):
             return
         await self._reply(conversation, (), LOOP_MESSAGE, usage)
 
-    async def _out_of_rounds(self, path: list[str], conversation: list[LLMMessage], usage: Usage) -> None:
-        """The tools got the turn nowhere: the human agent takes over where the team escalates loops,
-        else the person is told plainly (never asked to say it again: they did nothing wrong)."""
+    async def _out_of_rounds(
+        self,
+        path: list[str],
+        conversation: list[LLMMessage],
+        usage: Usage,
+        text: str = TOO_MANY_ROUNDS_REPLY,
+    ) -> None:
+        """The tools got the turn nowhere (or its time is spent): the human agent takes over where the
+        team escalates loops, else the person is told ``text`` plainly (never asked to say it again:
+        they did nothing wrong)."""
         config = self._config
         human = config.human_agent
         if config.policy.on_loop == "escalate" and human is not None and human != config.name:
@@ -281,7 +302,7 @@ class AIAgent(SessionAgent):
             task = user_task(conversation, [*path, human], usage)
             await self.publish_message(task, topic_id=session_topic(human, self._session))
             return
-        await self._reply(conversation, (), TOO_MANY_ROUNDS_REPLY, usage)
+        await self._reply(conversation, (), text, usage)
 
     async def _reply(
         self,

@@ -11,6 +11,9 @@ One turn::
                      -> HandedOff or LoopStopped when the decision ends the turn, else ask again
       error       -> ModelFailed: the model raised or missed its deadline
     before each model call: OverBudget past the token budget; after the last round: OutOfRounds
+    before each model call and before a response's tools run: OutOfTime once the turn's time
+    (``policy.turn_deadline``) is spent; a call in flight finishes within its own deadline, and a
+    handoff it chose still goes (its target ends the turn at once, and holds the conversation)
     a repeated call (same tool, same normalised arguments) is answered from memory; ``stalled_rounds``
     rounds in a row without a result not seen before: OutOfRounds at once (see :mod:`.progress`)
     an empty reply: asked once more with ``tool_choice="none"``; a reply that is just an offered tool's
@@ -27,8 +30,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from autogen_core import CancellationToken, FunctionCall
@@ -49,6 +54,7 @@ from handoffs_runtime.agents.ledgered import LedgerTurn
 from handoffs_runtime.agents.once import OnceATurn
 from handoffs_runtime.agents.person import PersonChannel
 from handoffs_runtime.agents.progress import ProgressGuard
+from handoffs_runtime.agents.proposals import answered, asks_first, refusal
 from handoffs_runtime.agents.replies import (
     HeldWhileAName,
     Reply,
@@ -103,11 +109,16 @@ class ToolLoop:
     person, on a channel that shows progress); a worker's do not."""
     irreversible: frozenset[str] = field(init=False)
     """The tools marked irreversible: each runs at most once a turn with the same arguments."""
+    asking: frozenset[str] = field(init=False)
+    """The tools whose calls are put to a person before they run (irreversible, or approved): a call of
+    one is checked against the tool's types first (see :mod:`.proposals`)."""
     effects: SessionStore | None = field(init=False)
     """The store that keeps the effect ledger, when the agent has irreversible tools and the channel's
     store keeps one: each of their calls goes through it (see :mod:`.ledgered`); else nothing does."""
     model_timeout: float | None = field(init=False)
     """The policy's per-call timeout, or ``None`` for a model that answers promptly (in-process)."""
+    turn_deadline: float | None = field(init=False)
+    """The seconds a turn may spend (:meth:`TeamPolicy.turn_limit`), or ``None``: no limit."""
     _progress: Channel | None = field(init=False)
     _schemas: tuple[ToolSchema, ...] = field(init=False)
     _static: tuple[tuple[ToolSchema, ...], frozenset[str]] | None = field(init=False)
@@ -117,10 +128,12 @@ class ToolLoop:
     def __post_init__(self) -> None:
         set_field = object.__setattr__  # the documented way to derive fields of a frozen dataclass
         set_field(self, "irreversible", irreversible_names(self.tools.values()))
+        set_field(self, "asking", frozenset(t.name for t in self.tools.values() if asks_first(t)))
         store = self.channel.store if isinstance(self.channel, PersonChannel) else None
         set_field(self, "effects", store if self.irreversible and ledger_of(store) is not None else None)
         prompt = isinstance(self.model, AnswersPromptly) and self.model.answers_promptly is True
         set_field(self, "model_timeout", None if prompt else self.policy.model_timeout)
+        set_field(self, "turn_deadline", self.policy.turn_limit(call_deadline=not prompt))
         channel = self.channel
         shows = self.shows_progress and channel is not None and channel.shows_progress
         set_field(self, "_progress", channel if shows else None)
@@ -139,6 +152,7 @@ class ToolLoop:
         *,
         usage: Usage = Usage.EMPTY,
         decider: turn.HandoffDecider | None = None,
+        begun: float | None = None,
     ) -> turn.TurnEnd:
         """Ask the model, act on its calls, repeat until it answers, a decision ends the turn, or the
         rounds run out.
@@ -148,15 +162,25 @@ class ToolLoop:
         the session's count before the turn; the end carries it with the turn's added. Past the policy's
         ``token_budget`` the loop ends (``OverBudget``) instead of calling the model again. Without a
         ``decider`` (a worker), calls to handoffs are calls to unknown tools.
+
+        ``begun`` is when the turn began on :func:`time.monotonic`'s clock (earlier than now by what the
+        agents before this one spent; now when ``None``): past ``turn_deadline`` from it, minus the time
+        its tools waited for a person, no new model call or tool round starts (``OutOfTime``). The clock
+        is read before each model call and before a response's tools run, nowhere else.
         """
         new: list[LLMMessage] = []  # handed to the end as it is: nothing changes it after
         tally = context.tally
         policy = self.policy
         once = self._once(context) if self.irreversible else None
         guard = ProgressGuard(policy.stalled_rounds)
+        ends = None
+        if self.turn_deadline is not None:
+            ends = (time.monotonic() if begun is None else begun) + self.turn_deadline
         for _ in range(policy.max_tool_rounds):
             if policy.token_budget is not None and (usage + tally.usage).over(policy.token_budget):
                 return turn.OverBudget(history, new, usage + tally.usage)
+            if ends is not None and self._out_of_time(ends, context):
+                return turn.OutOfTime(history, new, usage + tally.usage)
             offer = self._static or await self._enabled_now(context.session_id, history + new)
             try:
                 result, history = await self._ask(context, history, new, offer, cancellation_token)
@@ -165,7 +189,11 @@ class ToolLoop:
                 return turn.ModelFailed(history, new, usage + tally.usage, self._describe_failure(exc), exc)
             self._count(result, context)
             reply = named_call(read_reply(result, policy.max_reply_chars), offer[0])
+            if ends is not None and _runs_tools(reply, offer[1]) and self._out_of_time(ends, context):
+                return turn.OutOfTime(history, new, usage + tally.usage)  # too late for a tool round
             if reply == "" and offer[0]:
+                if ends is not None and self._out_of_time(ends, context):
+                    return turn.OutOfTime(history, new, usage + tally.usage)
                 try:
                     reply = await self._in_words(context, history + new, offer, cancellation_token)
                 except Exception as exc:
@@ -192,6 +220,19 @@ class ToolLoop:
                 )
                 break
         return turn.OutOfRounds(history, new, usage + tally.usage)
+
+    def _out_of_time(self, ends: float, context: ToolContext) -> bool:
+        """Whether the turn has spent its time (``ends``), the time its tools waited for a person not
+        counted; logged when it has."""
+        if time.monotonic() < ends + context.tally.waited:
+            return False
+        logger.warning(
+            "%s spent the turn's %g s in session %s; no further model call or tool round starts",
+            self.name,
+            self.turn_deadline,
+            context.session_id,
+        )
+        return True
 
     def _once(self, context: ToolContext) -> OnceATurn:
         """The turn's guard of its irreversible calls; through the effect ledger when there is one."""
@@ -337,8 +378,13 @@ class ToolLoop:
         cancellation_token: CancellationToken,
     ) -> FunctionExecutionResult:
         """One regular call; an irreversible one at most once a turn with the same arguments (see
-        :mod:`.once`), any other answered from memory when repeated (see :mod:`.progress`)."""
+        :mod:`.once`), any other answered from memory when repeated (see :mod:`.progress`). A call that
+        asks a person first is checked against the tool's types before (see :mod:`.proposals`)."""
         run = self._run_shown
+        if call.name in self.asking:
+            refused = refusal(tool, call, self.name, context.session_id)
+            if refused is not None:  # a repeat of it is answered from memory, as a failed call is
+                return await guard.run(call, partial(answered, refused))
         if once is not None and call.name in self.irreversible:
             return await once.run(tool, call, lambda: run(tool, call, context, cancellation_token))
         return await guard.run(call, lambda: run(tool, call, context, cancellation_token))
@@ -423,6 +469,11 @@ class ToolLoop:
             if kept is None:
                 raise
             return kept
+
+
+def _runs_tools(reply: Reply, handoffs: frozenset[str]) -> bool:
+    """Whether ``reply`` calls anything but the offered handoffs (a handoff is no tool round)."""
+    return not isinstance(reply, str) and any(call.name not in handoffs for call in reply.calls)
 
 
 def _say_what_the_endpoint_can_do(model: ChatCompletionClient, policy: TeamPolicy) -> None:

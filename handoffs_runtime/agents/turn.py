@@ -125,6 +125,12 @@ class OutOfRounds(_Ended):
 
 
 @dataclass(frozen=True, slots=True)
+class OutOfTime(_Ended):
+    """The turn spent its time (``policy.turn_deadline``) before its next model call or tool round; the
+    calls of a response that came in after it did not run (they are not in ``new``)."""
+
+
+@dataclass(frozen=True, slots=True)
 class OverBudget(_Ended):
     """The session's token budget (``policy.token_budget``) was used up before the next model call;
     the model is not called again in this session."""
@@ -140,5 +146,5 @@ class ModelFailed(_Ended):
     """For a caller that explains it to a person."""
 
 
-TurnEnd = Replied | HandedOff | LoopStopped | OutOfRounds | OverBudget | ModelFailed
+TurnEnd = Replied | HandedOff | LoopStopped | OutOfRounds | OutOfTime | OverBudget | ModelFailed
 """Every way a turn of the loop ends; closed: agents ``match`` it with ``assert_never`` as the last case."""

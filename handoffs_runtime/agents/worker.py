@@ -37,6 +37,7 @@ from handoffs_runtime.agents.turn import (
     LoopStopped,
     ModelFailed,
     OutOfRounds,
+    OutOfTime,
     OverBudget,
     Replied,
     TurnEnd,
@@ -128,6 +129,9 @@ class WorkerAgent(SessionAgent):
             case OutOfRounds():
                 rounds = self._config.policy.max_tool_rounds
                 return WorkerResult(text=f"{name} did not finish within {rounds} tool rounds", ok=False)
+            case OutOfTime():
+                seconds = self._config.loop.turn_deadline
+                return WorkerResult(text=f"{name} did not finish within its {seconds:g} s", ok=False)
             case HandedOff() | LoopStopped():  # a worker's loop has no decider: it cannot end so
                 raise RuntimeError(f"worker {name}'s loop ended with a handoff decision: {end!r}")
             case unreachable:

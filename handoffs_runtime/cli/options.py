@@ -25,7 +25,7 @@ from handoffs_runtime.models.choice import model_from_options, model_label
 from handoffs_runtime.sessions.open import OpenedStore, store_target
 from handoffs_runtime.sessions.open import open_store as open_store_at
 from handoffs_runtime.team.files import FILE_SUFFIXES, load_team
-from handoffs_runtime.team.spec import TeamSpec, call_deadline, model_timeout_team
+from handoffs_runtime.team.spec import TeamSpec, call_deadline, model_timeout_team, turn_deadline_team
 from handoffs_runtime.teams.acme import acme_team
 from handoffs_runtime.teams.orchestrator import orchestrator_team
 from handoffs_runtime.tokens import token_weakness
@@ -86,6 +86,14 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         "model_timeout, 45 unless its team file sets another); a streamed reply cut there is kept, "
         "marked as cut",
     )
+    parser.add_argument(
+        "--turn-deadline",
+        type=float,
+        metavar="S",
+        help="seconds one turn may spend on model calls and tools, across handoffs; then no new call "
+        "starts and the person is told the model is too slow (default: the team's turn_deadline, else "
+        "twice the model timeout)",
+    )
 
 
 def model_from_args(args: argparse.Namespace, team: TeamSpec | None = None) -> ChatCompletionClient:
@@ -118,7 +126,8 @@ class ModelChoice:
 
     model: ChatCompletionClient
     team: TeamSpec
-    """The team with ``--model-timeout`` applied (:func:`model_timeout_team`)."""
+    """The team with ``--model-timeout`` and ``--turn-deadline`` applied (:func:`model_timeout_team`,
+    :func:`turn_deadline_team`)."""
     label: str
     """What the model is called on screen (``offline`` for the built-in one)."""
     stream: bool
@@ -129,7 +138,7 @@ def choose_model(args: argparse.Namespace, team: TeamSpec) -> ModelChoice:
     """The model the options name for ``team`` (see :func:`model_from_args`), and the team made for it."""
     model = model_from_args(args, team)
     label = model_label(model)
-    timed = model_timeout_team(team, args.model_timeout)
+    timed = turn_deadline_team(model_timeout_team(team, args.model_timeout), args.turn_deadline)
     return ModelChoice(model, timed, label, stream=label != "offline" and not args.no_stream)
 
 

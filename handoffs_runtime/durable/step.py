@@ -87,6 +87,9 @@ class StepRequest:
     """Whether a transient model failure is the final word (else it raises ``TransientStepError``)."""
     usage: Usage = Usage.EMPTY
     """The session's tokens before the step: the team's token budget counts them."""
+    turn_spent: float = 0.0
+    """Seconds of the turn's deadline (``TeamPolicy.turn_deadline``) the turn's earlier steps spent: a
+    handoff's step gets what is left of the turn, not a deadline of its own."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +108,8 @@ class StepOutcome:
     person: Person = "customer"
     usage: Usage = Usage.EMPTY
     """The session's tokens after the step."""
+    turn_spent: float = 0.0
+    """After a handoff: the seconds of the turn's deadline spent so far, for the target's step."""
 
 
 class _Outbox(SessionAgent):
@@ -237,8 +242,14 @@ class AgentSteps:
             elif entry.kind == "reply":
                 handed = None
         if handed is not None:
-            return StepOutcome(
-                "handoff", request.agent, state.last_seq, lines, target=handed.target, usage=usage
+            return StepOutcome(  # the earlier try's clock is not stored: what came in is what went on
+                "handoff",
+                request.agent,
+                state.last_seq,
+                lines,
+                target=handed.target,
+                usage=usage,
+                turn_spent=request.turn_spent,
             )
         return StepOutcome("reply", state.active_agent, state.last_seq, lines, usage=usage)
 
@@ -254,7 +265,8 @@ class AgentSteps:
         turn = Turn(request.agent, request.answers, asyncio.get_running_loop().create_future())
         turns[session] = turn
         try:
-            task = user_task(conversation, list(request.path or (request.agent,)), request.usage)
+            path = list(request.path or (request.agent,))
+            task = user_task(conversation, path, request.usage, request.turn_spent)
             await runtime.publish_message(task, topic_id=session_topic(request.agent, session))
             result = await self._wait(turn, beat)
         finally:
@@ -279,7 +291,10 @@ class AgentSteps:
         if isinstance(result, AgentResponse):
             return StepOutcome("reply", result.reply_to_topic_type, seq, lines, usage=result.usage)
         target = result.turn_path[-1] if result.turn_path else request.agent
-        return StepOutcome("handoff", request.agent, seq, lines, target=target, usage=result.usage)
+        carried = result.turn_spent
+        return StepOutcome(
+            "handoff", request.agent, seq, lines, target=target, usage=result.usage, turn_spent=carried
+        )
 
     async def _wait(self, turn: Turn, beat: Callable[[], None] | None) -> UserTask | AgentResponse | None:
         """The step's end, heartbeating each second; bounded by ``step_timeout``."""

@@ -23,6 +23,10 @@ LOOP_MESSAGE = (
     "you need?"
 )
 
+TURN_DEADLINE_CALLS = 2
+"""A turn's default time, in calls' deadlines: a turn usually needs two calls (the model asks a tool,
+then answers), and is cut after the one in flight when they run slow."""
+
 
 @dataclass(frozen=True, slots=True)
 class TeamPolicy:
@@ -47,6 +51,13 @@ class TeamPolicy:
     model_timeout: float | None = 45.0
     """Seconds one model call may take, from the request to the last byte of the answer (the client's
     own retries included), before the agent apologises. ``None``: no limit. In-process models skip it."""
+    turn_deadline: float | None = None
+    """Seconds one turn (from the person's message to the answer, across handoffs) may spend on model
+    calls and tool rounds; once spent, no new call or round starts (one in flight finishes within its own
+    ``model_timeout``, so a turn lasts at most this plus one call), and the turn ends with a plain
+    sentence, or goes to the human agent with ``on_loop="escalate"``. Time spent waiting for a person
+    (a confirmation) does not count. ``None``: ``TURN_DEADLINE_CALLS`` times ``model_timeout`` for models
+    that have a call deadline, else no limit."""
     max_reply_chars: int = 256 * 1024
     """The longest model reply or tool result kept, in characters; a longer one is cut, with a note
     saying so, before anyone sees or stores it. (Tool call arguments go to the tool whole.)"""
@@ -88,6 +99,10 @@ class TeamPolicy:
             raise TeamConfigError(
                 f"model_timeout must be a positive number of seconds or None, got {self.model_timeout!r}"
             )
+        if self.turn_deadline is not None and not 0 < self.turn_deadline < math.inf:
+            raise TeamConfigError(
+                f"turn_deadline must be a positive number of seconds or None, got {self.turn_deadline!r}"
+            )
         if self.max_tokens is not None and self.max_tokens < 1:
             raise TeamConfigError("max_tokens must be at least 1 (or None for the server's own limit)")
         if self.stalled_rounds < 1:
@@ -108,6 +123,15 @@ class TeamPolicy:
             raise TeamConfigError("on_loop must be 'message' or 'escalate'")
         if self.input_filter is not None:
             check_input_filter(self.input_filter, "TeamPolicy.input_filter")
+
+    def turn_limit(self, *, call_deadline: bool = True) -> float | None:
+        """The seconds a turn may spend: ``turn_deadline``, else derived from ``model_timeout`` for a model
+        with a call deadline (``call_deadline``), else ``None`` (no limit)."""
+        if self.turn_deadline is not None:
+            return self.turn_deadline
+        if not call_deadline or self.model_timeout is None:
+            return None
+        return TURN_DEADLINE_CALLS * self.model_timeout
 
 
 def loop_reason(turn_path: Sequence[str], target: str, budget: int) -> str | None:

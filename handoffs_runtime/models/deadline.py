@@ -30,6 +30,13 @@ SLOW_MODEL_REPLY = (
 """What the person reads when a call missed its deadline: the truth (the model is slow), not an
 invitation to try again at once behind the same slow server."""
 
+TURN_TIME_REPLY = (
+    "Sorry, the model is too slow right now: it could not finish this in the time a turn is allowed, so "
+    "it was stopped. The fault is on our side, not in what you said."
+)
+"""What the person reads when a turn spent its time (``TeamPolicy.turn_deadline``): the same truth, for
+a turn of several calls; apart from :data:`SLOW_MODEL_REPLY` so that no engine tries such a turn again."""
+
 
 def missed_its_deadline(exc: BaseException) -> bool:
     """Whether ``exc`` is a model call that ran out of time (ours, or the HTTP client's)."""

@@ -152,6 +152,9 @@ class PolicyEntry(_Strict):
     concurrent_tool_calls: bool | None = None
     stream: bool | None = None
     model_timeout: float | None = Field(default=None, gt=0)
+    turn_deadline: float | None = Field(default=None, gt=0)
+    """Seconds a turn may spend on model calls and tools, across handoffs (twice ``model_timeout``
+    when left out)."""
     max_reply_chars: int | None = Field(default=None, ge=100)
     token_budget: int | None = Field(default=None, ge=1)
     trim_context: bool | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -11,7 +12,7 @@ from autogen_core.tools import Tool
 
 from handoffs_runtime.errors import TeamConfigError
 from handoffs_runtime.handoffs.handoff import Handoff
-from handoffs_runtime.handoffs.policy import TeamPolicy
+from handoffs_runtime.handoffs.policy import TURN_DEADLINE_CALLS, TeamPolicy
 from handoffs_runtime.topics import USER
 
 AgentKind = Literal["ai", "human", "worker"]
@@ -116,12 +117,28 @@ def model_timeout_team(team: TeamSpec, seconds: float | None) -> TeamSpec:
     """``team`` for a model client whose calls end after :func:`call_deadline` seconds.
 
     The client's deadline must fire first: it keeps a streamed reply it cuts (marked as cut) and covers
-    the client's retries, while the team's limit is a backstop a few seconds later.
+    the client's retries, while the team's limit is a backstop a few seconds later. A turn's deadline
+    the team does not set is derived from the client's deadline, not from the backstop.
     """
     deadline = call_deadline(team, seconds)
     if deadline is None:
         return team
-    return replace(team, policy=replace(team.policy, model_timeout=deadline + MODEL_TIMEOUT_MARGIN))
+    policy = team.policy
+    turn = policy.turn_deadline
+    if turn is None:
+        turn = TURN_DEADLINE_CALLS * deadline
+    return replace(
+        team, policy=replace(policy, model_timeout=deadline + MODEL_TIMEOUT_MARGIN, turn_deadline=turn)
+    )
+
+
+def turn_deadline_team(team: TeamSpec, seconds: float | None) -> TeamSpec:
+    """``team`` whose turns may spend ``seconds`` (``--turn-deadline``); as it was when ``None``."""
+    if seconds is None:
+        return team
+    if not 0 < seconds < math.inf:
+        raise TeamConfigError(f"--turn-deadline must be a positive number of seconds, got {seconds:g}")
+    return replace(team, policy=replace(team.policy, turn_deadline=seconds))
 
 
 def call_deadline(team: TeamSpec | None, seconds: float | None) -> float | None:

@@ -14,6 +14,7 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import time
 import weakref
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -34,10 +35,13 @@ class TurnTally:
     ``workers`` is how many workers its tools started (``create_worker``'s per-turn limit); ``usage`` is
     the tokens the turn spent: its model calls, and the workers its tools created. It is there while
     the turn runs, so a turn cut short (a worker's timeout, a failure) still counts what it spent.
+    ``waited`` is the seconds its tools waited for a person (:func:`ask_person`): not the turn's time
+    (``TeamPolicy.turn_deadline``), since a person who reads a confirmation slowly slows no model.
     """
 
     workers: int = 0
     usage: Usage = Usage.EMPTY
+    waited: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +177,7 @@ async def ask_person(prompt: str, *, person: Person = "customer") -> str | None:
     ctx = _current.get()
     answer: str | None = None
     if ctx is not None and ctx.channel is not None:
+        asked_at = time.monotonic()
         lock = _asking.get(ctx.session_id)
         if lock is None:
             lock = _asking[ctx.session_id] = asyncio.Lock()
@@ -183,6 +188,7 @@ async def ask_person(prompt: str, *, person: Person = "customer") -> str | None:
                 )
             else:
                 answer = await ctx.channel.ask(ctx.session_id, prompt, person=person)
+        ctx.tally.waited += time.monotonic() - asked_at
     asked = _asked.get()
     if asked is not None:
         asked.append((prompt, answer))

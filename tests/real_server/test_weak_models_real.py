@@ -4,7 +4,7 @@ tool calls costs one thrown-away call per process, not one per round.
 
 ``test_twenty_first_messages`` runs the suite's own list of first messages through ``handoffs chat``,
 streamed and not, and prints the figures (``-s`` shows them): replies that ask the person to repeat, the
-longest turn, model calls each way.
+longest turn against the turn's deadline plus one call, turns cut at the deadline, model calls each way.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from autogen_core import CancellationToken
-from autogen_core.models import SystemMessage, UserMessage
+from autogen_core.models import LLMMessage, SystemMessage, UserMessage
 from autogen_core.tools import FunctionTool
 
 from handoffs_runtime import TeamPolicy, openai_model
@@ -28,6 +28,7 @@ from handoffs_runtime.agents.toolloop import ToolLoop
 from handoffs_runtime.agents.turn import OutOfRounds, Replied
 from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.models.capabilities import capabilities_of
+from handoffs_runtime.team.spec import model_timeout_team
 from handoffs_runtime.teams.acme import acme_team
 from handoffs_runtime.tools.context import ToolContext
 
@@ -64,6 +65,10 @@ ASKS_TO_REPEAT = ("tell me again", "another way", "rephrase", "say a little more
 MODEL_SECONDS = 600.0
 """One CPU thread: the suite checks behaviour, not speed (the figures test uses the team's deadline)."""
 SAME_RESULT = "item_132612938"
+TURN_SPENT_LOG = "spent the turn's"
+"""What the log says when a turn's deadline stopped it (``ToolLoop._out_of_time``)."""
+PROCESS_START_SECONDS = 30.0
+"""What a ``handoffs chat`` process may take besides its one turn: imports, the store, the greeting."""
 
 
 def _model(server: RealServer) -> object:
@@ -90,7 +95,7 @@ async def test_a_tool_is_never_run_twice_with_the_same_arguments_in_a_turn(real_
         policy=TeamPolicy(model_timeout=None, max_tokens=128),
     )
     mark = real_server.mark()
-    history = [UserMessage(content="Do you have rocket skates? Look it up.", source="user")]
+    history: list[LLMMessage] = [UserMessage(content="Do you have rocket skates? Look it up.", source="user")]
     end = await loop.run(history, ToolContext("s1", "Sales", None), CancellationToken())
     calls = len(real_server.statuses(mark))
     assert len({normalised_arguments(json.dumps({"q": q})) for q in ran}) == len(ran), ran
@@ -139,7 +144,8 @@ async def test_streaming_tool_calls_is_learnt_once_per_endpoint(
 # --- the figures of the twenty first messages -----------------------------------------------------
 
 
-def _chat(server: RealServer, first: str, store: Path, session: str, *options: str) -> tuple[str, float]:
+def _chat(server: RealServer, first: str, store: Path, session: str, *options: str) -> tuple[str, str, float]:
+    """What the person read, what was logged (``-v``), and how long the process took."""
     started = time.monotonic()
     result = run_handoffs(
         "chat", "--model", "smollm2", "--base-url", server.url, "--no-colour", "-v",
@@ -147,7 +153,7 @@ def _chat(server: RealServer, first: str, store: Path, session: str, *options: s
         stdin=f"{first}\n", timeout=MODEL_SECONDS,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
-    return result.stdout, time.monotonic() - started
+    return result.stdout, result.stderr, time.monotonic() - started
 
 
 @pytest.mark.skipif(
@@ -156,27 +162,36 @@ def _chat(server: RealServer, first: str, store: Path, session: str, *options: s
 )
 @pytest.mark.parametrize("count", [20])
 def test_twenty_first_messages(real_server: RealServer, tmp_path: Path, count: int) -> None:
-    figures: dict[str, tuple[int, int, float]] = {}
+    figures: dict[str, tuple[int, int, float, int]] = {}
+    # ``handoffs chat`` without --model-timeout: the client's deadline is the team's model_timeout, the
+    # team's own per-call limit a margin later, and the turn's deadline derived from that.
+    policy = model_timeout_team(acme_team(), None).policy
+    one_call = policy.model_timeout or MODEL_SECONDS
+    turn = policy.turn_limit() or MODEL_SECONDS
     for mode, options in (("plain", ["--no-stream"]), ("streamed", [])):
         mark = real_server.mark()
-        repeats, longest = 0, 0.0
+        repeats, longest, cut = 0, 0.0, 0
         for i, first in enumerate(TWENTY_FIRST_MESSAGES[:count]):
             try:
-                said, seconds = _chat(
+                said, logged, seconds = _chat(
                     real_server, first, tmp_path / f"{mode}.sqlite3", f"{mode}{i}", *options
                 )
             except subprocess.TimeoutExpired:
                 pytest.fail(f"{mode} chat of {first!r} outlived {MODEL_SECONDS:g} s")
             repeats += any(w in said.lower() for w in ASKS_TO_REPEAT)
+            cut += TURN_SPENT_LOG in logged  # said, or handed to the human agent (ACME escalates)
             longest = max(longest, seconds)
         calls = len([s for s in real_server.statuses(mark) if s[0].endswith("/chat/completions")])
-        figures[mode] = (repeats, calls, longest)
+        figures[mode] = (repeats, calls, longest, cut)
     print(
         "\n".join(
             f"{mode}: {count} first messages, {repeats} replies asking to repeat, {calls} model calls, "
-            f"longest process {longest:.0f} s"
-            for mode, (repeats, calls, longest) in figures.items()
+            f"longest process {longest:.0f} s (turn deadline {turn:g} s + one call {one_call:g} s), "
+            f"{cut} turns cut at the deadline"
+            for mode, (repeats, calls, longest, cut) in figures.items()
         )
     )
     assert figures["plain"][0] == figures["streamed"][0] == 0
     assert figures["streamed"][1] <= figures["plain"][1] + count  # at most one thrown away per process
+    for _, _, longest, _ in figures.values():  # the process starts and greets first: some slack
+        assert longest <= turn + one_call + PROCESS_START_SECONDS

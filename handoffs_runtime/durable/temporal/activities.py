@@ -68,6 +68,7 @@ class StepActivities:
             tuple((prompt, answer) for prompt, answer in step.answers),
             last_try=activity.info().attempt >= attempts,
             usage=Usage.from_json(step.usage),
+            turn_spent=step.turn_spent,
         )
         with _classified():
             outcome = await self._steps.run(request, beat=activity.heartbeat)
@@ -80,6 +81,7 @@ class StepActivities:
             outcome.question,
             outcome.person,
             outcome.usage.to_json(),
+            outcome.turn_spent,
         )
 
 

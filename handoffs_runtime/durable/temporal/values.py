@@ -49,6 +49,8 @@ class Pending:
     """``[prompt, answer]`` pairs (lists: what a JSON round trip gives back)."""
     prompt: str
     person: str = "customer"
+    turn_spent: float = 0.0
+    """Seconds of the turn's deadline the agents before the asking one spent (the step's next try)."""
 
 
 Tokens = dict[str, list[int]]
@@ -100,6 +102,8 @@ class StepInput:
     path: list[str]
     answers: list[list[str]]
     usage: Tokens = field(default_factory=dict)
+    turn_spent: float = 0.0
+    """Seconds of the turn's deadline (``TeamPolicy.turn_deadline``) spent before this step."""
 
 
 @dataclass
@@ -112,6 +116,8 @@ class StepResult:
     question: str = ""
     person: str = "customer"
     usage: Tokens = field(default_factory=dict)
+    turn_spent: float = 0.0
+    """After a handoff: the seconds of the turn's deadline spent so far, for the target's step."""
 
 
 @dataclass

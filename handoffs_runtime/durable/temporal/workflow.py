@@ -118,11 +118,11 @@ class SessionWorkflow:
                 return done
         pending = state.pending
         if pending is not None:
-            agent, path = pending.agent, list(pending.path)
+            agent, path, spent = pending.agent, list(pending.path), pending.turn_spent
             answers = [*pending.answers, [pending.prompt, said.text]]
             state.pending = None
         else:
-            agent, path, answers = state.active_agent, [state.active_agent], []
+            agent, path, answers, spent = state.active_agent, [state.active_agent], [], 0.0
             request = SaidRequest(self._input.session_id, said.text, agent, state.seq)
             state.seq = await workflow.execute_local_activity(
                 "record_said",
@@ -133,17 +133,17 @@ class SessionWorkflow:
             )
         answered = Answered(said.message_id)
         for _ in range(self._input.max_hops):
-            step = StepInput(self._input.session_id, agent, state.seq, path, answers, state.usage)
+            step = StepInput(self._input.session_id, agent, state.seq, path, answers, state.usage, spent)
             result = await self._step(step)
             state.seq, state.usage = result.seq, result.usage
             answered.lines += result.lines
             if result.kind == "handoff":
-                agent, answers = result.target, []
+                agent, answers, spent = result.target, [], result.turn_spent  # one deadline a turn
                 path.append(agent)
                 state.active_agent = agent
                 continue
             if result.kind == "question":
-                state.pending = Pending(agent, path, answers, result.question, result.person)
+                state.pending = Pending(agent, path, answers, result.question, result.person, spent)
                 answered.question, answered.person = result.question, result.person
             else:
                 state.active_agent = result.agent
