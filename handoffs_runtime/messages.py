@@ -468,13 +468,8 @@ def user_task(
     """``UserTask(context=..., turn_path=..., usage=..., turn_spent=...)``, without re-validating items
     that are LLMMessages already (``usage`` is a ``Usage``: valid by construction)."""
     if type(turn_path) is list and _validated_already(context, *turn_path):
-        values = {
-            "context": context,
-            "turn_path": turn_path,
-            "trace": None,
-            "usage": usage,
-            "turn_spent": float(turn_spent),
-        }
+        values = {"context": context, "turn_path": turn_path, "trace": None, "usage": usage}
+        values["turn_spent"] = float(turn_spent)
         return constructed_model(UserTask, values)
     return UserTask(context=context, turn_path=turn_path, usage=usage, turn_spent=turn_spent)
 
