@@ -10,7 +10,7 @@ done nothing wrong. Here, within one turn:
 - the same tool with the same *normalised* arguments (JSON keys sorted, HTML entities decoded, runs of
   whitespace made one space, case ignored) runs once; a repeat gets the first result with a note that
   tells the model so (two identical calls of one response share the one run); a failed call makes
-  the turn forget what it remembered, since a failure may change what the tools see;
+  the turn forget the other results it remembered, since a failure may change what the tools see;
 - a round whose results are all ones the turn has already seen brings no new information; after
   ``stalled_rounds`` of those in a row the turn ends (``stalled``), and the agent says so honestly or
   hands the conversation to the team's human agent.
@@ -98,8 +98,9 @@ class ProgressGuard:
 
     def _forget(self, failed: tuple[str, str]) -> None:
         """A failure may change what every tool sees (its server restarted, a session expired): the
-        results remembered from before it are no longer taken as current, and ``failed`` may run again."""
-        self._runs = {key: run for key, run in self._runs.items() if not run.done() and key != failed}
+        other results remembered from before it are no longer taken as current. The failed call itself
+        stays remembered: asked again the same way, it gets its error again, not a loop of tries."""
+        self._runs = {key: run for key, run in self._runs.items() if key == failed or not run.done()}
 
     def stalled(self, results: Iterable[FunctionExecutionResult]) -> bool:
         """Whether, after this round's ``results``, the turn has gone ``stalled_rounds`` rounds without
