@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from handoffs_runtime.agents.person import PersonChannel
-from handoffs_runtime.messages import AgentResponse, Event, HandoffEvent, Person, UserTask
+from handoffs_runtime.messages import AgentResponse, Event, HandoffEvent, Notice, Person, UserTask
 from handoffs_runtime.sessions.effects import EffectLedger
 from handoffs_runtime.tools.context import effect_key
 
@@ -61,11 +61,14 @@ class Turn:
     events: list[HandoffEvent] = field(default_factory=list)
     asked: list[Answer] = field(default_factory=list)
     question: tuple[str, Person] | None = None
+    notices: list[str] = field(default_factory=list)
+    """What a tool told the person (a server restarted, an action whose outcome is unknown)."""
 
 
 class StepChannel:
     """The channel of a step's agent: questions end the step unless the person answered them already.
-    What the agent shows is not kept: the person is shown what the step stored."""
+    The person is shown what the step stored: of what the agent shows, only notices are kept, stored
+    with the step (replies and handoffs are stored from the step's result)."""
 
     shows_progress = False
 
@@ -98,7 +101,9 @@ class StepChannel:
                 await self._ledger.record_outcome(effect.key, "not_done", ASKED_FIRST)
 
     async def show(self, session_id: str, event: Event) -> None:
-        return None
+        turn = self._turns.get(session_id)
+        if turn is not None and isinstance(event, Notice):
+            turn.notices.append(event.text)
 
 
 class StepPerson(PersonChannel):

@@ -24,6 +24,7 @@ from handoffs_runtime.sessions.store import (
     StoredEntry,
     entry_for_event,
     entry_for_message,
+    notice_entry,
     question_entry,
 )
 from handoffs_runtime.sessions.transcript import describe_entry, new_messages, stored_usage
@@ -60,6 +61,8 @@ class StoredStep:
     agent: str
     usage: Usage = Usage.EMPTY
     """The step's own tokens: stored with its last reply (else its last message), as a turn's are."""
+    notices: Sequence[str] = ()
+    """What its tools told the person, stored so that the person is shown it."""
 
 
 class _Request(Protocol):
@@ -115,13 +118,14 @@ async def write_step(store: SessionStore, request: _Request, step: StoredStep) -
 
     The context becomes the reply's, or the conversation handed on; the active agent whoever answers
     next. Entries go in the order the in-process engine stores them: questions, handoff events, then
-    the turn's new messages.
+    the turn's new messages; the notices its tools gave the person come before those messages.
     """
     result = step.result
     context = result.context
     fresh = new_messages(step.conversation, context)
     entries: list[NewEntry] = [question_entry(p, "customer", a, asker=step.agent) for p, a in step.asked]
     entries += [entry_for_event(e) for e in step.events]
+    entries += [notice_entry(text, agent=step.agent) for text in step.notices]
     entries += [entry_for_message(m) for m in fresh]
     if step.usage:
         at = max((i for i, e in enumerate(entries) if e.kind == "reply"), default=len(entries) - 1)

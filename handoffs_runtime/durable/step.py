@@ -284,7 +284,7 @@ class AgentSteps:
         if isinstance(result, AgentResponse) and _transient(result) and not request.last_try:
             raise TransientStepError(f"{request.agent}'s model failed in session {session}; trying again")
         spent = result.usage - request.usage
-        step = StoredStep(conversation, result, turn.events, turn.asked, request.agent, spent)
+        step = StoredStep(conversation, result, turn.events, turn.asked, request.agent, spent, turn.notices)
         seq = await write_step(self.store, request, step)
         entries = await self.store.entries(session, after=request.expected_seq)
         lines = tuple(describe_entries(entries, self.team.labels))
