@@ -19,6 +19,7 @@ from autogen_core.tools import ToolSchema
 from temporalio.api.history.v1 import History
 from temporalio.client import Client, WorkflowExecutionStatus
 
+from handoffs_runtime.agents.ai import MODEL_PROBLEM_NOTICE
 from handoffs_runtime.durable.fenced import open_state, record_said
 from handoffs_runtime.durable.step import AgentSteps, StepRequest
 from handoffs_runtime.durable.temporal import Cluster, TemporalSessions, connect, run_worker
@@ -159,7 +160,8 @@ async def test_a_transient_model_failure_is_tried_again_and_a_permanent_one_is_n
     assert flaky.lines == ["ACME assistant › answered flaky"]
     assert calls.count("flaky") == 3  # two failures tried again, then the answer
     assert calls.count("broken") == 1
-    assert broken.lines[0].startswith(
+    assert broken.lines[0] == MODEL_PROBLEM_NOTICE  # as the console shows it, then the reply
+    assert broken.lines[1].startswith(
         "ACME assistant › Sorry, I can't answer: the language model's answer could not"
     )
     assert calls.count("always slow") == 4  # the step's every try; the last one's apology is the answer
