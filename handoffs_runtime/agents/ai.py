@@ -66,8 +66,13 @@ from handoffs_runtime.messages import (
     agent_response,
     user_task,
 )
-from handoffs_runtime.models.deadline import SLOW_MODEL_REPLY, TURN_TIME_REPLY, missed_its_deadline
-from handoffs_runtime.models.failures import ModelProblem, explain_model_error
+from handoffs_runtime.models.failures import (
+    SLOW_MODEL_REPLY,
+    TURN_TIME_REPLY,
+    ModelProblem,
+    explain_model_error,
+    missed_its_deadline,
+)
 from handoffs_runtime.tools.context import ToolContext, set_tool_context
 from handoffs_runtime.topics import HANDOFF_EVENTS, USER, session_topic
 from handoffs_runtime.usage import BUDGET_REPLY, Usage

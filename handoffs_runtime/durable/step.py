@@ -45,7 +45,7 @@ from handoffs_runtime.messages import (
     UserTask,
     user_task,
 )
-from handoffs_runtime.models.deadline import SLOW_MODEL_REPLY
+from handoffs_runtime.models.failures import SLOW_MODEL_REPLY
 from handoffs_runtime.runtime.release import live_sessions, release_session
 from handoffs_runtime.runtime.single_threaded import HandoffsRuntime
 from handoffs_runtime.sessions.effects import ledger_of

@@ -5,7 +5,7 @@ trips it and holds a turn for as long as it likes. Here the whole call (connecti
 every chunk of a stream, and the client's retries) must finish within ``deadline`` seconds; past it the
 call raises ``TimeoutError`` and the request is dropped (its connection closed, so a server that notices
 stops generating; ``max_tokens`` bounds one that does not), the person is told the model is slow
-(:data:`SLOW_MODEL_REPLY`), and the session goes on.
+(:data:`~handoffs_runtime.models.failures.SLOW_MODEL_REPLY`), and the session goes on.
 
 A streamed reply the deadline cuts after its first words is not disowned: the person has read them, so
 the stream ends with a note that the reply was cut, and the words and the note are the reply, kept in
@@ -20,33 +20,11 @@ from typing import Any
 
 from autogen_core.models import CreateResult, RequestUsage
 
+from handoffs_runtime.models.failures import SLOW_MODEL_REPLY as SLOW_MODEL_REPLY
+from handoffs_runtime.models.failures import TURN_TIME_REPLY as TURN_TIME_REPLY
 from handoffs_runtime.models.failures import cut_note
+from handoffs_runtime.models.failures import missed_its_deadline as missed_its_deadline
 from handoffs_runtime.models.stream_fallback import StreamFallbackClient
-
-SLOW_MODEL_REPLY = (
-    "Sorry, the model is too slow right now: it did not finish its answer in the time allowed, so it "
-    "was stopped."
-)
-"""What the person reads when a call missed its deadline: the truth (the model is slow), not an
-invitation to try again at once behind the same slow server."""
-
-TURN_TIME_REPLY = (
-    "Sorry, the model is too slow right now: it could not finish this in the time a turn is allowed, so "
-    "it was stopped. The fault is on our side, not in what you said."
-)
-"""What the person reads when a turn spent its time (``TeamPolicy.turn_deadline``): the same truth, for
-a turn of several calls; apart from :data:`SLOW_MODEL_REPLY` so that no engine tries such a turn again."""
-
-
-def missed_its_deadline(exc: BaseException) -> bool:
-    """Whether ``exc`` is a model call that ran out of time (ours, or the HTTP client's)."""
-    if isinstance(exc, TimeoutError):
-        return True
-    try:
-        import openai
-    except ImportError:  # pragma: no cover - openai comes with autogen-ext[openai]
-        return False
-    return isinstance(exc, openai.APITimeoutError)
 
 
 class DeadlineOpenAIClient(StreamFallbackClient):

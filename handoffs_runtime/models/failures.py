@@ -217,3 +217,29 @@ def _root_cause(exc: BaseException) -> str:
     if "name or service not known" in text or "nodename nor servname" in text or "getaddrinfo" in text:
         return "host name not found"
     return next((str(e) for e in reversed(chain) if str(e)), "connection failed")[:200]
+
+
+SLOW_MODEL_REPLY = (
+    "Sorry, the model is too slow right now: it did not finish its answer in the time allowed, so it "
+    "was stopped."
+)
+"""What the person reads when a call missed its deadline: the truth (the model is slow), not an
+invitation to try again at once behind the same slow server."""
+
+TURN_TIME_REPLY = (
+    "Sorry, the model is too slow right now: it could not finish this in the time a turn is allowed, so "
+    "it was stopped. The fault is on our side, not in what you said."
+)
+"""What the person reads when a turn spent its time (``TeamPolicy.turn_deadline``): the same truth, for
+a turn of several calls; apart from :data:`SLOW_MODEL_REPLY` so that no engine tries such a turn again."""
+
+
+def missed_its_deadline(exc: BaseException) -> bool:
+    """Whether ``exc`` is a model call that ran out of time (ours, or the HTTP client's)."""
+    if isinstance(exc, TimeoutError):
+        return True
+    try:
+        import openai
+    except ImportError:  # pragma: no cover - openai comes with autogen-ext[openai]
+        return False
+    return isinstance(exc, openai.APITimeoutError)
