@@ -20,6 +20,7 @@ an outage too: every statement and lock wait is bounded on the server (``STATEME
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import math
 import secrets
@@ -102,15 +103,62 @@ def _options(schema: str, synchronous_commit: SynchronousCommit) -> str:
     return f"-c search_path={schema} {bounds} -c synchronous_commit={synchronous_commit}"
 
 
-async def _bounded(call: Future[T]) -> T:
-    """``call``'s result, or an outage when the database has not answered within ``HUNG_SECONDS``."""
-    # Shielded: a caller cancelled (a server stopping) leaves its statement to finish on the store's
-    # loop, never cut mid-protocol on a connection the pool would then reuse; only a hung call is cut.
-    try:
-        return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(call)), HUNG_SECONDS)
-    except TimeoutError:  # the call is cancelled on the store's loop; its connection is not reused
-        call.cancel()
-        raise _Outage(f"no answer within {HUNG_SECONDS:g} s") from None
+class _Carried:
+    """One call carried to the store's loop, and its outcome carried back to the loop that made it.
+
+    Why not ``run_coroutine_threadsafe``, ``wrap_future``, ``shield`` and ``wait_for``: together they
+    build four futures per call beside its task, and cost more than the statement. This is one object, one
+    hop each way, and a timer on the caller's side.
+    """
+
+    __slots__ = ("caller", "done", "task")
+
+    def __init__(self, caller: asyncio.AbstractEventLoop) -> None:
+        self.caller = caller
+        self.done: asyncio.Future[Any] = caller.create_future()
+        self.task: asyncio.Task[Any] | None = None
+
+    def start(self, coro: Coroutine[Any, Any, Any]) -> None:
+        """On the store's loop: run ``coro`` there, unless its caller stopped waiting already."""
+        if self.done.done():  # read across threads: at worst a call nobody waits for still runs
+            coro.close()
+            return
+        self.task = task = asyncio.get_running_loop().create_task(coro)
+        task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task[Any]) -> None:
+        """On the store's loop: hand the outcome to the caller's loop."""
+        result: Any = None
+        error: BaseException | None
+        if task.cancelled():
+            error = _Outage(f"no answer within {HUNG_SECONDS:g} s")
+        else:
+            error = task.exception()
+            if error is None:
+                result = task.result()
+        try:  # noqa: SIM105 (a plain try costs nothing on the way that is taken)
+            self.caller.call_soon_threadsafe(self._answer, result, error)
+        except RuntimeError:  # the caller's loop is closed: nobody waits for the answer
+            pass
+
+    def _answer(self, result: Any, error: BaseException | None) -> None:
+        if self.done.done():  # the caller was cancelled, or gave up on a hung call
+            return
+        if error is not None:
+            self.done.set_exception(error)
+        else:
+            self.done.set_result(result)
+
+    def hung(self, loop: asyncio.AbstractEventLoop) -> None:
+        """On the caller's loop, after ``HUNG_SECONDS``: give up, and cut the call on the store's loop
+        (its connection is not reused)."""
+        if self.done.done():
+            return
+        self.done.set_exception(_Outage(f"no answer within {HUNG_SECONDS:g} s"))
+        task = self.task
+        if task is not None:
+            with contextlib.suppress(RuntimeError):  # the store's loop is closed: nothing to cut
+                loop.call_soon_threadsafe(task.cancel)
 
 
 class PostgresSessionStore(SQLStore):
@@ -223,7 +271,7 @@ class PostgresSessionStore(SQLStore):
             if self._closed:
                 raise StoreError(f"{self._where} is closed")
             try:
-                result = await _bounded(self._on_loop(self._guarded(fn, attempt > 0, *args)))
+                result = await self._across(self._guarded(fn, attempt > 0, *args))
             except _Outage as outage:
                 now = time.monotonic()
                 waited_since = waited_since if waited_since is not None else started
@@ -242,6 +290,23 @@ class PostgresSessionStore(SQLStore):
             if attempt and session is not None:
                 await self._tell(session, RECOVERED)
             return result
+
+    async def _across(self, coro: Coroutine[Any, Any, T]) -> T:
+        """``coro``'s outcome, run on the store's loop; an outage when the database has not answered
+        within ``HUNG_SECONDS``.
+
+        A caller cancelled (a server stopping) leaves its statement to finish on the store's loop, never
+        cut mid-protocol on a connection the pool would then reuse; only a hung call is cut.
+        """
+        caller = asyncio.get_running_loop()
+        carried = _Carried(caller)
+        self._loop.call_soon_threadsafe(carried.start, coro)
+        timer = caller.call_later(HUNG_SECONDS, carried.hung, self._loop)
+        try:
+            result: T = await carried.done
+            return result
+        finally:
+            timer.cancel()
 
     async def _tell(self, session: str, text: str) -> None:
         for listener in self._listeners:
