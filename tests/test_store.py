@@ -239,6 +239,19 @@ async def test_store_calls_run_on_the_store_thread() -> None:
     await store.close()
 
 
+async def test_a_call_that_fails_on_the_store_thread_leaves_the_thread_serving() -> None:
+    store = SQLiteSessionStore(":memory:")
+
+    def fails(conn: object) -> None:
+        raise RuntimeError("this call fails")
+
+    with pytest.raises(RuntimeError, match="this call fails"):
+        await store._run(fails)
+    store._thread.post(fails, None)  # nobody waits for it: logged, and the thread goes on
+    assert await store._run(lambda conn: 42) == 42
+    await store.close()
+
+
 def test_default_path_follows_xdg_data_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
     assert default_store_path() == tmp_path / "handoffs-runtime" / "sessions.sqlite3"
