@@ -49,6 +49,7 @@ from handoffs_runtime.sessions.postgres.schema import (
     check_schema_name,
     migrate,
 )
+from handoffs_runtime.sessions.rows import state_from_row
 from handoffs_runtime.sessions.sql_store import EncodedAppend, SQLStore
 from handoffs_runtime.sessions.store import (
     SessionInfo,
@@ -374,6 +375,17 @@ class PostgresSessionStore(SQLStore):
     async def _open_session(
         self, conn: Conn, retry: bool, session_id: str, agent: str, team: str
     ) -> tuple[SessionState, bool]:
+        """One statement, one round trip, when nobody holds the session; else step by step."""
+        if not retry:
+            me = self._holder
+            values = {"token": me.token, "pid": me.pid, "host": me.host, "secs": self._lease_seconds}
+            values |= {"id": session_id, "agent": agent, "team": team}
+            cursor = await conn.execute(sql.FAST_OPEN, values)
+            row = await cursor.fetchone()
+            if row is not None:
+                self._opened.add(session_id)
+                self._hold()
+                return state_from_row(row[1:]), bool(row[0])
         async with conn.transaction():
             await leases.claim(conn, session_id, self._holder, take_over=False, seconds=self._lease_seconds)
             cursor = await conn.execute(
@@ -456,6 +468,12 @@ class PostgresSessionStore(SQLStore):
         await self._call(session_id, self._end_session, session_id)
 
     async def _end_session(self, conn: Conn, retry: bool, session_id: str) -> None:
+        """One statement, one round trip, when the lease is ours; else step by step, which says why not."""
+        if not retry:
+            cursor = await conn.execute(sql.FAST_END, {"id": session_id, "token": self._holder.token})
+            if await cursor.fetchone() is not None:
+                self._opened.discard(session_id)
+                return
         async with conn.transaction():
             cursor = await conn.execute(
                 f"UPDATE sessions SET status = 'ended', updated_at = {sql.NOW} WHERE id = %s", (session_id,)
