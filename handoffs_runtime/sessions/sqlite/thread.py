@@ -30,16 +30,19 @@ nobody) and the future to answer."""
 class StoreThread:
     """One thread that runs the store's calls in the order they were queued."""
 
-    __slots__ = ("_jobs", "_thread")
+    __slots__ = ("_jobs", "_stopped", "_thread")
 
     def __init__(self, name: str) -> None:
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._stopped = False
         self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
         self._thread.start()
 
     def call(self, fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
         """Run ``fn(*args)`` on the thread; the returned future (of the running loop) gets its outcome.
         A call whose future was cancelled before the thread reached it is not run."""
+        if self._stopped:  # nobody would answer it
+            raise RuntimeError("the session store's thread has stopped")
         loop = asyncio.get_running_loop()
         done: asyncio.Future[T] = loop.create_future()
         self._jobs.put((fn, args, loop, done))
@@ -47,6 +50,8 @@ class StoreThread:
 
     def wait(self, fn: Callable[..., T], *args: Any) -> T:
         """Run ``fn(*args)`` on the thread and wait for it here (code without an event loop)."""
+        if self._stopped:
+            raise RuntimeError("the session store's thread has stopped")
         done: Future[T] = Future()
         self._jobs.put((fn, args, None, done))
         return done.result()
@@ -57,6 +62,7 @@ class StoreThread:
 
     def stop(self) -> None:
         """Run what is queued, then end the thread and wait for it."""
+        self._stopped = True
         self._jobs.put(None)
         if self._thread is not threading.current_thread():
             self._thread.join()
