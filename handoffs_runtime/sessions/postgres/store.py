@@ -20,7 +20,6 @@ an outage too: every statement and lock wait is bounded on the server (``STATEME
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import math
 import secrets
@@ -43,6 +42,16 @@ from handoffs_runtime.sessions.effects import Effect, EffectKey, EffectStatus
 from handoffs_runtime.sessions.leases import LEASE_SECONDS, Holder
 from handoffs_runtime.sessions.outage import DELAYED, RECOVERED, DelayListener
 from handoffs_runtime.sessions.postgres import effects, leases, sql
+from handoffs_runtime.sessions.postgres.crossing import (
+    HUNG_SECONDS as HUNG_SECONDS,
+)
+from handoffs_runtime.sessions.postgres.crossing import (
+    LOCK_SECONDS,
+    STATEMENT_SECONDS,
+    Outage,
+    across,
+    is_outage,
+)
 from handoffs_runtime.sessions.postgres.schema import (
     DEFAULT_SCHEMA,
     check_readable,
@@ -57,20 +66,9 @@ from handoffs_runtime.sessions.store import (
     StoredEntry,
 )
 
-STATEMENT_SECONDS = 5.0
-"""The longest one statement runs on the server (``statement_timeout``) before it counts as an outage."""
-LOCK_SECONDS = 3.0
-"""The longest one statement waits for a lock another client holds (``lock_timeout``)."""
-HUNG_SECONDS = 2 * STATEMENT_SECONDS
-"""The longest one call waits for an answer at all: a server that hangs enforces no timeout of its own."""
-
 T = TypeVar("T")
 Conn = AsyncConnection[TupleRow]
 _log = logging.getLogger(__name__)
-
-
-class _Outage(Exception):
-    """The database could not be reached for one attempt; the caller's side decides whether to retry."""
 
 
 def describe_url(url: str) -> str:
@@ -83,17 +81,6 @@ def describe_url(url: str) -> str:
     return f"PostgreSQL database {name} on {parts.get('host') or 'localhost'}:{parts.get('port') or 5432}"
 
 
-def _is_outage(exc: BaseException) -> bool:
-    """A lost or refused connection, or a server shutting down: worth waiting for, unlike a bad query."""
-    if isinstance(exc, PoolTimeout):
-        return True
-    if not isinstance(exc, psycopg.OperationalError):
-        return False
-    state = exc.sqlstate
-    timed_out = ("55P03", "57014")  # lock_timeout, statement_timeout: the database is stuck, not wrong
-    return state is None or state.startswith("08") or state in ("57P01", "57P02", "57P03", *timed_out)
-
-
 SynchronousCommit = Literal["on", "remote_apply", "remote_write", "local", "off"]
 
 
@@ -102,64 +89,6 @@ def _options(schema: str, synchronous_commit: SynchronousCommit) -> str:
     commit returns (``synchronous_commit``, whatever the server's own default)."""
     bounds = f"-c statement_timeout={STATEMENT_SECONDS * 1000:.0f} -c lock_timeout={LOCK_SECONDS * 1000:.0f}"
     return f"-c search_path={schema} {bounds} -c synchronous_commit={synchronous_commit}"
-
-
-class _Carried:
-    """One call carried to the store's loop, and its outcome carried back to the loop that made it.
-
-    Why not ``run_coroutine_threadsafe``, ``wrap_future``, ``shield`` and ``wait_for``: together they
-    build four futures per call beside its task, and cost more than the statement. This is one object, one
-    hop each way, and a timer on the caller's side.
-    """
-
-    __slots__ = ("caller", "done", "task")
-
-    def __init__(self, caller: asyncio.AbstractEventLoop) -> None:
-        self.caller = caller
-        self.done: asyncio.Future[Any] = caller.create_future()
-        self.task: asyncio.Task[Any] | None = None
-
-    def start(self, coro: Coroutine[Any, Any, Any]) -> None:
-        """On the store's loop: run ``coro`` there, unless its caller stopped waiting already."""
-        if self.done.done():  # read across threads: at worst a call nobody waits for still runs
-            coro.close()
-            return
-        self.task = task = asyncio.get_running_loop().create_task(coro)
-        task.add_done_callback(self._finished)
-
-    def _finished(self, task: asyncio.Task[Any]) -> None:
-        """On the store's loop: hand the outcome to the caller's loop."""
-        result: Any = None
-        error: BaseException | None
-        if task.cancelled():
-            error = _Outage(f"no answer within {HUNG_SECONDS:g} s")
-        else:
-            error = task.exception()
-            if error is None:
-                result = task.result()
-        try:  # noqa: SIM105 (a plain try costs nothing on the way that is taken)
-            self.caller.call_soon_threadsafe(self._answer, result, error)
-        except RuntimeError:  # the caller's loop is closed: nobody waits for the answer
-            pass
-
-    def _answer(self, result: Any, error: BaseException | None) -> None:
-        if self.done.done():  # the caller was cancelled, or gave up on a hung call
-            return
-        if error is not None:
-            self.done.set_exception(error)
-        else:
-            self.done.set_result(result)
-
-    def hung(self, loop: asyncio.AbstractEventLoop) -> None:
-        """On the caller's loop, after ``HUNG_SECONDS``: give up, and cut the call on the store's loop
-        (its connection is not reused)."""
-        if self.done.done():
-            return
-        self.done.set_exception(_Outage(f"no answer within {HUNG_SECONDS:g} s"))
-        task = self.task
-        if task is not None:
-            with contextlib.suppress(RuntimeError):  # the store's loop is closed: nothing to cut
-                loop.call_soon_threadsafe(task.cancel)
 
 
 class PostgresSessionStore(SQLStore):
@@ -272,8 +201,8 @@ class PostgresSessionStore(SQLStore):
             if self._closed:
                 raise StoreError(f"{self._where} is closed")
             try:
-                result = await self._across(self._guarded(fn, attempt > 0, *args))
-            except _Outage as outage:
+                result = await across(self._loop, self._guarded(fn, attempt > 0, *args))
+            except Outage as outage:
                 now = time.monotonic()
                 waited_since = waited_since if waited_since is not None else started
                 if now - waited_since >= self._outage_seconds:
@@ -292,23 +221,6 @@ class PostgresSessionStore(SQLStore):
                 await self._tell(session, RECOVERED)
             return result
 
-    async def _across(self, coro: Coroutine[Any, Any, T]) -> T:
-        """``coro``'s outcome, run on the store's loop; an outage when the database has not answered
-        within ``HUNG_SECONDS``.
-
-        A caller cancelled (a server stopping) leaves its statement to finish on the store's loop, never
-        cut mid-protocol on a connection the pool would then reuse; only a hung call is cut.
-        """
-        caller = asyncio.get_running_loop()
-        carried = _Carried(caller)
-        self._loop.call_soon_threadsafe(carried.start, coro)
-        timer = caller.call_later(HUNG_SECONDS, carried.hung, self._loop)
-        try:
-            result: T = await carried.done
-            return result
-        finally:
-            timer.cancel()
-
     async def _tell(self, session: str, text: str) -> None:
         for listener in self._listeners:
             try:
@@ -324,8 +236,8 @@ class PostgresSessionStore(SQLStore):
             async with pool.connection() as conn:
                 return await fn(conn, retry, *args)
         except (psycopg.Error, PoolTimeout) as exc:
-            if _is_outage(exc):
-                raise _Outage(_first_line(exc)) from exc
+            if is_outage(exc):
+                raise Outage(_first_line(exc)) from exc
             error = StoreError(f"{self._where}: {_first_line(exc)}")
             self.failure = self.failure or error
             raise error from exc
