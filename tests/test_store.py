@@ -261,6 +261,8 @@ async def test_a_stopped_store_thread_refuses_calls_rather_than_leave_them_unans
         thread.call(lambda: 42)
     with pytest.raises(RuntimeError, match="stopped"):
         thread.wait(lambda: 42)
+    with pytest.raises(RuntimeError, match="stopped"):
+        thread.post(lambda: 42)
 
 
 def test_default_path_follows_xdg_data_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -58,6 +58,8 @@ class StoreThread:
 
     def post(self, fn: Callable[..., Any], *args: Any) -> None:
         """Run ``fn(*args)`` on the thread without waiting; it reports its own outcome."""
+        if self._stopped:
+            raise RuntimeError("the session store's thread has stopped")
         self._jobs.put((fn, args, None, None))
 
     def stop(self) -> None:
