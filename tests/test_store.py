@@ -17,6 +17,7 @@ from handoffs_runtime.errors import CorruptEntryError, StoreError, UnknownSessio
 from handoffs_runtime.messages import HandoffEvent, Notice, Question, Said
 from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
 from handoffs_runtime.sessions.sqlite.schema import MIGRATIONS, SCHEMA_VERSION
+from handoffs_runtime.sessions.sqlite.thread import StoreThread
 from handoffs_runtime.sessions.store import (
     SessionStore,
     default_store_path,
@@ -237,6 +238,31 @@ async def test_store_calls_run_on_the_store_thread() -> None:
     await store._run(lambda conn: seen.append(threading.current_thread().name))
     assert seen and seen[0].startswith("handoffs-store") and seen[0] != threading.current_thread().name
     await store.close()
+
+
+async def test_a_call_that_fails_on_the_store_thread_leaves_the_thread_serving() -> None:
+    store = SQLiteSessionStore(":memory:")
+
+    def fails(conn: object) -> None:
+        raise RuntimeError("this call fails")
+
+    with pytest.raises(RuntimeError, match="this call fails"):
+        await store._run(fails)
+    store._thread.post(fails, None)  # nobody waits for it: logged, and the thread goes on
+    assert await store._run(lambda conn: 42) == 42
+    await store.close()
+
+
+async def test_a_stopped_store_thread_refuses_calls_rather_than_leave_them_unanswered() -> None:
+    thread = StoreThread("handoffs-store-test")
+    assert await thread.call(lambda: 42) == 42
+    thread.stop()
+    with pytest.raises(RuntimeError, match="stopped"):
+        thread.call(lambda: 42)
+    with pytest.raises(RuntimeError, match="stopped"):
+        thread.wait(lambda: 42)
+    with pytest.raises(RuntimeError, match="stopped"):
+        thread.post(lambda: 42)
 
 
 def test_default_path_follows_xdg_data_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

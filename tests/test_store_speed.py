@@ -82,6 +82,33 @@ async def test_a_postgresql_turn_is_two_round_trips(postgres_server: PostgresSer
     assert not [s for s in plain + handoff if "BEGIN" in s or "SELECT" in s.split(":", 2)[-1][:12]]
 
 
+async def test_opening_a_new_postgresql_session_and_ending_it_are_one_statement_each(
+    postgres_server: PostgresServer,
+) -> None:
+    """Nobody holds a new session and this store holds the one it ends: one round trip each."""
+    url = fresh_database(postgres_server)
+    name = url.rsplit("/", 1)[1]
+    with psycopg.connect(postgres_server.url, autocommit=True) as conn:
+        conn.execute(f"ALTER DATABASE {name} SET log_statement = 'all'".encode())
+    store = await asyncio.to_thread(PostgresSessionStore, url, lease_seconds=600)  # no heartbeat meanwhile
+    log = postgres_server.folder / "log"
+    start = log.stat().st_size
+    state, created = await store.open_session("s1", agent="TriageAgent", team="acme")
+    opened = log.stat().st_size
+    await store.end_session("s1")
+    ended = log.stat().st_size
+    assert created and (state.active_agent, state.team, state.status, state.last_seq) == (
+        "TriageAgent",
+        "acme",
+        "open",
+        0,
+    )
+    assert len(_statements(log, start, opened)) == 1, _statements(log, start, opened)
+    assert len(_statements(log, opened, ended)) == 1, _statements(log, opened, ended)
+    assert (await store.get_session("s1")).status == "ended"
+    await store.close()
+
+
 class CountingStore(SQLiteSessionStore):
     """A real store that counts its reads."""
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
@@ -57,7 +57,6 @@ from handoffs_runtime.channels.base import Channel
 from handoffs_runtime.handoffs.filters import nesting_filter
 from handoffs_runtime.handoffs.handoff import Handoff, HandoffContext, HandoffInputData, call_maybe_async
 from handoffs_runtime.handoffs.policy import LOOP_MESSAGE, TeamPolicy, loop_reason
-from handoffs_runtime.handoffs.returns import KnowsWhenDone
 from handoffs_runtime.messages import (
     HandoffEvent,
     HandoffOutcome,
@@ -173,8 +172,10 @@ class AIAgent(SessionAgent):
             case Replied(text=text):
                 if not text:
                     logger.warning("empty model reply from %s in session %s", config.name, session)
-                model = config.model
-                done = model.part_done(session) if isinstance(model, KnowsWhenDone) else None
+                # What ``isinstance(model, KnowsWhenDone)`` checks, without the protocol check's walk
+                # over the class on every reply.
+                part_done: Callable[[str], bool | None] | None = getattr(config.model, "part_done", None)
+                done = part_done(session) if part_done is not None else None
                 await self._reply(history, end.new, text or EMPTY_REPLY, end.usage, part_done=done)
             case HandedOff(transfer=transfer):
                 spent = 0.0 if begun is None else time.monotonic() - begun - tool_context.tally.waited

@@ -18,6 +18,9 @@ from handoffs_runtime.sessions.held import HeldSessions, extends
 from handoffs_runtime.sessions.leases import Holder
 from handoffs_runtime.sessions.store import _MESSAGES, NewEntry, SessionUpdate
 
+_encode = json.JSONEncoder(ensure_ascii=False).encode
+"""``json.dumps(body, ensure_ascii=False)``, without building an encoder for every entry as it does."""
+
 Row = tuple[str, str, str]
 """One entry to insert: its agent, its kind and its body as JSON."""
 
@@ -76,7 +79,8 @@ class SQLStore(ABC):
     async def append(
         self, session_id: str, entries: Sequence[NewEntry], **update: Unpack[SessionUpdate]
     ) -> int:
-        if unknown := update.keys() - SessionUpdate.__optional_keys__:  # a typo must not pass unseen
+        if not update.keys() <= SessionUpdate.__optional_keys__:  # a typo must not pass unseen
+            unknown = update.keys() - SessionUpdate.__optional_keys__
             raise TypeError(f"append() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
         context = update.get("context")
         expected = update.get("expected_seq")
@@ -88,7 +92,7 @@ class SQLStore(ABC):
             delta = held is not None and expected == held.last_seq and extends(held.context, context)
             sent = list(context)[len(held.context) :] if held is not None and delta else list(context)
             context_json = _MESSAGES.dump_json(sent).decode()
-        rows = [(e.agent, e.kind, json.dumps(e.body, ensure_ascii=False)) for e in entries]
+        rows = [(e.agent, e.kind, _encode(e.body)) for e in entries]
         encoded = EncodedAppend(session_id, rows, update.get("active_agent"), context_json, expected, delta)
         try:
             last = await self._append(encoded)

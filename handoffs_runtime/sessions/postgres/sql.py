@@ -71,6 +71,43 @@ def fast_append_params(write: EncodedAppend, write_id: str, token: str) -> dict[
     }
 
 
+FAST_OPEN = f"""
+WITH me AS (
+    INSERT INTO holders (token, pid, host, expires_at)
+    VALUES (%(token)s, %(pid)s, %(host)s, now() + make_interval(secs => %(secs)s))
+    ON CONFLICT (token) DO UPDATE SET expires_at = excluded.expires_at
+    RETURNING 1
+), lease AS (
+    INSERT INTO leases (session_id, token) SELECT %(id)s, %(token)s FROM me
+    ON CONFLICT (session_id) DO NOTHING
+    RETURNING 1
+), made AS (
+    INSERT INTO sessions (id, active_agent, team, created_at, updated_at)
+    SELECT %(id)s, %(agent)s, %(team)s, {NOW}, {NOW} FROM lease
+    ON CONFLICT (id) DO UPDATE SET status = 'open'
+    RETURNING xmax = 0, {STATE_COLUMNS}
+)
+SELECT * FROM made"""
+"""Opening a session nobody holds as one statement: this store's holder renewed, the lease taken, the
+session created (or reopened) and read back; the first column says whether it was created. No row when
+someone (this store included) holds the lease already: then only the renewal was written, and the store's
+step by step claim decides (a live holder is refused, a lapsed one replaced)."""
+
+
+FAST_END = f"""
+WITH gone AS (
+    DELETE FROM leases WHERE session_id = %(id)s AND token = %(token)s
+        AND EXISTS (SELECT 1 FROM sessions WHERE id = %(id)s)
+    RETURNING 1
+)
+UPDATE sessions SET status = 'ended', updated_at = {NOW}
+WHERE id = %(id)s AND EXISTS (SELECT 1 FROM gone)
+RETURNING 1"""
+"""The end of a session as one statement: the lease is ours, so it is let go of and the session is marked
+ended; no row when the session or the lease is not (then nothing was written, and the store's step by step
+end says why)."""
+
+
 async def get_session(conn: Conn, retry: bool, session_id: str) -> SessionState:
     cursor = await conn.execute(f"SELECT {STATE_COLUMNS} FROM sessions WHERE id = %s", (session_id,))
     row = await cursor.fetchone()

@@ -42,12 +42,23 @@ from handoffs_runtime.sessions.effects import Effect, EffectKey, EffectStatus
 from handoffs_runtime.sessions.leases import LEASE_SECONDS, Holder
 from handoffs_runtime.sessions.outage import DELAYED, RECOVERED, DelayListener
 from handoffs_runtime.sessions.postgres import effects, leases, sql
+from handoffs_runtime.sessions.postgres.crossing import (
+    HUNG_SECONDS as HUNG_SECONDS,
+)
+from handoffs_runtime.sessions.postgres.crossing import (
+    LOCK_SECONDS,
+    STATEMENT_SECONDS,
+    Outage,
+    across,
+    is_outage,
+)
 from handoffs_runtime.sessions.postgres.schema import (
     DEFAULT_SCHEMA,
     check_readable,
     check_schema_name,
     migrate,
 )
+from handoffs_runtime.sessions.rows import state_from_row
 from handoffs_runtime.sessions.sql_store import EncodedAppend, SQLStore
 from handoffs_runtime.sessions.store import (
     SessionInfo,
@@ -55,20 +66,9 @@ from handoffs_runtime.sessions.store import (
     StoredEntry,
 )
 
-STATEMENT_SECONDS = 5.0
-"""The longest one statement runs on the server (``statement_timeout``) before it counts as an outage."""
-LOCK_SECONDS = 3.0
-"""The longest one statement waits for a lock another client holds (``lock_timeout``)."""
-HUNG_SECONDS = 2 * STATEMENT_SECONDS
-"""The longest one call waits for an answer at all: a server that hangs enforces no timeout of its own."""
-
 T = TypeVar("T")
 Conn = AsyncConnection[TupleRow]
 _log = logging.getLogger(__name__)
-
-
-class _Outage(Exception):
-    """The database could not be reached for one attempt; the caller's side decides whether to retry."""
 
 
 def describe_url(url: str) -> str:
@@ -81,17 +81,6 @@ def describe_url(url: str) -> str:
     return f"PostgreSQL database {name} on {parts.get('host') or 'localhost'}:{parts.get('port') or 5432}"
 
 
-def _is_outage(exc: BaseException) -> bool:
-    """A lost or refused connection, or a server shutting down: worth waiting for, unlike a bad query."""
-    if isinstance(exc, PoolTimeout):
-        return True
-    if not isinstance(exc, psycopg.OperationalError):
-        return False
-    state = exc.sqlstate
-    timed_out = ("55P03", "57014")  # lock_timeout, statement_timeout: the database is stuck, not wrong
-    return state is None or state.startswith("08") or state in ("57P01", "57P02", "57P03", *timed_out)
-
-
 SynchronousCommit = Literal["on", "remote_apply", "remote_write", "local", "off"]
 
 
@@ -100,17 +89,6 @@ def _options(schema: str, synchronous_commit: SynchronousCommit) -> str:
     commit returns (``synchronous_commit``, whatever the server's own default)."""
     bounds = f"-c statement_timeout={STATEMENT_SECONDS * 1000:.0f} -c lock_timeout={LOCK_SECONDS * 1000:.0f}"
     return f"-c search_path={schema} {bounds} -c synchronous_commit={synchronous_commit}"
-
-
-async def _bounded(call: Future[T]) -> T:
-    """``call``'s result, or an outage when the database has not answered within ``HUNG_SECONDS``."""
-    # Shielded: a caller cancelled (a server stopping) leaves its statement to finish on the store's
-    # loop, never cut mid-protocol on a connection the pool would then reuse; only a hung call is cut.
-    try:
-        return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(call)), HUNG_SECONDS)
-    except TimeoutError:  # the call is cancelled on the store's loop; its connection is not reused
-        call.cancel()
-        raise _Outage(f"no answer within {HUNG_SECONDS:g} s") from None
 
 
 class PostgresSessionStore(SQLStore):
@@ -223,8 +201,8 @@ class PostgresSessionStore(SQLStore):
             if self._closed:
                 raise StoreError(f"{self._where} is closed")
             try:
-                result = await _bounded(self._on_loop(self._guarded(fn, attempt > 0, *args)))
-            except _Outage as outage:
+                result = await across(self._loop, self._guarded(fn, attempt > 0, *args))
+            except Outage as outage:
                 now = time.monotonic()
                 waited_since = waited_since if waited_since is not None else started
                 if now - waited_since >= self._outage_seconds:
@@ -258,8 +236,8 @@ class PostgresSessionStore(SQLStore):
             async with pool.connection() as conn:
                 return await fn(conn, retry, *args)
         except (psycopg.Error, PoolTimeout) as exc:
-            if _is_outage(exc):
-                raise _Outage(_first_line(exc)) from exc
+            if is_outage(exc):
+                raise Outage(_first_line(exc)) from exc
             error = StoreError(f"{self._where}: {_first_line(exc)}")
             self.failure = self.failure or error
             raise error from exc
@@ -309,6 +287,17 @@ class PostgresSessionStore(SQLStore):
     async def _open_session(
         self, conn: Conn, retry: bool, session_id: str, agent: str, team: str
     ) -> tuple[SessionState, bool]:
+        """One statement, one round trip, when nobody holds the session; else step by step."""
+        if not retry:
+            me = self._holder
+            values = {"token": me.token, "pid": me.pid, "host": me.host, "secs": self._lease_seconds}
+            values |= {"id": session_id, "agent": agent, "team": team}
+            cursor = await conn.execute(sql.FAST_OPEN, values)
+            row = await cursor.fetchone()
+            if row is not None:
+                self._opened.add(session_id)
+                self._hold()
+                return state_from_row(row[1:]), bool(row[0])
         async with conn.transaction():
             await leases.claim(conn, session_id, self._holder, take_over=False, seconds=self._lease_seconds)
             cursor = await conn.execute(
@@ -391,6 +380,12 @@ class PostgresSessionStore(SQLStore):
         await self._call(session_id, self._end_session, session_id)
 
     async def _end_session(self, conn: Conn, retry: bool, session_id: str) -> None:
+        """One statement, one round trip, when the lease is ours; else step by step, which says why not."""
+        if not retry:
+            cursor = await conn.execute(sql.FAST_END, {"id": session_id, "token": self._holder.token})
+            if await cursor.fetchone() is not None:
+                self._opened.discard(session_id)
+                return
         async with conn.transaction():
             cursor = await conn.execute(
                 f"UPDATE sessions SET status = 'ended', updated_at = {sql.NOW} WHERE id = %s", (session_id,)

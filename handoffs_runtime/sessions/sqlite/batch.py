@@ -14,10 +14,10 @@ import asyncio
 import sqlite3
 import threading
 from collections.abc import Callable
-from concurrent.futures import Executor
 
 from handoffs_runtime.sessions.sql_store import EncodedAppend
 from handoffs_runtime.sessions.sqlite.connection import roll_back
+from handoffs_runtime.sessions.sqlite.thread import StoreThread
 
 Write = Callable[[sqlite3.Connection, EncodedAppend], int]
 """One append inside an open transaction, returning the session's last sequence number."""
@@ -30,10 +30,10 @@ _Waiting = tuple[EncodedAppend, "asyncio.Future[int]"]
 class GroupCommit:
     """The queue of appends waiting for the store's thread, and the writing of one batch on it."""
 
-    __slots__ = ("_executor", "_guard", "_lock", "_waiting", "_write")
+    __slots__ = ("_guard", "_lock", "_thread", "_waiting", "_write")
 
-    def __init__(self, executor: Executor, write: Write, guard: Guard) -> None:
-        self._executor = executor
+    def __init__(self, thread: StoreThread, write: Write, guard: Guard) -> None:
+        self._thread = thread
         self._write = write
         self._guard = guard
         self._lock = threading.Lock()
@@ -48,7 +48,7 @@ class GroupCommit:
             self._waiting.append((append, done))
             first = len(self._waiting) == 1
         if first:
-            self._executor.submit(self._flush, loop, conn)
+            self._thread.post(self._flush, loop, conn)
         return done
 
     def _flush(self, loop: asyncio.AbstractEventLoop, conn_of: Callable[[], sqlite3.Connection]) -> None:

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import os
 import secrets
 import sqlite3
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -29,6 +27,7 @@ from handoffs_runtime.sessions.sqlite.connection import (
     store_error,
 )
 from handoffs_runtime.sessions.sqlite.schema import READABLE_FROM, migrate, schema_version
+from handoffs_runtime.sessions.sqlite.thread import StoreThread
 from handoffs_runtime.sessions.store import (
     MEMORY,
     SessionInfo,
@@ -86,14 +85,14 @@ class SQLiteSessionStore(SQLStore):
         super().__init__(read_only=read_only, lease_seconds=lease_seconds)
         self.path = str(path)
         self._heartbeat = leases.Heartbeat(self._renew_soon, lease_seconds / 3)
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="handoffs-store")
+        self._thread = StoreThread("handoffs-store")
         self._shared = _Shared(where=f"session store {self.path}")
-        self._batch = GroupCommit(self._executor, self._append_rows, self._described)
+        self._batch = GroupCommit(self._thread, self._append_rows, self._described)
         connect = self._connect_read_only if read_only and self.path != MEMORY else self._connect
         try:
-            self._executor.submit(connect, timeout, synchronous).result()
+            self._thread.wait(connect, timeout, synchronous)
         except BaseException:
-            self._executor.shutdown(wait=True)
+            self._thread.stop()
             raise
 
     def __repr__(self) -> str:
@@ -170,7 +169,7 @@ class SQLiteSessionStore(SQLStore):
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
         if self._shared.closed:
             raise StoreError(f"{self._shared.where} is closed")
-        return await asyncio.wrap_future(self._executor.submit(self._guarded, fn, *args))
+        return await self._thread.call(self._guarded, fn, *args)
 
     def _guarded(self, fn: Callable[..., T], *args: Any) -> T:
         conn = self._conn()
@@ -202,7 +201,7 @@ class SQLiteSessionStore(SQLStore):
 
     def _renew_soon(self) -> None:
         """The heartbeat's beat: queue a renewal on the store's thread, without waiting for it."""
-        self._executor.submit(self._renew)
+        self._thread.post(self._renew)
 
     def _renew(self) -> None:
         conn = self._shared.conn
@@ -312,16 +311,16 @@ class SQLiteSessionStore(SQLStore):
             return
         self._shared.closed = True
         self._heartbeat.stop()  # quick: the heartbeat never waits for the store's thread
-        await asyncio.wrap_future(self._executor.submit(self._close_connection))
-        self._executor.shutdown(wait=True)
+        await self._thread.call(self._close_connection)
+        self._thread.stop()  # at once: nothing is queued after the close
 
     def close_now(self) -> None:
         """Close from code without an event loop (the command line)."""
         if not self._shared.closed:
             self._shared.closed = True
             self._heartbeat.stop()
-            self._executor.submit(self._close_connection).result()
-            self._executor.shutdown(wait=True)
+            self._thread.wait(self._close_connection)
+            self._thread.stop()
 
     def _close_connection(self) -> None:
         """Let go of this store's leases (so the next process need not wait), then close."""
