@@ -12,7 +12,7 @@ from autogen_core.models import AssistantMessage, UserMessage
 
 from handoffs_runtime import OfflineModel
 from handoffs_runtime.channels.memory import ScriptedChannel
-from handoffs_runtime.models.offline.model import ASK_CONFIRMATION
+from handoffs_runtime.confirmation import ASK_CONFIRMATION
 from handoffs_runtime.teams.orchestrator import orchestrator_team
 from handoffs_runtime.tools.sandbox.tool import SandboxLimits
 
