@@ -14,8 +14,6 @@ from typing import Any
 import pytest
 from autogen_core import CancellationToken
 from autogen_core.models import FunctionExecutionResultMessage
-from autogen_core.tools import ToolSchema
-from pydantic import BaseModel, ConfigDict, create_model
 
 from handoffs_runtime import TeamSpec, irreversible, requires_approval, tool_call
 from handoffs_runtime.agents.progress import REPEAT_NOTE
@@ -23,6 +21,7 @@ from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.models.scripted import ScriptedModel
 from handoffs_runtime.sessions.effects import ledger_of
 from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
+from handoffs_runtime.tools.schema import SchemaTool
 
 from . import airline_team
 from .airline_team import BOOKINGS
@@ -114,48 +113,24 @@ async def test_a_proposal_that_does_not_fit_is_told_to_the_model_and_nothing_is_
     assert texts(channel) == [(BOOKINGS, "Which date would you like to fly on instead?")]
 
 
-class RemoteChange:
+class RemoteChange(SchemaTool):
     """A tool another vendor describes only by its JSON schema (as an MCP server's is): its argument
     type accepts anything, so only the schema can say a proposal is wrong."""
 
-    name = "change_flight"
-    description = "Move a booking to another date."
-    schema = ToolSchema(
-        name="change_flight",
-        description="Move a booking to another date.",
-        parameters={
+    def __init__(self) -> None:
+        schema = {
             "type": "object",
             "properties": {"booking_ref": {"type": "string"}, "new_date": {"type": "string"}},
             "required": ["booking_ref", "new_date"],
-        },
-    )
-
-    def __init__(self) -> None:
+        }
+        super().__init__("change_flight", "Move a booking to another date.", schema)
         self.ran: list[Mapping[str, Any]] = []
-
-    def args_type(self) -> type[BaseModel]:
-        return create_model("change_flight_arguments", __config__=ConfigDict(extra="allow"))
-
-    def return_type(self) -> type[Any]:
-        return str
-
-    def state_type(self) -> type[BaseModel] | None:
-        return None
-
-    def return_value_as_string(self, value: Any) -> str:
-        return str(value)
 
     async def run_json(
         self, args: Mapping[str, Any], cancellation_token: CancellationToken, call_id: str | None = None
     ) -> Any:
         self.ran.append(args)
         return "changed"
-
-    async def save_state_json(self) -> Mapping[str, Any]:
-        return {}
-
-    async def load_state_json(self, state: Mapping[str, Any]) -> None:
-        return None
 
 
 async def test_a_tool_known_only_by_its_schema_is_checked_against_the_schema() -> None:

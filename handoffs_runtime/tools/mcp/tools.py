@@ -28,12 +28,11 @@ import json
 import logging
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 import mcp_types
 from autogen_core import CancellationToken
-from autogen_core.tools import ParametersSchema, Tool, ToolSchema
-from pydantic import BaseModel, ConfigDict, create_model
+from autogen_core.tools import Tool
 
 from handoffs_runtime.errors import HandoffsError, TeamConfigError
 from handoffs_runtime.messages import Notice
@@ -42,6 +41,7 @@ from handoffs_runtime.tools.context import current_tool_context
 from handoffs_runtime.tools.effects import irreversible
 from handoffs_runtime.tools.mcp.connection import McpConnection, McpServerDown, connection
 from handoffs_runtime.tools.mcp.server import McpServer
+from handoffs_runtime.tools.schema import SchemaTool
 
 logger = logging.getLogger("handoffs_runtime.mcp")
 
@@ -58,18 +58,13 @@ class McpToolError(HandoffsError):
     """An MCP tool answered with an error; the model reads it as the call's error result."""
 
 
-class McpTool:
+class McpTool(SchemaTool):
     """One tool of an MCP server, called through this process's connection to it."""
 
     def __init__(self, conn: McpConnection, remote: mcp_types.Tool, *, name: str) -> None:
+        super().__init__(name, remote.description or remote.title or remote.name, remote.input_schema)
         self._conn = conn
         self._remote_name = remote.name
-        self._name = name
-        self._description = remote.description or remote.title or remote.name
-        parameters = dict(remote.input_schema)
-        parameters.setdefault("properties", {})
-        self._parameters = cast(ParametersSchema, parameters)
-        self._args = create_model(f"{name}_arguments", __config__=ConfigDict(extra="allow"))
 
     @property
     def server(self) -> McpServer:
@@ -79,30 +74,6 @@ class McpTool:
     def remote_name(self) -> str:
         """The tool's name on its server (``name`` may carry a prefix)."""
         return self._remote_name
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def description(self) -> str:
-        return self._description
-
-    @property
-    def schema(self) -> ToolSchema:
-        return ToolSchema(name=self._name, description=self._description, parameters=self._parameters)
-
-    def args_type(self) -> type[BaseModel]:
-        return self._args
-
-    def return_type(self) -> type[Any]:
-        return str
-
-    def state_type(self) -> type[BaseModel] | None:
-        return None
-
-    def return_value_as_string(self, value: Any) -> str:
-        return str(value)
 
     async def run_json(
         self, args: Mapping[str, Any], cancellation_token: CancellationToken, call_id: str | None = None
@@ -121,12 +92,6 @@ class McpTool:
         if result.is_error:
             raise McpToolError(text or f"{self._remote_name} failed")
         return text
-
-    async def save_state_json(self) -> Mapping[str, Any]:
-        return {}
-
-    async def load_state_json(self, state: Mapping[str, Any]) -> None:
-        return None
 
 
 def result_text(result: mcp_types.CallToolResult) -> str:
