@@ -59,14 +59,19 @@ def _statements(log: Path, start: int, end: int) -> list[str]:
     return [line for line in lines if _STATEMENT.search(line)]
 
 
-async def test_a_postgresql_turn_is_two_round_trips(postgres_server: PostgresServer) -> None:
-    """The server logs every statement of the session's database; a turn (the person's message stored,
-    the reply stored) is two statements, each its own round trip, and a handoff adds one."""
+async def _logged_store(postgres_server: PostgresServer) -> PostgresSessionStore:
+    """A store on a fresh database whose every statement the server logs."""
     url = fresh_database(postgres_server)
     name = url.rsplit("/", 1)[1]
     with psycopg.connect(postgres_server.url, autocommit=True) as conn:
         conn.execute(f"ALTER DATABASE {name} SET log_statement = 'all'".encode())
-    store = await asyncio.to_thread(PostgresSessionStore, url, lease_seconds=600)  # no heartbeat meanwhile
+    return await asyncio.to_thread(PostgresSessionStore, url, lease_seconds=600)  # no heartbeat meanwhile
+
+
+async def test_a_postgresql_turn_is_two_round_trips(postgres_server: PostgresServer) -> None:
+    """The server logs every statement of the session's database; a turn (the person's message stored,
+    the reply stored) is two statements, each its own round trip, and a handoff adds one."""
+    store = await _logged_store(postgres_server)
     log = postgres_server.folder / "log"
     channel = MarkingChannel(log, ["hello", "skates please", "thanks"])
     triage = ScriptedModel(["Hi, how can I help?", [tool_call("transfer_to_sales_agent")]])
@@ -86,11 +91,7 @@ async def test_opening_a_new_postgresql_session_and_ending_it_are_one_statement_
     postgres_server: PostgresServer,
 ) -> None:
     """Nobody holds a new session and this store holds the one it ends: one round trip each."""
-    url = fresh_database(postgres_server)
-    name = url.rsplit("/", 1)[1]
-    with psycopg.connect(postgres_server.url, autocommit=True) as conn:
-        conn.execute(f"ALTER DATABASE {name} SET log_statement = 'all'".encode())
-    store = await asyncio.to_thread(PostgresSessionStore, url, lease_seconds=600)  # no heartbeat meanwhile
+    store = await _logged_store(postgres_server)
     log = postgres_server.folder / "log"
     start = log.stat().st_size
     state, created = await store.open_session("s1", agent="TriageAgent", team="acme")
