@@ -45,7 +45,10 @@ def test_unreachable_model_configuration_is_a_clear_error() -> None:
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-def test_ctrl_c_ends_the_session_cleanly() -> None:
+@pytest.mark.parametrize("inherited", [signal.SIG_DFL, signal.SIG_IGN], ids=["default", "ignored"])
+def test_ctrl_c_ends_the_session_cleanly(inherited: signal.Handlers) -> None:
+    """Also when the chat starts with SIGINT ignored, as a script's background job does: a SIGINT sent
+    on purpose ends it (it used to wait for its input forever)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "HANDOFFS_"))}
     proc = subprocess.Popen(
         [sys.executable, "-m", "handoffs_runtime", "chat"],
@@ -54,6 +57,7 @@ def test_ctrl_c_ends_the_session_cleanly() -> None:
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, inherited),
     )
     assert proc.stdout is not None and proc.stdin is not None
     for _ in range(2):  # banner and session line: the chat is up and waiting for input

@@ -49,7 +49,15 @@ def _matched_classes(method: object) -> set[str]:
 
 def test_the_turn_end_union_is_closed_and_each_agent_matches_all_of_it() -> None:
     members = {kind.__name__ for kind in get_args(TurnEnd)}
-    assert members == {"Replied", "HandedOff", "LoopStopped", "ModelFailed", "OutOfRounds", "OverBudget"}
+    assert members == {
+        "Replied",
+        "HandedOff",
+        "LoopStopped",
+        "ModelFailed",
+        "OutOfRounds",
+        "OverBudget",
+        "OutOfTime",
+    }
     ends = {kind.__name__ for kind in turn._Ended.__subclasses__()}
     assert ends == members  # no kind of end outside the union
     assert _matched_classes(AIAgent._turn) == members

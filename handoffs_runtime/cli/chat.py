@@ -30,7 +30,7 @@ from handoffs_runtime.cli.options import (
     open_store,
     team_from_option,
 )
-from handoffs_runtime.cli.process import quiet_grpc
+from handoffs_runtime.cli.process import interruptible, quiet_grpc
 from handoffs_runtime.distributed.frontend import chat_remote
 from handoffs_runtime.distributed.options import Address
 from handoffs_runtime.errors import DistributedError, OtherTeamError, SessionTakenOverError
@@ -155,6 +155,7 @@ def _front_end(args: argparse.Namespace, team: TeamSpec, channel: ConsoleChannel
 
 def _converse(conversation: Coroutine[Any, Any, object], channel: ConsoleChannel, store: OpenedStore) -> int:
     """Run the conversation until it ends or Ctrl-C; the store is closed either way."""
+    interruptible()
     try:
         asyncio.run(conversation)
     except KeyboardInterrupt:

@@ -1,4 +1,4 @@
-"""What the long-running commands (``host``, ``worker``, ``chat --host``) share as processes.
+"""What the long-running commands (``host``, ``worker``, ``chat``) share as processes.
 
 They end cleanly on a signal, and gRPC's own log lines stay out of the way; the servers (``serve``,
 ``a2a serve``) stop on a signal the same way and close their store."""
@@ -11,6 +11,7 @@ import contextlib
 import os
 import signal
 import sys
+import threading
 from collections.abc import Coroutine
 from typing import Any
 
@@ -21,6 +22,17 @@ def quiet_grpc(args: argparse.Namespace) -> None:
     """gRPC's own log lines (a failed TLS handshake, ...) would bury the one line we print."""
     if getattr(args, "verbose", 0) < 2:
         os.environ.setdefault("GRPC_VERBOSITY", "NONE")
+
+
+def interruptible() -> None:
+    """SIGINT ends a conversation (``session ended (interrupted)``) even when the process started with it
+    ignored, as a script's background job does: a ``kill -INT`` sent on purpose is obeyed, as the servers
+    obey it (:func:`stop_on_signals`). Only from the main thread, where signals are handled."""
+    if (
+        signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+        and threading.current_thread() is threading.main_thread()
+    ):
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def run_until_signal(main: Coroutine[Any, Any, None]) -> None:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, NoReturn
 from handoffs_runtime.channels.base import is_exit
 from handoffs_runtime.cli import options
 from handoffs_runtime.cli.options import Subcommands
-from handoffs_runtime.cli.process import run_until_signal
+from handoffs_runtime.cli.process import interruptible, run_until_signal
 from handoffs_runtime.errors import DistributedError, HandoffsError
 from handoffs_runtime.messages import USER_PROMPT
 from handoffs_runtime.team.spec import TeamSpec
@@ -121,6 +121,7 @@ def chat(args: argparse.Namespace, team: TeamSpec) -> int:
         check_session_id(session)
     except ValueError as exc:
         raise DistributedError(f"--session: {exc}") from exc
+    interruptible()
     try:
         status = asyncio.run(_converse(cluster, team, session))
     except KeyboardInterrupt:
