@@ -61,6 +61,13 @@ CONFIRMED = [
     ),
     pytest.param(
         clinic_team.clinic_team,
+        ["I'd like to book an appointment with Dr Patel on 12 March", "no, the 14th"],
+        "date “12 March”",
+        ("book_appointment", {"doctor_name": "Dr Patel", "date": "14 March"}),
+        id="a correction on the team file's team too",
+    ),
+    pytest.param(
+        clinic_team.clinic_team,
         ["please refund my payment on invoice INV-204", "42.50 pounds"],
         "Which amount?",
         ("refund_payment", {"invoice_number": "INV-204", "amount": 42.5}),
