@@ -220,7 +220,11 @@ async def test_a_failed_call_makes_the_turn_forget_what_it_remembered() -> None:
     assert (await guard.run(ask, run("server_pid", "100"))).content == "100"
     again = await guard.run(ask, run("server_pid", "never run"))
     assert REPEAT_NOTE.format(name="server_pid") in again.content  # remembered while nothing failed
+    bad = FunctionCall(id="3", name="change_flight", arguments='{"booking_ref": 1}')
+    await guard.run(bad, run("change_flight", "Error: invalid arguments", is_error=True), ran=False)
+    kept = await guard.run(ask, run("server_pid", "never run either"))
+    assert REPEAT_NOTE.format(name="server_pid") in kept.content  # a refusal changed nothing
     crash = FunctionCall(id="2", name="crash", arguments="{}")
     await guard.run(crash, run("crash", "Error: the server stopped", is_error=True))
     assert (await guard.run(ask, run("server_pid", "200"))).content == "200"
-    assert runs == ["server_pid", "crash", "server_pid"]
+    assert runs == ["server_pid", "change_flight", "crash", "server_pid"]

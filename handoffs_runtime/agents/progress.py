@@ -72,8 +72,10 @@ class ProgressGuard:
         self._seen: set[tuple[str, str]] = set()
         self._stale = 0
 
-    async def run(self, call: FunctionCall, run: Run) -> FunctionExecutionResult:
-        """``call``'s result: from ``run`` the first time, from memory (with a note) after."""
+    async def run(self, call: FunctionCall, run: Run, *, ran: bool = True) -> FunctionExecutionResult:
+        """``call``'s result: from ``run`` the first time, from memory (with a note) after. ``ran=False``:
+        ``run`` only words a refusal (a proposal checked before anything ran), which changes nothing the
+        tools see, so a failure of it forgets nothing."""
         key = (call.name, normalised_arguments(call.arguments))
         first = self._runs.get(key)
         if first is None:
@@ -87,7 +89,7 @@ class ProgressGuard:
                 future.exception()  # retrieved here: nobody else may be waiting
                 raise
             future.set_result(result)
-            if result.is_error:
+            if result.is_error and ran:
                 self._forget(key)
             return result
         earlier = await asyncio.shield(first)

@@ -384,7 +384,7 @@ class ToolLoop:
         if call.name in self.asking:
             refused = refusal(tool, call, self.name, context.session_id)
             if refused is not None:  # a repeat of it is answered from memory, as a failed call is
-                return await guard.run(call, partial(answered, refused))
+                return await guard.run(call, partial(answered, refused), ran=False)
         if once is not None and call.name in self.irreversible:
             return await once.run(tool, call, lambda: run(tool, call, context, cancellation_token))
         return await guard.run(call, lambda: run(tool, call, context, cancellation_token))
