@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from autogen_core.models import UserMessage
 
-from handoffs_runtime import AgentSpec, TeamSpec, ask_person, irreversible, tool_call
+from handoffs_runtime import AgentSpec, OfflineModel, TeamSpec, ask_person, irreversible, tool_call
 from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.models.scripted import ScriptedModel
 from handoffs_runtime.sessions.effects import EffectKey
@@ -23,7 +23,7 @@ from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
 from handoffs_runtime.sessions.store import entry_for_message, notice_entry
 from handoffs_runtime.tools.context import current_tool_context
 
-from .support import emptied_around_each_test, notices, questions, results, run_sessions
+from .support import emptied_around_each_test, notices, questions, results, run_sessions, texts
 
 ORDERS: list[tuple[str, str | None]] = []
 """Every order placed: (item, the idempotency key it carried)."""
@@ -192,3 +192,16 @@ def test_the_person_reads_an_unsettled_action_in_words_not_as_a_tool_call() -> N
     key = EffectKey("s", 3, "execute_order", '{"price":100,"product":"rocket skates"}')
     assert key.described == "execute order with price 100 and product “rocket skates”"
     assert "{" not in key.described and "_" not in key.described
+
+
+async def test_the_offline_model_tells_the_person_an_unknown_outcome_in_plain_words(
+    store: SQLiteSessionStore,
+) -> None:
+    """Found pending on a redelivered turn, the offline model says what the person may know, not the
+    runtime's instruction to the model (``Tell the person exactly that``)."""
+    await _crashed_earlier(store, turn=3)  # the "yes" (seq 3, after the proposal) ran it, then the crash
+    channel = ScriptedChannel.for_sessions({"s1": ["buy an anvil", "yes"]})
+    await run_sessions(shop(), channel, model=OfflineModel(), store=store)
+    [_, (_, reply)] = texts(channel)
+    assert ORDERS == [] and "may or may not have happened" in reply, reply
+    assert "Tell" not in reply and "tell the person" not in reply, reply

@@ -243,13 +243,23 @@ class OfflineModel(LocalModel):
                     arguments.update(read.values)
                 return [tool_call(tool["name"], arguments)]
             if result.is_error:
-                return f"Sorry, {args.humanize(tool['name'])} did not work: {result.content}"
-        steps = [f"{args.humanize(t['name'])} → {talk.results[t['name']].content}" for t in plan]
+                return f"Sorry, {args.humanize(tool['name'])} did not work: {_for_person(result.content)}"
+        steps = [f"{args.humanize(t['name'])} → {_for_person(talk.results[t['name']].content)}" for t in plan]
         done = "; ".join(steps)
         return f"Done: {done}" + ("" if done.endswith((".", "!", "?")) else ".") if steps else "Done."
 
 
 _DECLINED = "All right, I won't. Is there anything else I can help with?"
+
+
+_TO_THE_MODEL = re.compile(r"\s*(?:Do not call|Tell (?:the person|them))[^.]*\.")
+
+
+def _for_person(result: str) -> str:
+    """A tool result as the person may read it: without the sentences the runtime wrote for the model
+    (``Tell the person ...``, ``Do not call it again ...``), which a language model obeys and does not
+    repeat."""
+    return _TO_THE_MODEL.sub("", result).strip() or result
 
 
 def _hand_over(handoff: ToolSchema, clause: str, request: str) -> FunctionCall:
