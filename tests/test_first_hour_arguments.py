@@ -37,43 +37,49 @@ def ran() -> list[Done]:
     return [*airline_team.done, *clinic_team.done]
 
 
-CONFIRMED = [
-    pytest.param(
-        airline_team.airline_team,
+AIRLINE, CLINIC = airline_team.airline_team, clinic_team.clinic_team
+
+
+def change(ref: str, date: str) -> Done:
+    return ("change_flight", {"booking_ref": ref, "new_date": date})
+
+
+def book(doctor: str, date: str) -> Done:
+    return ("book_appointment", {"doctor_name": doctor, "date": date})
+
+
+CONFIRMED = {
+    "airline: each argument from its own words": (
+        AIRLINE,
         ["Could you move booking SKY456 to the 20th of December?"],
         None,
-        ("change_flight", {"booking_ref": "SKY456", "new_date": "20 December"}),
-        id="airline: each argument from its own words",
+        change("SKY456", "20 December"),
     ),
-    pytest.param(
-        clinic_team.clinic_team,
+    "clinic: dates and people": (
+        CLINIC,
         ["I'd like to book an appointment with Dr Patel on 12 March"],
         None,
-        ("book_appointment", {"doctor_name": "Dr Patel", "date": "12 March"}),
-        id="clinic: dates and people",
+        book("Dr Patel", "12 March"),
     ),
-    pytest.param(
-        airline_team.airline_team,
+    "a correction changes the argument and asks again": (
+        AIRLINE,
         ["Please change booking SKY456 to 20 December", "no, the 21st"],
         "new date “20 December”",
-        ("change_flight", {"booking_ref": "SKY456", "new_date": "21 December"}),
-        id="a correction changes the argument and asks again",
+        change("SKY456", "21 December"),
     ),
-    pytest.param(
-        clinic_team.clinic_team,
+    "a correction on the team file's team too": (
+        CLINIC,
         ["I'd like to book an appointment with Dr Patel on 12 March", "no, the 14th"],
         "date “12 March”",
-        ("book_appointment", {"doctor_name": "Dr Patel", "date": "14 March"}),
-        id="a correction on the team file's team too",
+        book("Dr Patel", "14 March"),
     ),
-    pytest.param(
-        clinic_team.clinic_team,
+    "an amount is asked for, never guessed": (
+        CLINIC,
         ["please refund my payment on invoice INV-204", "42.50 pounds"],
         "Which amount?",
         ("refund_payment", {"invoice_number": "INV-204", "amount": 42.5}),
-        id="an amount is asked for, never guessed",
     ),
-]
+}
 """Each team, what the person says (then "yes"), what the team said before its confirmation (``asked``,
 when it asked something), and what then runs: the confirmation names each of its arguments."""
 
@@ -91,7 +97,7 @@ def named(arguments: dict[str, object]) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize(("team", "said", "asked", "done"), CONFIRMED)
+@pytest.mark.parametrize(("team", "said", "asked", "done"), CONFIRMED.values(), ids=CONFIRMED)
 async def test_each_argument_is_read_from_the_words_and_named_in_the_confirmation(
     team: Callable[[], TeamSpec], said: list[str], asked: str | None, done: Done
 ) -> None:

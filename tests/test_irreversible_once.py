@@ -4,13 +4,11 @@ again. Real runtime, real tools asking through the channel; the model is scripte
 
 from __future__ import annotations
 
-from autogen_core.models import FunctionExecutionResultMessage
-
 from handoffs_runtime import AgentSpec, TeamSpec, ask_person, irreversible, requires_approval, tool_call
 from handoffs_runtime.channels.memory import ScriptedChannel
 from handoffs_runtime.models.scripted import ScriptedModel
 
-from .support import emptied_around_each_test, run_sessions, texts
+from .support import emptied_around_each_test, questions, results, run_sessions, texts
 
 ORDERS: list[str] = []
 
@@ -42,16 +40,6 @@ def order(item: str, **more: object) -> object:
     return tool_call("place_order", {"item": item, **more})
 
 
-def last_results(model: ScriptedModel, call: int) -> list[str]:
-    message = model.calls[call][0][-1]
-    assert isinstance(message, FunctionExecutionResultMessage)
-    return [r.content for r in message.content]
-
-
-def questions(channel: ScriptedChannel) -> list[str]:
-    return [prompt for _, prompt in channel.asked["s1"] if prompt != "you"]
-
-
 async def test_a_second_identical_irreversible_call_after_a_success_is_refused() -> None:
     same_again = tool_call("place_order", '{"copies": 1,  "item": "anvil"}')  # other spacing and order
     model = ScriptedModel([[order("anvil")], [order("anvil")], [same_again, order("anvil")], "Done."])
@@ -59,11 +47,11 @@ async def test_a_second_identical_irreversible_call_after_a_success_is_refused()
     await run_sessions(shop(), channel, model=model)
     assert ORDERS == ["anvil"]  # one order, however often the model asked for it
     assert questions(channel) == ["Order 1 x anvil? y/n"]  # and one confirmation
-    assert last_results(model, 1) == ["Ordered 1 x anvil."]
-    [again] = last_results(model, 2)
+    assert results(model, 1) == ["Ordered 1 x anvil."]
+    [again] = results(model, 2)
     assert again.startswith("Not run again: place_order already ran with these arguments in this turn")
     assert "Ordered 1 x anvil." in again and "tell the person it is done" in again
-    assert last_results(model, 3) == [again, again]  # beside each other in one response too
+    assert results(model, 3) == [again, again]  # beside each other in one response too
     assert texts(channel) == [("Shop", "Done.")]
 
 
@@ -75,10 +63,10 @@ async def test_a_declined_irreversible_call_is_not_proposed_again_in_the_turn() 
     channel = ScriptedChannel.for_sessions({"s1": ["buy an anvil", "no"]})
     await run_sessions(shop(), channel, model=model)
     assert questions(channel) == ["Order 1 x anvil? y/n"]  # neither the same again nor two copies
-    assert last_results(model, 1) == ["Nothing was ordered."]
-    [declined] = last_results(model, 2)
+    assert results(model, 1) == ["Nothing was ordered."]
+    [declined] = results(model, 2)
     assert declined.startswith("Error: not asked again: the person declined place_order")
-    [other] = last_results(model, 3)
+    [other] = results(model, 3)
     assert other.startswith("Error: not asked again: the person declined place_order earlier in this turn")
     assert ORDERS == []
 
@@ -90,8 +78,8 @@ async def test_a_refused_approval_counts_as_declined() -> None:
     channel = ScriptedChannel.for_sessions({"s1": ["cancel my anvil", "no"]})
     await run_sessions(shop(tool), channel, model=model)
     assert questions(channel) == ['Allow cancel_order(item="anvil")? y/n']
-    assert last_results(model, 1) == ["Refused: the customer did not approve running cancel_order."]
-    [declined] = last_results(model, 2)
+    assert results(model, 1) == ["Refused: the customer did not approve running cancel_order."]
+    [declined] = results(model, 2)
     assert declined.startswith("Error: not asked again: the person declined cancel_order")
 
 
@@ -108,5 +96,5 @@ async def test_a_call_that_failed_may_be_tried_again() -> None:
     model = ScriptedModel([[bad], [good], "Done."])
     channel = ScriptedChannel.for_sessions({"s1": ["buy anvils", "yes"]})
     await run_sessions(shop(), channel, model=model)
-    assert last_results(model, 1)[0].startswith("Error: invalid arguments for place_order")
+    assert results(model, 1)[0].startswith("Error: invalid arguments for place_order")
     assert ORDERS == ["anvil"]

@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 from autogen_core import CancellationToken
-from autogen_core.models import FunctionExecutionResultMessage
 
 from handoffs_runtime import TeamSpec, irreversible, requires_approval, tool_call
 from handoffs_runtime.agents.progress import REPEAT_NOTE
@@ -25,7 +24,7 @@ from handoffs_runtime.tools.schema import SchemaTool
 
 from . import airline_team
 from .airline_team import BOOKINGS
-from .support import run_sessions, texts
+from .support import questions, results, run_sessions, texts
 
 ASKED = "Could you move booking SKY456 to the 20th of December?"
 
@@ -50,16 +49,6 @@ def bookings_first(*, approved: bool = False) -> TeamSpec:
 
 def change(**arguments: object) -> list[object]:
     return [tool_call("change_flight", arguments)]
-
-
-def results(model: ScriptedModel, call: int) -> list[str]:
-    message = model.calls[call][0][-1]
-    assert isinstance(message, FunctionExecutionResultMessage)
-    return [r.content for r in message.content]
-
-
-def questions(channel: ScriptedChannel) -> list[str]:
-    return [prompt for _, prompt in channel.asked["s1"] if prompt != "you"]
 
 
 async def test_an_argument_the_tool_does_not_take_is_not_put_to_the_person() -> None:

@@ -80,8 +80,8 @@ class StepActivities:
             outcome.target,
             outcome.question,
             outcome.person,
-            outcome.usage.to_json(),
-            outcome.turn_spent,
+            usage=outcome.usage.to_json(),
+            turn_spent=outcome.turn_spent,
         )
 
 

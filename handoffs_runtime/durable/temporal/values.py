@@ -94,20 +94,27 @@ class SaidRequest:
     expected_seq: int
 
 
+@dataclass(kw_only=True)
+class Spent:
+    """What the turn has spent so far, carried from step to step: the session's tokens, and the seconds
+    of the turn's deadline (``TeamPolicy.turn_deadline``) before a step, or after it for a handoff's
+    target."""
+
+    usage: Tokens = field(default_factory=dict)
+    turn_spent: float = 0.0
+
+
 @dataclass
-class StepInput:
+class StepInput(Spent):
     session_id: str
     agent: str
     expected_seq: int
     path: list[str]
     answers: list[list[str]]
-    usage: Tokens = field(default_factory=dict)
-    turn_spent: float = 0.0
-    """Seconds of the turn's deadline (``TeamPolicy.turn_deadline``) spent before this step."""
 
 
 @dataclass
-class StepResult:
+class StepResult(Spent):
     kind: str
     agent: str
     seq: int
@@ -115,9 +122,6 @@ class StepResult:
     target: str = ""
     question: str = ""
     person: str = "customer"
-    usage: Tokens = field(default_factory=dict)
-    turn_spent: float = 0.0
-    """After a handoff: the seconds of the turn's deadline spent so far, for the target's step."""
 
 
 @dataclass

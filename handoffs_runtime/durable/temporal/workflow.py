@@ -133,7 +133,9 @@ class SessionWorkflow:
             )
         answered = Answered(said.message_id)
         for _ in range(self._input.max_hops):
-            step = StepInput(self._input.session_id, agent, state.seq, path, answers, state.usage, spent)
+            step = StepInput(
+                self._input.session_id, agent, state.seq, path, answers, usage=state.usage, turn_spent=spent
+            )
             result = await self._step(step)
             state.seq, state.usage = result.seq, result.usage
             answered.lines += result.lines
