@@ -63,6 +63,7 @@ logger = logging.getLogger("autogen_core")
 event_logger = logging.getLogger("autogen_core.events")
 
 _SILENT_PROVIDERS = (NoOpTracerProvider, ProxyTracerProvider)
+INFO = logging.INFO
 
 
 _NODE_MASK = (1 << 48) - 1
@@ -73,15 +74,6 @@ def _uuid_prefix() -> str:
     every message id parses as a UUID (``uuid.UUID(id).version == 4``) and is unique per runtime."""
     text = str(uuid.uuid4())
     return text[:-12]
-
-
-def _global_tracer_provider_set() -> bool:
-    """Whether OpenTelemetry has a real global tracer provider (``get_tracer_provider`` reads the environment
-    on every call while none is set; the module global says the same without that cost)."""
-    provider = getattr(otel_trace, "_TRACER_PROVIDER", _UNKNOWN)
-    if provider is _UNKNOWN:  # a future opentelemetry without the global: ask the public way
-        provider = get_tracer_provider()
-    return provider is not None and not isinstance(provider, _SILENT_PROVIDERS)
 
 
 _QUEUE_INTERNALS = ("_queue", "_is_shutdown", "_unfinished_tasks", "_finished")
@@ -144,12 +136,18 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
 
     def observed(self) -> bool:
         """Whether anyone could see the spans or log records that the short path leaves out."""
-        return (
+        if (
             self._always_observed
             or logger.isEnabledFor(logging.INFO)
             or event_logger.isEnabledFor(logging.INFO)
-            or _global_tracer_provider_set()
-        )
+        ):
+            return True
+        # Whether OpenTelemetry has a real global tracer provider: ``get_tracer_provider`` reads the
+        # environment on every call while none is set; the module global says the same without that cost.
+        provider = getattr(otel_trace, "_TRACER_PROVIDER", _UNKNOWN)
+        if provider is _UNKNOWN:  # a future opentelemetry without the global: ask the public way
+            provider = get_tracer_provider()
+        return provider is not None and not isinstance(provider, _SILENT_PROVIDERS)
 
     async def publish_message(
         self,
@@ -249,7 +247,7 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
                 )
                 agent = agents.get(agent_id)
                 if agent is None:
-                    agent = await self._get_agent(agent_id)
+                    agent = await self._instantiate(agent_id)
                 deliveries.append(self._deliver(agent, message, context))
             if len(deliveries) == 1:  # this task is already the delivery's own task
                 await deliveries[0]
@@ -326,6 +324,23 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
         agent_type = await super().register_factory(type, agent_factory, expected_class=expected_class)
         self._unwrapped[self._agent_factories[agent_type.type]] = (agent_factory, expected_class)
         return agent_type
+
+    async def _get_agent(self, agent_id: AgentId) -> Agent:
+        """The stock version, with one lookup of the instances where it makes two (an agent id's hash is
+        Python code)."""
+        agent = self._instantiated_agents.get(agent_id)
+        if agent is not None:
+            return agent
+        return await self._instantiate(agent_id)
+
+    async def _instantiate(self, agent_id: AgentId) -> Agent:
+        """Build and keep the agent ``agent_id``, which has no instance yet (as the stock ``_get_agent``)."""
+        agent_factory = self._agent_factories.get(agent_id.type)
+        if agent_factory is None:
+            raise LookupError(f"Agent with name {agent_id.type} not found.")
+        agent = await self._invoke_agent_factory(agent_factory, agent_id)
+        self._instantiated_agents[agent_id] = agent
+        return agent
 
     async def _invoke_agent_factory(
         self,
