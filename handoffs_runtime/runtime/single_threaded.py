@@ -92,8 +92,9 @@ def _admitted_past(queue: Any) -> bool:
     (``stop_when_idle``) waits for its delivery, which marks it done."""
     if queue._queue or queue._is_shutdown:
         return False
+    if queue._unfinished_tasks == 0:  # else clear already: the queue sets it only when none is unfinished
+        queue._finished.clear()
     queue._unfinished_tasks += 1
-    queue._finished.clear()
     return True
 
 
@@ -366,7 +367,7 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
             agent = agent_factory()  # type: ignore[call-arg]
             if type(agent) is not expected and inspect.isawaitable(agent):
                 agent = await agent
-            if expected is not None and not issubclass(type(agent), expected):
+            if expected is not None and type(agent) is not expected and not issubclass(type(agent), expected):
                 raise ValueError(
                     f"Factory registered using the wrong type: expected {expected.__name__}, "
                     f"got {type(agent).__name__}"
