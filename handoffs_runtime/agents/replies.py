@@ -26,12 +26,13 @@ from handoffs_runtime.text import well_formed
 logger = logging.getLogger("handoffs_runtime")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ToolCalls:
     """A response's well-formed tool calls, with the text the model wrote next to them, if any.
 
     That text (``CreateResult.thought``, or text parts beside the calls) is often meant for the person
-    ("Let me pass you to sales"); it travels in the conversation as the call message's ``thought``.
+    ("Let me pass you to sales"); it travels in the conversation as the call message's ``thought``. Not
+    changed once built, but not frozen: one is built for every response with calls (see :mod:`.turn`).
     """
 
     calls: list[FunctionCall]
