@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 from dataclasses import FrozenInstanceError
 
 import pytest
@@ -13,6 +15,7 @@ from handoffs_runtime import AgentResponse, HandoffEvent, UserLogin, UserTask
 from handoffs_runtime.agents import AIAgent, UserAgent
 from handoffs_runtime.agents.routing import SessionAgent
 from handoffs_runtime.messages import agent_response, user_task
+from handoffs_runtime.tools.context import ToolContext, TurnTally
 from handoffs_runtime.topics import known_agent_id, session_topic
 from handoffs_runtime.usage import Usage
 
@@ -157,3 +160,17 @@ def test_the_shortcuts_build_what_model_construct_builds() -> None:
         assert fast.model_fields_set == constructed.model_fields_set
         assert (fast.__pydantic_extra__, fast.__pydantic_private__) == (None, None)
         assert fast.model_dump_json() == constructed.model_dump_json()
+
+
+def test_a_tool_context_is_built_as_the_dataclass_would_build_it() -> None:
+    """``ToolContext`` writes its fields itself (one is built per turn): its parameters are the dataclass's
+    fields, in order, with their defaults, and it stays frozen."""
+    assert list(inspect.signature(ToolContext).parameters) == [
+        f.name for f in dataclasses.fields(ToolContext)
+    ]
+    context = ToolContext("s1", "Sales", None)
+    assert (context.runtime, context.agent_id, context.depth) == (None, None, 0)
+    assert context.tally == TurnTally() and context.tally is not ToolContext("s1", "Sales", None).tally
+    assert dataclasses.replace(context, depth=1) == ToolContext("s1", "Sales", None, depth=1)
+    with pytest.raises(FrozenInstanceError):
+        context.depth = 1  # type: ignore[misc]
