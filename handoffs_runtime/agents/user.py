@@ -374,7 +374,8 @@ class UserAgent(SessionAgent):
             return False
         said = UserMessage(content=text, source=config.name)
         while True:  # a handover under way: the message waits for the agent that takes over
-            await self._settled.wait()
+            if not self._settled.is_set():  # else no wait, and no coroutine for it
+                await self._settled.wait()
             async with self._in_order:
                 turn = self._next
                 if turn is None:  # not reached: every turn is opened with what it continues
