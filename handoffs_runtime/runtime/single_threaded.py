@@ -64,6 +64,9 @@ event_logger = logging.getLogger("autogen_core.events")
 
 _SILENT_PROVIDERS = (NoOpTracerProvider, ProxyTracerProvider)
 INFO = logging.INFO
+_LOG_CACHE: dict[int, bool] = getattr(logger, "_cache", {})
+_EVENT_LOG_CACHE: dict[int, bool] = getattr(event_logger, "_cache", {})
+"""``isEnabledFor``'s answers by level, which ``logging`` keeps per logger (none: always asked)."""
 
 
 _NODE_MASK = (1 << 48) - 1
@@ -137,11 +140,17 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
 
     def observed(self) -> bool:
         """Whether anyone could see the spans or log records that the short path leaves out."""
-        if (
-            self._always_observed
-            or logger.isEnabledFor(logging.INFO)
-            or event_logger.isEnabledFor(logging.INFO)
-        ):
+        if self._always_observed:
+            return True
+        # What ``isEnabledFor(INFO)`` answers, read from the answers each logger caches by level (emptied
+        # whenever a level changes; asked when not cached yet), without its call per logger. A disabled
+        # logger's answer is not cached: an earlier True sends its messages the stock way, which logs
+        # nothing to it, as this way does.
+        enabled = _LOG_CACHE.get(INFO)
+        if enabled if enabled is not None else logger.isEnabledFor(INFO):
+            return True
+        enabled = _EVENT_LOG_CACHE.get(INFO)
+        if enabled if enabled is not None else event_logger.isEnabledFor(INFO):
             return True
         # Whether OpenTelemetry has a real global tracer provider: ``get_tracer_provider`` reads the
         # environment on every call while none is set; the module global says the same without that cost.
