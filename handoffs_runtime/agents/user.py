@@ -204,7 +204,7 @@ class UserAgent(SessionAgent):
                 line = last if not message.live or _said_by(last, agent) else None
                 context = message.context
             back = None
-            if not message.live and _said_by(last, agent):
+            if self._returns and not message.live and _said_by(last, agent):  # someone waits for it
                 said = last.content if last is not None and isinstance(last.content, str) else ""
                 back = hand_back(self._returns, self._session, agent, said, done=message.part_done)
             if config.store is not None:
@@ -237,7 +237,8 @@ class UserAgent(SessionAgent):
         with self._channel.showing_line(self._session):
             async with self._in_order:  # after the replies before it: a live conversation goes on complete
                 handed = self._hand_on(message)
-                self._returns = after(self._returns, message)
+                if self._returns or message.returns:  # else the stack stays empty
+                    self._returns = after(self._returns, message)
                 await self._record_event(message)
         if handed is not None:
             await self.publish_message(handed, topic_id=session_topic(message.target, self._session))

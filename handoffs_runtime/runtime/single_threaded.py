@@ -198,12 +198,14 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
         # delivery gets a background task of its own, in publish order, which leaves the background tasks
         # as it ends (a done callback would cost a trip through the event loop). The task is built as
         # ``asyncio.create_task`` builds it when the loop has no task factory, without its two calls.
-        delivery = self._deliver_publish(message, topic_id, sender, cancellation_token, message_id, True)
+        own: list[asyncio.Task[Any]] = []  # the task, for the delivery to leave the background tasks with
+        delivery = self._deliver_publish(message, topic_id, sender, cancellation_token, message_id, own)
         loop = asyncio.get_running_loop()
         if loop.get_task_factory() is None:
             task: asyncio.Task[None] = asyncio.Task(delivery, loop=loop)
         else:
             task = loop.create_task(delivery)
+        own.append(task)  # before the delivery's first step: it starts on the loop's next round
         self._background_tasks.add(task)
 
     async def _process_publish(self, message_envelope: PublishMessageEnvelope) -> None:
@@ -220,10 +222,11 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
         sender: AgentId | None,
         cancellation_token: CancellationToken,
         message_id: str,
-        own_task: bool = False,
+        own_task: list[asyncio.Task[Any]] | None = None,
     ) -> None:
         """Deliver a published message to its recipients, unobserved (see the module docstring);
-        ``own_task``: in the background task ``publish_message`` made for it.
+        ``own_task``: holds the background task ``publish_message`` made for it (``current_task()`` would
+        cost a call of Python code per message).
 
         One recipient (the usual case) is handled in this task; several each get a task of their own, as
         on the stock runtime."""
@@ -275,7 +278,7 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
             else:
                 queue.task_done()
             if own_task:
-                self._background_tasks.discard(asyncio.current_task())
+                self._background_tasks.discard(own_task[0])
 
     async def stop(self) -> None:
         """Stop processing messages and cancel the handlers still running. The stock runtime leaves them
