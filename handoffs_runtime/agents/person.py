@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
+from typing import Any
 
 from handoffs_runtime.channels.base import Channel, operator_apart
 from handoffs_runtime.errors import StoreError
@@ -108,5 +110,6 @@ class PersonChannel:
             return None
         return answer
 
-    async def show(self, session_id: str, event: Event) -> None:
-        await self.inner.show(session_id, event)
+    def show(self, session_id: str, event: Event) -> Coroutine[Any, Any, None]:
+        """The team's channel's ``show``, without a coroutine around it (a session shows a few events)."""
+        return self.inner.show(session_id, event)
