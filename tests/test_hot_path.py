@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 from dataclasses import FrozenInstanceError
+from typing import Any
 
 import pytest
 from autogen_core import AgentId, MessageContext, TopicId, message_handler
@@ -11,8 +14,11 @@ from pydantic import TypeAdapter, ValidationError
 
 from handoffs_runtime import AgentResponse, HandoffEvent, UserLogin, UserTask
 from handoffs_runtime.agents import AIAgent, UserAgent
+from handoffs_runtime.agents.ai import handoff_event
 from handoffs_runtime.agents.routing import SessionAgent
 from handoffs_runtime.messages import agent_response, user_task
+from handoffs_runtime.models.local import ModelCall
+from handoffs_runtime.tools.context import ToolContext, TurnTally
 from handoffs_runtime.topics import known_agent_id, session_topic
 from handoffs_runtime.usage import Usage
 
@@ -157,3 +163,53 @@ def test_the_shortcuts_build_what_model_construct_builds() -> None:
         assert fast.model_fields_set == constructed.model_fields_set
         assert (fast.__pydantic_extra__, fast.__pydantic_private__) == (None, None)
         assert fast.model_dump_json() == constructed.model_dump_json()
+
+
+def test_a_model_call_is_built_as_the_dataclass_would_build_it() -> None:
+    """``ModelCall`` writes its fields itself (one is built per model call), and stays frozen."""
+    fields = [f.name for f in dataclasses.fields(ModelCall)]
+    assert list(inspect.signature(ModelCall).parameters) == fields
+    call = ModelCall("Sales", "s1", frozenset({"transfer_to_triage"}))
+    assert dataclasses.astuple(call) == ("Sales", "s1", frozenset({"transfer_to_triage"}))
+    assert call == ModelCall("Sales", "s1", frozenset({"transfer_to_triage"})) and hash(call) == hash(
+        ModelCall("Sales", "s1", frozenset({"transfer_to_triage"}))
+    )
+    with pytest.raises(FrozenInstanceError):
+        call.agent = "Triage"  # type: ignore[misc]
+
+
+def test_a_tool_context_is_built_as_the_dataclass_would_build_it() -> None:
+    """``ToolContext`` writes its fields itself (one is built per turn): its parameters are the dataclass's
+    fields, in order, with their defaults, and it stays frozen."""
+    assert list(inspect.signature(ToolContext).parameters) == [
+        f.name for f in dataclasses.fields(ToolContext)
+    ]
+    context = ToolContext("s1", "Sales", None)
+    assert (context.runtime, context.agent_id, context.depth) == (None, None, 0)
+    assert context.tally == TurnTally() and context.tally is not ToolContext("s1", "Sales", None).tally
+    assert dataclasses.replace(context, depth=1) == ToolContext("s1", "Sales", None, depth=1)
+    with pytest.raises(FrozenInstanceError):
+        context.depth = 1  # type: ignore[misc]
+
+
+def test_a_handoff_event_from_an_agent_equals_the_validated_one() -> None:
+    values: dict[str, Any] = {
+        "session_id": "s1",
+        "source": "Triage",
+        "target": "Sales",
+        "tool": "transfer_to_sales",
+        "outcome": "handoff",
+        "arguments": {"reason": "buy"},
+        "hop": 1,
+        "reason": "",
+        "kind": "",
+        "said": "Passing you on.",
+        "returns": False,
+    }
+    fast = handoff_event(dict(values))
+    assert fast == HandoffEvent(**values) and fast.model_fields_set == HandoffEvent(**values).model_fields_set
+    assert fast.model_dump() == HandoffEvent(**values).model_dump()
+    assert tuple(values) == tuple(HandoffEvent.model_fields)  # if this fails, a field was added: pass it
+    with pytest.raises(ValidationError):  # anything else is validated as before
+        handoff_event({**values, "outcome": "sideways"})
+    assert handoff_event({**values, "hop": True}).hop == 1

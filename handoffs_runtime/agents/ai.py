@@ -23,7 +23,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, assert_never
+from typing import Any, assert_never, get_args
 
 from autogen_core import FunctionCall, MessageContext, message_handler
 from autogen_core.models import (
@@ -72,6 +72,7 @@ from handoffs_runtime.models.failures import (
     explain_model_error,
     missed_its_deadline,
 )
+from handoffs_runtime.private import constructed_model
 from handoffs_runtime.tools.context import ToolContext, set_tool_context
 from handoffs_runtime.topics import HANDOFF_EVENTS, USER, session_topic
 from handoffs_runtime.usage import BUDGET_REPLY, Usage
@@ -338,20 +339,20 @@ class AIAgent(SessionAgent):
     ) -> None:
         """``kind`` is ``reason`` with nothing quoted from the conversation: what telemetry records."""
         session = self._session
-        event = HandoffEvent(
-            session_id=session,
-            source=self._config.name,
-            target=handoff.target,
-            tool=call.name,
-            outcome=outcome,
-            arguments=arguments,
-            hop=hop,
-            reason=reason,
-            said=said or "",
-            kind=kind,
-            returns=handoff.returns and outcome == "handoff",
-        )
-        await self.publish_message(event, topic_id=session_topic(HANDOFF_EVENTS, session))
+        values = {
+            "session_id": session,
+            "source": self._config.name,
+            "target": handoff.target,
+            "tool": call.name,
+            "outcome": outcome,
+            "arguments": arguments,
+            "hop": hop,
+            "reason": reason,
+            "kind": kind,
+            "said": said or "",
+            "returns": handoff.returns and outcome == "handoff",
+        }
+        await self.publish_message(handoff_event(values), topic_id=session_topic(HANDOFF_EVENTS, session))
 
 
 class _TurnDecider:
@@ -425,6 +426,29 @@ class _TurnDecider:
             await agent._publish_event(handoff, call, "refused", 0, reason, kind=kind)
             return reason
         return handoff, data
+
+
+_EVENT_FIELDS = tuple(HandoffEvent.model_fields)
+_OUTCOMES = frozenset(get_args(HandoffOutcome))
+_STR = frozenset((str,))
+
+
+def handoff_event(values: dict[str, Any]) -> HandoffEvent:
+    """``HandoffEvent(**values)``; without validation (it costs as much as the rest of building the event
+    and publishing it) when ``values`` holds every field in order, each exactly of the type it declares:
+    what an agent builds. Anything else is validated as before."""
+    arguments = values["arguments"]
+    texts = (values["session_id"], values["source"], values["target"], values["tool"], values["outcome"])
+    if (
+        tuple(values) == _EVENT_FIELDS
+        and _STR.issuperset(map(type, (*texts, values["reason"], values["kind"], values["said"])))
+        and values["outcome"] in _OUTCOMES
+        and type(values["hop"]) is int
+        and type(values["returns"]) is bool
+        and (arguments is None or (type(arguments) is dict and _STR.issuperset(map(type, arguments))))
+    ):
+        return constructed_model(HandoffEvent, values)
+    return HandoffEvent(**values)
 
 
 def _fields(exc: ValidationError, handoff: Handoff) -> str:

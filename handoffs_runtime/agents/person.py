@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
+from typing import Any
 
 from handoffs_runtime.channels.base import Channel, operator_apart
 from handoffs_runtime.errors import StoreError
@@ -36,6 +37,28 @@ class _Lines:
 
     count: int = 0
     shown: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class _ShowingLine:
+    """``PersonChannel.showing_line``: a handoff line of one session being stored and shown (a class, not a
+    generator: the ``UserAgent`` enters one for every handoff)."""
+
+    __slots__ = ("_all", "_lines", "_session_id")
+
+    def __init__(self, lines: dict[str, _Lines], session_id: str) -> None:
+        self._all = lines
+        self._session_id = session_id
+
+    def __enter__(self) -> None:
+        lines = self._lines = self._all.setdefault(self._session_id, _Lines())
+        lines.count += 1
+
+    def __exit__(self, *exc: object) -> None:
+        lines = self._lines
+        lines.count -= 1
+        if lines.count == 0:
+            lines.shown.set()
+            del self._all[self._session_id]
 
 
 class PersonChannel:
@@ -60,19 +83,10 @@ class PersonChannel:
         """As the team's channel: whether a human agent holds a live conversation on it."""
         return operator_apart(self.inner)
 
-    @contextlib.contextmanager
-    def showing_line(self, session_id: str) -> Iterator[None]:
+    def showing_line(self, session_id: str) -> _ShowingLine:
         """Around storing and showing a handoff line: the session's questions wait for it. Enter it
         before the first ``await``, so that no question of the same moment slips in front."""
-        lines = self._lines.setdefault(session_id, _Lines())
-        lines.count += 1
-        try:
-            yield
-        finally:
-            lines.count -= 1
-            if lines.count == 0:
-                lines.shown.set()
-                del self._lines[session_id]
+        return _ShowingLine(self._lines, session_id)
 
     async def ask(self, session_id: str, prompt: str, *, person: Person = "customer") -> str | None:
         lines = self._lines.get(session_id)
@@ -96,5 +110,6 @@ class PersonChannel:
             return None
         return answer
 
-    async def show(self, session_id: str, event: Event) -> None:
-        await self.inner.show(session_id, event)
+    def show(self, session_id: str, event: Event) -> Coroutine[Any, Any, None]:
+        """The team's channel's ``show``, without a coroutine around it (a session shows a few events)."""
+        return self.inner.show(session_id, event)

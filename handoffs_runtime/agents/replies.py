@@ -26,12 +26,13 @@ from handoffs_runtime.text import well_formed
 logger = logging.getLogger("handoffs_runtime")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ToolCalls:
     """A response's well-formed tool calls, with the text the model wrote next to them, if any.
 
     That text (``CreateResult.thought``, or text parts beside the calls) is often meant for the person
-    ("Let me pass you to sales"); it travels in the conversation as the call message's ``thought``.
+    ("Let me pass you to sales"); it travels in the conversation as the call message's ``thought``. Not
+    changed once built, but not frozen: one is built for every response with calls (see :mod:`.turn`).
     """
 
     calls: list[FunctionCall]
@@ -47,18 +48,23 @@ MAX_NAME_CHARS = 256
 _call_ids = itertools.count(1)
 
 
-def read_reply(result: object, max_chars: int) -> Reply:
-    """The text or tool calls of ``result``, whatever it holds; text longer than ``max_chars`` is cut."""
+def read_reply(result: object, max_chars: int, offered: Sequence[ToolSchema] = ()) -> Reply:
+    """The text or tool calls of ``result``, whatever it holds; text longer than ``max_chars`` is cut, text
+    that is just the name of one of the ``offered`` tools is a call to it (see :func:`named_call`)."""
     content = getattr(result, "content", None)  # untrusted: a client may hand over anything at all
     if isinstance(content, str):
-        return cut_text(well_formed(content).strip(), max_chars, "reply was")
-    if isinstance(content, list | tuple):
-        return _read_parts(content, getattr(result, "thought", None), max_chars)
-    if isinstance(content, int | float) and not isinstance(content, bool):
-        return str(content)
-    if content is not None:
-        logger.warning("model content of type %s is neither text nor tool calls", type(content).__name__)
-    return ""
+        reply: Reply = cut_text(well_formed(content).strip(), max_chars, "reply was")
+    elif isinstance(content, list | tuple):
+        reply = _read_parts(content, getattr(result, "thought", None), max_chars)
+    elif isinstance(content, int | float) and not isinstance(content, bool):
+        reply = str(content)
+    else:
+        if content is not None:
+            logger.warning("model content of type %s is neither text nor tool calls", type(content).__name__)
+        return ""
+    if isinstance(reply, str) and offered and (reply.endswith(":") or reply.startswith("functions.")):
+        return named_call(reply, offered)  # only such a text can be a name (see _NAMED_CALL)
+    return reply
 
 
 _NAMED_CALL = re.compile(r"(?:functions\.([A-Za-z0-9_\-]+):?|([A-Za-z0-9_\-]+):)")

@@ -9,9 +9,10 @@ unchanged.
 
 from __future__ import annotations
 
+from collections.abc import Coroutine
 from typing import Any
 
-from autogen_core import MessageContext
+from autogen_core import CancellationToken, MessageContext, TopicId
 
 from handoffs_runtime.private import MESSAGE_HANDLER_CONTEXT, TableSharingRoutedAgent
 
@@ -21,6 +22,15 @@ class SessionAgent(TableSharingRoutedAgent):
 
     Its constructor (``TableSharingRoutedAgent``) sets autogen's private routing state, so it lives in
     the fenced module."""
+
+    def publish_message(
+        self, message: Any, topic_id: TopicId, *, cancellation_token: CancellationToken | None = None
+    ) -> Coroutine[Any, Any, None]:
+        """``BaseAgent.publish_message``: the runtime's publish, as this agent, without a coroutine around
+        it (an agent publishes several messages per turn)."""
+        return self.runtime.publish_message(
+            message, topic_id, sender=self.id, cancellation_token=cancellation_token
+        )
 
     async def on_message_in_context(self, message: Any, ctx: MessageContext) -> Any:
         """``on_message_impl`` with ``MessageHandlerContext.agent_id()`` naming this agent while it handles

@@ -59,7 +59,6 @@ from handoffs_runtime.agents.replies import (
     HeldWhileAName,
     Reply,
     ToolCalls,
-    named_call,
     read_reply,
     sort_calls,
     too_many_calls,
@@ -172,7 +171,7 @@ class ToolLoop:
         tally = context.tally
         policy = self.policy
         once = self._once(context) if self.irreversible else None
-        guard = ProgressGuard(policy.stalled_rounds)
+        guard = ProgressGuard(policy.stalled_rounds) if self.tools else None  # else built if a round goes on
         ends = None
         if self.turn_deadline is not None:
             ends = (time.monotonic() if begun is None else begun) + self.turn_deadline
@@ -187,8 +186,7 @@ class ToolLoop:
             except Exception as exc:
                 logger.exception("model call failed for %s in session %s", self.name, context.session_id)
                 return turn.ModelFailed(history, new, usage + tally.usage, self._describe_failure(exc), exc)
-            self._count(result, context)
-            reply = named_call(read_reply(result, policy.max_reply_chars), offer[0])
+            reply = self._read(result, context, offer[0])
             if ends is not None and _runs_tools(reply, offer[1]) and self._out_of_time(ends, context):
                 return turn.OutOfTime(history, new, usage + tally.usage)  # too late for a tool round
             if reply == "" and offer[0]:
@@ -211,6 +209,8 @@ class ToolLoop:
                     return turn.HandedOff(history, new, usage + tally.usage, ending)
                 case turn.GuardStop():
                     return turn.LoopStopped(history, new, usage + tally.usage, ending)
+            if guard is None:
+                guard = ProgressGuard(policy.stalled_rounds)
             if guard.stalled(results):
                 logger.warning(
                     "%s made no progress in %d rounds in session %s; ending the turn",
@@ -242,11 +242,13 @@ class ToolLoop:
             return OnceATurn()
         return OnceATurn(LedgerTurn(store, ledger, context))
 
-    def _count(self, result: object, context: ToolContext) -> None:
-        """Add the tokens a model call reported to the turn's tally."""
+    def _read(self, result: object, context: ToolContext, offered: Sequence[ToolSchema]) -> Reply:
+        """The reply of a model call (see :func:`~.replies.read_reply`), the tokens it reported added to
+        the turn's tally."""
         reported = getattr(result, "usage", None)  # the result is untrusted: it may be anything
         if isinstance(reported, RequestUsage) and (reported.prompt_tokens or reported.completion_tokens):
             context.tally.usage += Usage.reported(self.name, reported)
+        return read_reply(result, self.policy.max_reply_chars, offered)
 
     async def _in_words(
         self,
@@ -261,8 +263,7 @@ class ToolLoop:
             "empty reply from %s in session %s; asking once more in words", self.name, context.session_id
         )
         result = await self._call_model(context, conversation, offer, cancellation_token, in_words=True)
-        self._count(result, context)
-        return named_call(read_reply(result, self.policy.max_reply_chars), offer[0])
+        return self._read(result, context, offer[0])
 
     async def _ask(
         self,
@@ -311,7 +312,7 @@ class ToolLoop:
         context: ToolContext,
         decider: turn.HandoffDecider | None,
         once: OnceATurn | None,
-        guard: ProgressGuard,
+        guard: ProgressGuard | None,
         cancellation_token: CancellationToken,
     ) -> tuple[list[FunctionExecutionResult], turn.Transfer | turn.GuardStop | None]:
         """A result per call, in call order and cut to the size cap, and the decision's end of the turn,
@@ -325,7 +326,8 @@ class ToolLoop:
             results[i] = unknown_tool_result(call, [*self.tools, *enabled])
         for i, call in refused:
             results[i] = error_result(call, too_many_calls(len(reply.calls)))
-        if regular:
+        if regular:  # calls of ``self.tools``: the turn built its guard
+            assert guard is not None
             await self._run_regular(regular, results, context, once, guard, cancellation_token)
         ending: turn.Transfer | turn.GuardStop | None = None
         if handoffs and decider is not None:

@@ -14,6 +14,10 @@ closed union :data:`TurnEnd`, which each agent reads with one ``match``::
             assert_never(unreachable)      # mypy fails when a new kind of end is not handled
 
 A worker has no handoffs and passes no decider.
+
+The dataclasses here are values that nothing changes once built, but not frozen: several are built on
+every turn of every session, and a frozen dataclass's ``__init__`` (an ``object.__setattr__`` call per
+field) costs about four times a plain one with slots.
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ class HandoffCalls(NamedTuple):
     """What the model wrote next to the calls: forwarded in the context and shown to the person."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Transfer:
     """A response's one handoff that is carried out: the turn ends and the conversation moves."""
 
@@ -56,7 +60,7 @@ class Transfer:
     said: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class GuardStop:
     """A handoff that the loop guard refused: the turn ends with the team's fallback."""
 
@@ -84,7 +88,7 @@ class HandoffDecider(Protocol):
 # --- how a turn ends -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Ended:
     history: Sequence[LLMMessage]
     """The conversation before the turn as the model read it: the one given, or, when it outgrew the
@@ -96,14 +100,14 @@ class _Ended:
     """The session's tokens, this turn's (and its workers') included."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Replied(_Ended):
     """The model answered with text (stripped; empty when it said nothing)."""
 
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class HandedOff(_Ended):
     """The agent decided to hand the conversation on."""
 
@@ -111,7 +115,7 @@ class HandedOff(_Ended):
     """The handoff carried out, with its call and its validated input."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class LoopStopped(_Ended):
     """A handoff was refused by the loop guard (too many handoffs in a turn, or ping-pong); the team's
     ``on_loop`` policy says what happens instead (the human agent, or a message to the person)."""
@@ -119,24 +123,24 @@ class LoopStopped(_Ended):
     stop: GuardStop
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class OutOfRounds(_Ended):
     """The model still wanted tools after ``policy.max_tool_rounds`` rounds."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class OutOfTime(_Ended):
     """The turn spent its time (``policy.turn_deadline``) before its next model call or tool round; the
     calls of a response that came in after it did not run (they are not in ``new``)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class OverBudget(_Ended):
     """The session's token budget (``policy.token_budget``) was used up before the next model call;
     the model is not called again in this session."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ModelFailed(_Ended):
     """The model raised or missed its deadline."""
 

@@ -112,6 +112,7 @@ class UserAgent(SessionAgent):
     def __init__(self, config: UserAgentConfig) -> None:
         super().__init__(config.description)
         self._config = config
+        self._session = self.id.key
         self._usage = Usage.EMPTY  # the session's tokens so far
         # The channel shared with the agents of this process (``register_team`` builds one for all).
         shared = config.channel
@@ -140,7 +141,7 @@ class UserAgent(SessionAgent):
         try:
             resumed = await resume(
                 config.store,
-                self.id.key,
+                self._session,
                 entry_agent=config.entry_agent,
                 team=config.team,
                 show=config.resume_exchanges,
@@ -153,7 +154,7 @@ class UserAgent(SessionAgent):
         self._usage = resumed.usage
         self._returns = resumed.returns
         for notice in resumed.notices:
-            await self._channel.show(self.id.key, notice)
+            await self._channel.show(self._session, notice)
         if resumed.new:
             await self._greet(resumed.agent)
         await self._next_turn(resumed.context, resumed.agent)
@@ -162,7 +163,7 @@ class UserAgent(SessionAgent):
         """The team's greeting, in the words of the agent the person meets first."""
         greeting = self._config.greeting
         if greeting:
-            await self._channel.show(self.id.key, self._reply(agent, greeting))
+            await self._channel.show(self._session, self._reply(agent, greeting))
 
     def _reply(self, agent: str, text: str) -> Reply:
         return Reply(agent=agent, text=text, label=self._config.labels.get(agent, ""))
@@ -172,7 +173,7 @@ class UserAgent(SessionAgent):
         dropped and logged: it must neither reach the person's screen nor their stored conversation."""
         senders = self._config.senders
         sender = ctx.sender
-        for_us = ctx.topic_id is None or ctx.topic_id.source == self.id.key
+        for_us = ctx.topic_id is None or ctx.topic_id.source == self._session
         from_team = not senders or (
             sender is not None and (sender.type in senders or base_agent_type(sender.type) in senders)
         )
@@ -180,7 +181,7 @@ class UserAgent(SessionAgent):
             return True
         logger.warning(
             "session %s dropped a %s from %s: %s",
-            self.id.key,
+            self._session,
             type(message).__name__,
             sender or "an unnamed sender",
             "it was for another session" if not for_us else "not one of the team's agents",
@@ -203,16 +204,16 @@ class UserAgent(SessionAgent):
                 line = last if not message.live or _said_by(last, agent) else None
                 context = message.context
             back = None
-            if not message.live and _said_by(last, agent):
+            if self._returns and not message.live and _said_by(last, agent):  # someone waits for it
                 said = last.content if last is not None and isinstance(last.content, str) else ""
-                back = hand_back(self._returns, self.id.key, agent, said, done=message.part_done)
+                back = hand_back(self._returns, self._session, agent, said, done=message.part_done)
             if config.store is not None:
                 try:
                     if joining is None:
                         usage = message.usage - self._usage
-                        await record_reply(config.store, self.id.key, message, usage=usage, hand_back=back)
+                        await record_reply(config.store, self._session, message, usage=usage, hand_back=back)
                     elif line is not None:
-                        await record_joined(config.store, self.id.key, line, context, agent=agent)
+                        await record_joined(config.store, self._session, line, context, agent=agent)
                 except StoreError as exc:
                     await self._store_failed(exc)
                     return
@@ -220,26 +221,27 @@ class UserAgent(SessionAgent):
                 self._usage = message.usage
             if line is not None:
                 text = line.content if isinstance(line.content, str) else ""
-                await self._channel.show(self.id.key, self._reply(agent, text))
+                await self._channel.show(self._session, self._reply(agent, text))
             if back is not None:  # the part of a returning handoff is done: the caller answers next
                 self._returns = after(self._returns, back)
-                await self._channel.show(self.id.key, back.line(config.labels))
+                await self._channel.show(self._session, back.line(config.labels))
                 agent = back.target
             self._continue(context, agent, live=message.live)  # before the lock goes: the next one joins it
         await self._give_turn()
 
     @message_handler
     async def handle_event(self, message: HandoffEvent, ctx: MessageContext) -> None:
-        if not self._vouched_for(message, ctx) or message.session_id != self.id.key:
+        if not self._vouched_for(message, ctx) or message.session_id != self._session:
             return
         # The line is marked before the first wait, so the next agent's questions wait for it.
-        with self._channel.showing_line(self.id.key):
+        with self._channel.showing_line(self._session):
             async with self._in_order:  # after the replies before it: a live conversation goes on complete
                 handed = self._hand_on(message)
-                self._returns = after(self._returns, message)
+                if self._returns or message.returns:  # else the stack stays empty
+                    self._returns = after(self._returns, message)
                 await self._record_event(message)
         if handed is not None:
-            await self.publish_message(handed, topic_id=session_topic(message.target, self.id.key))
+            await self.publish_message(handed, topic_id=session_topic(message.target, self._session))
 
     def _hand_on(self, message: HandoffEvent) -> UserTask | None:
         """The task that sends a live conversation on, when ``message`` is its person handing it back."""
@@ -256,11 +258,11 @@ class UserAgent(SessionAgent):
             try:
                 await record_event(self._config.store, message)
             except StoreError as exc:  # the reply that follows fails too and ends the session
-                await self._channel.show(self.id.key, store_notice("the session could not be saved", exc))
+                await self._channel.show(self._session, store_notice("the session could not be saved", exc))
                 return
         if message.said:  # what the agent wrote beside its handoff call, in its own words
-            await self._channel.show(self.id.key, self._reply(message.source, message.said))
-        await self._channel.show(self.id.key, message.line(self._config.labels))
+            await self._channel.show(self._session, self._reply(message.source, message.said))
+        await self._channel.show(self._session, message.line(self._config.labels))
 
     async def _store_failed(
         self, exc: StoreError, what: str = "the session could not be saved, so it stops"
@@ -269,12 +271,12 @@ class UserAgent(SessionAgent):
         if isinstance(exc, SessionTakenOverError):  # not a failure: someone else has the session now
             what = "another chat took this session over, so this one stops here (nothing more is saved)"
             exc = SessionTakenOverError(str(exc).removesuffix(NOTHING_WRITTEN))
-        await self._channel.show(self.id.key, store_notice(what, exc))
+        await self._channel.show(self._session, store_notice(what, exc))
         self._ended()
 
     def _ended(self) -> None:
         if self._config.on_session_end is not None:
-            self._config.on_session_end(self.id.key)
+            self._config.on_session_end(self._session)
 
     @message_handler
     async def handle_undeliverable(self, message: Undeliverable, ctx: MessageContext) -> None:
@@ -288,11 +290,11 @@ class UserAgent(SessionAgent):
         if resent and turn is not None and goes_on_from(turn.context, message.context):
             logger.info(
                 "dropped a refusal of an earlier message in session %s: the conversation went on past it",
-                self.id.key,
+                self._session,
             )
             return
         notice = Notice(text=describe_undeliverable(message, self._config.labels))
-        await self._channel.show(self.id.key, notice)
+        await self._channel.show(self._session, notice)
         context = list(message.context)
         if context and isinstance(context[-1], UserMessage):  # the person will say it again
             context.pop()
@@ -307,10 +309,10 @@ class UserAgent(SessionAgent):
             if message.on_record:  # a tool's question: kept in the transcript with its answer
                 asker = base_agent_type(ctx.sender.type) if ctx.sender is not None else ""
                 answer = await self._channel.ask_on_record(
-                    self.id.key, message.prompt, person=message.person, asker=asker
+                    self._session, message.prompt, person=message.person, asker=asker
                 )
             else:
-                answer = await self._channel.ask(self.id.key, message.prompt, person=message.person)
+                answer = await self._channel.ask(self._session, message.prompt, person=message.person)
         return PersonAnswer(text=answer, question=message.id)
 
     @message_handler
@@ -323,12 +325,12 @@ class UserAgent(SessionAgent):
         event = message.event
         if not isinstance(event, RELAYED):
             logger.warning(
-                "session %s dropped a relayed %s event: not one of %s", self.id.key, event.type, _RELAYED
+                "session %s dropped a relayed %s event: not one of %s", self._session, event.type, _RELAYED
             )
             return
         if isinstance(event, PROGRESS) and not self._channel.shows_progress:
             return
-        await self._channel.show(self.id.key, event)
+        await self._channel.show(self._session, event)
 
     async def _next_turn(self, context: list[LLMMessage], agent: str, *, live: bool = False) -> None:
         """Give the customer the turn; their message continues ``context`` with ``agent``."""
@@ -356,7 +358,7 @@ class UserAgent(SessionAgent):
     async def _one_message(self) -> bool:
         """Ask the customer and send their message on; whether to ask again at once (a live turn)."""
         config = self._config
-        session = self.id.key
+        session = self._session
         text = await self._channel.ask(session, USER_PROMPT)
         while text is not None and not text.strip():
             text = await self._channel.ask(session, USER_PROMPT)
@@ -373,7 +375,8 @@ class UserAgent(SessionAgent):
             return False
         said = UserMessage(content=text, source=config.name)
         while True:  # a handover under way: the message waits for the agent that takes over
-            await self._settled.wait()
+            if not self._settled.is_set():  # else no wait, and no coroutine for it
+                await self._settled.wait()
             async with self._in_order:
                 turn = self._next
                 if turn is None:  # not reached: every turn is opened with what it continues

@@ -150,8 +150,9 @@ def topic_id_checked_once(topic_type: str, session_id: str) -> TopicId:
             _checked_topic_types.add(topic_type)
         return topic
     topic = _new(TopicId)
-    _set(topic, "type", topic_type)
-    _set(topic, "source", session_id)
+    fields = topic.__dict__  # a frozen dataclass's fields, set without its frozen __setattr__'s two calls
+    fields["type"] = topic_type
+    fields["source"] = session_id
     return topic
 
 
@@ -181,7 +182,7 @@ def constructed_model(cls: type[_Model], values: dict[str, Any]) -> _Model:
     aliases, extra fields, private attributes or a post-init hook (``UserTask``, ``AgentResponse``): what
     pydantic does then, without its walk over the fields looking for aliases and defaults."""
     model = cls.__new__(cls)
-    _set(model, "__dict__", values)
+    model.__dict__.update(values)  # the fresh instance's own dict: one call fewer than setting the slot
     _set(model, "__pydantic_fields_set__", set(values))
     _set(model, "__pydantic_extra__", None)
     _set(model, "__pydantic_private__", None)
@@ -265,8 +266,8 @@ def missing_private_parts() -> list[str]:
 
 
 _PRIVATE_PARTS: Mapping[str, Callable[[], bool]] = {
-    "TopicId is a dataclass of type and source": lambda: (
-        [f.name for f in fields(TopicId)] == ["type", "source"]
+    "TopicId is a dataclass of type and source, kept in its instance's __dict__": lambda: (
+        [f.name for f in fields(TopicId)] == ["type", "source"] and "__slots__" not in vars(TopicId)
     ),
     "AgentId.__init__ sets _type and _key only": lambda: (
         stored_attributes(AgentId.__init__) == {"_type", "_key"}

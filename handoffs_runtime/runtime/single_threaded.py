@@ -41,6 +41,7 @@ from autogen_core import (
     CancellationToken,
     InterventionHandler,
     MessageContext,
+    RoutedAgent,
     SingleThreadedAgentRuntime,
     TopicId,
 )
@@ -62,6 +63,10 @@ logger = logging.getLogger("autogen_core")
 event_logger = logging.getLogger("autogen_core.events")
 
 _SILENT_PROVIDERS = (NoOpTracerProvider, ProxyTracerProvider)
+INFO = logging.INFO
+_LOG_CACHE: dict[int, bool] = getattr(logger, "_cache", {})
+_EVENT_LOG_CACHE: dict[int, bool] = getattr(event_logger, "_cache", {})
+"""``isEnabledFor``'s answers by level, which ``logging`` keeps per logger (none: always asked)."""
 
 
 _NODE_MASK = (1 << 48) - 1
@@ -74,18 +79,14 @@ def _uuid_prefix() -> str:
     return text[:-12]
 
 
-def _global_tracer_provider_set() -> bool:
-    """Whether OpenTelemetry has a real global tracer provider (``get_tracer_provider`` reads the environment
-    on every call while none is set; the module global says the same without that cost)."""
-    provider = getattr(otel_trace, "_TRACER_PROVIDER", _UNKNOWN)
-    if provider is _UNKNOWN:  # a future opentelemetry without the global: ask the public way
-        provider = get_tracer_provider()
-    return provider is not None and not isinstance(provider, _SILENT_PROVIDERS)
-
-
 _QUEUE_INTERNALS = ("_queue", "_is_shutdown", "_unfinished_tasks", "_finished")
 """What :func:`_admitted_past` reads of the runtime's queue: autogen-core's copy of ``asyncio.Queue`` before
 Python 3.13, ``asyncio.Queue`` itself after; a queue without them is always used."""
+
+
+_ROUTED = RoutedAgent.on_message_impl
+_ROUTES: dict[type[Any], Callable[..., Any] | None] = {}
+"""Each agent class's ``on_message_impl``: the stock ``RoutedAgent`` one is done inline (see ``_deliver``)."""
 
 
 def _admitted_past(queue: Any) -> bool:
@@ -94,8 +95,9 @@ def _admitted_past(queue: Any) -> bool:
     (``stop_when_idle``) waits for its delivery, which marks it done."""
     if queue._queue or queue._is_shutdown:
         return False
+    if queue._unfinished_tasks == 0:  # else clear already: the queue sets it only when none is unfinished
+        queue._finished.clear()
     queue._unfinished_tasks += 1
-    queue._finished.clear()
     return True
 
 
@@ -138,12 +140,24 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
 
     def observed(self) -> bool:
         """Whether anyone could see the spans or log records that the short path leaves out."""
-        return (
-            self._always_observed
-            or logger.isEnabledFor(logging.INFO)
-            or event_logger.isEnabledFor(logging.INFO)
-            or _global_tracer_provider_set()
-        )
+        if self._always_observed:
+            return True
+        # What ``isEnabledFor(INFO)`` answers, read from the answers each logger caches by level (emptied
+        # whenever a level changes; asked when not cached yet), without its call per logger. A disabled
+        # logger's answer is not cached: an earlier True sends its messages the stock way, which logs
+        # nothing to it, as this way does.
+        enabled = _LOG_CACHE.get(INFO)
+        if enabled if enabled is not None else logger.isEnabledFor(INFO):
+            return True
+        enabled = _EVENT_LOG_CACHE.get(INFO)
+        if enabled if enabled is not None else event_logger.isEnabledFor(INFO):
+            return True
+        # Whether OpenTelemetry has a real global tracer provider: ``get_tracer_provider`` reads the
+        # environment on every call while none is set; the module global says the same without that cost.
+        provider = getattr(otel_trace, "_TRACER_PROVIDER", _UNKNOWN)
+        if provider is _UNKNOWN:  # a future opentelemetry without the global: ask the public way
+            provider = get_tracer_provider()
+        return provider is not None and not isinstance(provider, _SILENT_PROVIDERS)
 
     async def publish_message(
         self,
@@ -159,14 +173,10 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
                 message, topic_id, sender=sender, cancellation_token=cancellation_token, message_id=message_id
             )
             return
-        envelope = PublishMessageEnvelope(
-            message=message,
-            cancellation_token=cancellation_token or CancellationToken(),
-            sender=sender,
-            topic_id=topic_id,
-            metadata=None,
-            message_id=message_id or f"{self._id_prefix}{next(self._message_ids) & _NODE_MASK:012x}",
-        )
+        if cancellation_token is None:
+            cancellation_token = CancellationToken()
+        if not message_id:
+            message_id = f"{self._id_prefix}{next(self._message_ids) & _NODE_MASK:012x}"
         if (
             self._intervention_handlers  # they run as the message is taken off the queue
             or self._run_context is None  # not started (or stepped by hand with process_next)
@@ -174,33 +184,68 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
             or not self._queue_known
             or not _admitted_past(self._message_queue)
         ):
+            envelope = PublishMessageEnvelope(
+                message=message,
+                cancellation_token=cancellation_token,
+                sender=sender,
+                topic_id=topic_id,
+                metadata=None,
+                message_id=message_id,
+            )
             self._message_queue.put_nowait(envelope)
             return
         # What the queue's loop would do at once with it, without the round trip through the loop: its
         # delivery gets a background task of its own, in publish order, which leaves the background tasks
-        # as it ends (a done callback would cost a trip through the event loop).
-        self._background_tasks.add(asyncio.create_task(self._deliver_publish(envelope, own_task=True)))
+        # as it ends (a done callback would cost a trip through the event loop). The task is built as
+        # ``asyncio.create_task`` builds it when the loop has no task factory, without its two calls.
+        own: list[asyncio.Task[Any]] = []  # the task, for the delivery to leave the background tasks with
+        delivery = self._deliver_publish(message, topic_id, sender, cancellation_token, message_id, own)
+        loop = asyncio.get_running_loop()
+        if loop.get_task_factory() is None:
+            task: asyncio.Task[None] = asyncio.Task(delivery, loop=loop)
+        else:
+            task = loop.create_task(delivery)
+        own.append(task)  # before the delivery's first step: it starts on the loop's next round
+        self._background_tasks.add(task)
 
     async def _process_publish(self, message_envelope: PublishMessageEnvelope) -> None:
         if self.observed():
             await super()._process_publish(message_envelope)
             return
-        await self._deliver_publish(message_envelope)
+        e = message_envelope
+        await self._deliver_publish(e.message, e.topic_id, e.sender, e.cancellation_token, e.message_id)
 
     async def _deliver_publish(
-        self, message_envelope: PublishMessageEnvelope, *, own_task: bool = False
+        self,
+        message: Any,
+        topic_id: TopicId,
+        sender: AgentId | None,
+        cancellation_token: CancellationToken,
+        message_id: str,
+        own_task: list[asyncio.Task[Any]] | None = None,
     ) -> None:
         """Deliver a published message to its recipients, unobserved (see the module docstring);
-        ``own_task``: in the background task ``publish_message`` made for it."""
+        ``own_task``: holds the background task ``publish_message`` made for it (``current_task()`` would
+        cost a call of Python code per message).
+
+        One recipient (the usual case) is handled in this task; several each get a task of their own, as
+        on the stock runtime."""
         try:
-            sender = message_envelope.sender
+            subscriptions = self._subscription_manager
+            if type(subscriptions) is TypeIndexedSubscriptions:
+                recipients = subscriptions.recipients(topic_id)
+            else:
+                recipients = await subscriptions.get_subscribed_recipients(topic_id)
             sender_checked = sender is None
+            plain = type(sender) is AgentId  # compared by its fields, without AgentId.__eq__'s call
             agents = self._instantiated_agents
             deliveries: list[Awaitable[Any]] = []
-            for agent_id in await self._subscription_manager.get_subscribed_recipients(
-                message_envelope.topic_id
-            ):
-                if sender is not None and agent_id == sender:  # never back to the sender
+            for agent_id in recipients:
+                if sender is not None and (  # never back to the sender
+                    agent_id._key == sender._key and agent_id._type == sender._type
+                    if plain and type(agent_id) is AgentId
+                    else agent_id == sender
+                ):
                     continue
                 if not sender_checked:  # as the stock runtime: an unknown sender type fails the publish,
                     if sender not in agents:  # a known one is built
@@ -208,15 +253,15 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
                     sender_checked = True
                 context = MessageContext(
                     sender=sender,
-                    topic_id=message_envelope.topic_id,
+                    topic_id=topic_id,
                     is_rpc=False,
-                    cancellation_token=message_envelope.cancellation_token,
-                    message_id=message_envelope.message_id,
+                    cancellation_token=cancellation_token,
+                    message_id=message_id,
                 )
                 agent = agents.get(agent_id)
                 if agent is None:
-                    agent = await self._get_agent(agent_id)
-                deliveries.append(self._deliver(agent, message_envelope.message, context))
+                    agent = await self._instantiate(agent_id)
+                deliveries.append(self._deliver(agent, message, context))
             if len(deliveries) == 1:  # this task is already the delivery's own task
                 await deliveries[0]
             elif deliveries:
@@ -225,10 +270,15 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
             if not self._ignore_unhandled_handler_exceptions:
                 self._background_exception = e
         finally:
-            self._message_queue.task_done()
-            task = asyncio.current_task() if own_task else None
-            if task is not None:
-                self._background_tasks.discard(task)
+            queue: Any = self._message_queue  # task_done(), inline when the queue is the known kind
+            if self._queue_known and queue._unfinished_tasks > 0:
+                queue._unfinished_tasks -= 1
+                if queue._unfinished_tasks == 0:
+                    queue._finished.set()
+            else:
+                queue.task_done()
+            if own_task:
+                self._background_tasks.discard(own_task[0])
 
     async def stop(self) -> None:
         """Stop processing messages and cancel the handlers still running. The stock runtime leaves them
@@ -248,10 +298,22 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
             self._background_tasks.difference_update(running)  # those cancelled before they began
 
     async def _deliver(self, agent: Agent, message: Any, context: MessageContext) -> Any:
+        """``agent`` handles ``message`` with ``MessageHandlerContext`` naming it; failures are logged."""
         # What MessageHandlerContext.populate_context does, without a generator-based context manager.
         handling = _HANDLING.set(agent.id)
         try:
-            return await agent.on_message(message, ctx=context)
+            on_message_impl = _ROUTES.get(type(agent))
+            if on_message_impl is None:
+                on_message_impl = _ROUTES[type(agent)] = getattr(type(agent), "on_message_impl", None)
+            if on_message_impl is not _ROUTED or "on_message_impl" in agent.__dict__:
+                return await agent.on_message(message, ctx=context)
+            # What BaseAgent.on_message and RoutedAgent.on_message_impl do, without their two coroutines.
+            handlers = agent._handlers.get(type(message))  # type: ignore[attr-defined]
+            if handlers is not None:
+                for handler in handlers:
+                    if handler.router(message, context):
+                        return await handler(agent, message, context)
+            return await agent.on_unhandled_message(message, context)  # type: ignore[attr-defined]
         except asyncio.CancelledError:  # stopped: not a failure of the handler
             raise
         except BaseException as e:
@@ -275,6 +337,23 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
         agent_type = await super().register_factory(type, agent_factory, expected_class=expected_class)
         self._unwrapped[self._agent_factories[agent_type.type]] = (agent_factory, expected_class)
         return agent_type
+
+    async def _get_agent(self, agent_id: AgentId) -> Agent:
+        """The stock version, with one lookup of the instances where it makes two (an agent id's hash is
+        Python code)."""
+        agent = self._instantiated_agents.get(agent_id)
+        if agent is not None:
+            return agent
+        return await self._instantiate(agent_id)
+
+    async def _instantiate(self, agent_id: AgentId) -> Agent:
+        """Build and keep the agent ``agent_id``, which has no instance yet (as the stock ``_get_agent``)."""
+        agent_factory = self._agent_factories.get(agent_id.type)
+        if agent_factory is None:
+            raise LookupError(f"Agent with name {agent_id.type} not found.")
+        agent = await self._invoke_agent_factory(agent_factory, agent_id)
+        self._instantiated_agents[agent_id] = agent
+        return agent
 
     async def _invoke_agent_factory(
         self,
@@ -300,7 +379,7 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
             agent = agent_factory()  # type: ignore[call-arg]
             if type(agent) is not expected and inspect.isawaitable(agent):
                 agent = await agent
-            if expected is not None and not issubclass(type(agent), expected):
+            if expected is not None and type(agent) is not expected and not issubclass(type(agent), expected):
                 raise ValueError(
                     f"Factory registered using the wrong type: expected {expected.__name__}, "
                     f"got {type(agent).__name__}"

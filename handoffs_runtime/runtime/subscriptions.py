@@ -47,6 +47,10 @@ class TypeIndexedSubscriptions(SubscriptionManager):
         return found
 
     async def get_subscribed_recipients(self, topic: TopicId) -> list[AgentId]:
+        return self.recipients(topic)
+
+    def recipients(self, topic: TopicId) -> list[AgentId]:
+        """``get_subscribed_recipients`` without a coroutine: nothing here waits."""
         recipients: list[AgentId] = []
         source = topic.source
         for candidate in self._candidates_for(topic.type):

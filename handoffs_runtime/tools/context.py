@@ -44,7 +44,7 @@ class TurnTally:
     waited: float = 0.0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class ToolContext:
     """The session, agent and channel of the running tool.
 
@@ -60,6 +60,28 @@ class ToolContext:
     agent_id: AgentId | None = None
     depth: int = 0
     tally: TurnTally = field(default_factory=TurnTally, compare=False)
+
+    def __init__(
+        self,
+        session_id: str,
+        agent: str,
+        channel: Channel | None,
+        runtime: AgentRuntime | None = None,
+        agent_id: AgentId | None = None,
+        depth: int = 0,
+        tally: TurnTally | None = None,
+    ) -> None:
+        """What the dataclass's ``__init__`` does, the fields written at once: it would set each with
+        ``object.__setattr__`` (frozen), at three times the cost, and one is built for every turn."""
+        self.__dict__.update(
+            session_id=session_id,
+            agent=agent,
+            channel=channel,
+            runtime=runtime,
+            agent_id=agent_id,
+            depth=depth,
+            tally=TurnTally() if tally is None else tally,
+        )
 
     @property
     def idempotency_key(self) -> str | None:
