@@ -188,6 +188,9 @@ def test_a_tool_context_is_built_as_the_dataclass_would_build_it() -> None:
     assert (context.runtime, context.agent_id, context.depth) == (None, None, 0)
     assert context.tally == TurnTally() and context.tally is not ToolContext("s1", "Sales", None).tally
     assert dataclasses.replace(context, depth=1) == ToolContext("s1", "Sales", None, depth=1)
+    values = ("s2", "Triage", None, None, AgentId("Triage", "s2"), 2, TurnTally(workers=1))
+    given = ToolContext(*values)  # each value lands in its own field
+    assert tuple(getattr(given, f.name) for f in dataclasses.fields(ToolContext)) == values
     with pytest.raises(FrozenInstanceError):
         context.depth = 1  # type: ignore[misc]
 

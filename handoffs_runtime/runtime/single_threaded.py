@@ -251,13 +251,8 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
                     if sender not in agents:  # a known one is built
                         await self._get_agent(sender)  # type: ignore[arg-type]
                     sender_checked = True
-                context = MessageContext(
-                    sender=sender,
-                    topic_id=topic_id,
-                    is_rpc=False,
-                    cancellation_token=cancellation_token,
-                    message_id=message_id,
-                )
+                # sender, topic_id, is_rpc, cancellation_token, message_id
+                context = MessageContext(sender, topic_id, False, cancellation_token, message_id)
                 agent = agents.get(agent_id)
                 if agent is None:
                     agent = await self._instantiate(agent_id)

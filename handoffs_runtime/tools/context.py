@@ -44,6 +44,10 @@ class TurnTally:
     waited: float = 0.0
 
 
+_FIELDS = ("session_id", "agent", "channel", "runtime", "agent_id", "depth", "tally")
+"""``ToolContext``'s fields, in the order of its ``__init__``'s parameters (a test checks both)."""
+
+
 @dataclass(frozen=True)
 class ToolContext:
     """The session, agent and channel of the running tool.
@@ -73,15 +77,9 @@ class ToolContext:
     ) -> None:
         """What the dataclass's ``__init__`` does, the fields written at once: it would set each with
         ``object.__setattr__`` (frozen), at three times the cost, and one is built for every turn."""
-        self.__dict__.update(
-            session_id=session_id,
-            agent=agent,
-            channel=channel,
-            runtime=runtime,
-            agent_id=agent_id,
-            depth=depth,
-            tally=TurnTally() if tally is None else tally,
-        )
+        fresh = TurnTally() if tally is None else tally
+        values = (session_id, agent, channel, runtime, agent_id, depth, fresh)
+        self.__dict__.update(zip(_FIELDS, values, strict=True))
 
     @property
     def idempotency_key(self) -> str | None:
