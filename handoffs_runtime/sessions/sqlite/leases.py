@@ -1,4 +1,4 @@
-"""One live writer per session on SQLite: the lease tables, and the heartbeat that renews them.
+"""One live writer per session on SQLite: the lease tables, and the SQL that claims, checks and renews.
 
 The rules are those of :mod:`handoffs_runtime.sessions.leases`; here a holder's expiry is this host's
 clock, which is right for a file that only this host's processes open. The functions run on the store's
@@ -7,11 +7,8 @@ thread, inside a transaction the store opened.
 
 from __future__ import annotations
 
-import logging
 import sqlite3
-import threading
 import time
-from collections.abc import Callable
 
 from handoffs_runtime.sessions.leases import Holder, busy, refuse_unless_held
 
@@ -28,8 +25,6 @@ CREATE TABLE leases (
 ) WITHOUT ROWID;
 """
 """The tables, as a store migration creates them."""
-
-_log = logging.getLogger(__name__)
 
 
 def claim(
@@ -103,36 +98,3 @@ def renew(conn: sqlite3.Connection, me: Holder, seconds: float) -> None:
         "ON CONFLICT (token) DO UPDATE SET expires_at = excluded.expires_at",
         (me.token, me.pid, me.host, time.time() + seconds),
     )
-
-
-class Heartbeat:
-    """A daemon thread that calls ``beat`` every ``interval`` seconds until :meth:`stop`.
-
-    ``beat`` must not wait for anything that :meth:`stop`'s caller could be holding (the store hands its
-    renewal to its own thread and returns at once).
-    """
-
-    def __init__(self, beat: Callable[[], None], interval: float) -> None:
-        self._beat = beat
-        self._interval = interval
-        self._stopped = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> None:
-        if self._thread is None and not self._stopped.is_set():
-            self._thread = threading.Thread(target=self._run, name="handoffs-store-lease", daemon=True)
-            self._thread.start()
-
-    def stop(self) -> None:
-        self._stopped.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join()
-
-    def _run(self) -> None:
-        while not self._stopped.wait(self._interval):
-            try:
-                self._beat()
-            except RuntimeError:  # the interpreter is shutting down: nothing left to renew for
-                return
-            except Exception:  # never let a renewal end the thread; the next one may succeed
-                _log.warning("renewing session leases failed", exc_info=True)

@@ -15,7 +15,7 @@ from typing import Any, Literal, TypeVar
 from handoffs_runtime.errors import StoreConflictError, StoreError, UnknownSessionError
 from handoffs_runtime.sessions.desk import OperatorWait
 from handoffs_runtime.sessions.effects import Effect, EffectKey, EffectStatus
-from handoffs_runtime.sessions.leases import LEASE_SECONDS, Holder
+from handoffs_runtime.sessions.leases import LEASE_SECONDS, Heartbeat, Holder
 from handoffs_runtime.sessions.sql_store import EncodedAppend, SQLStore
 from handoffs_runtime.sessions.sqlite import effects, leases, sql
 from handoffs_runtime.sessions.sqlite.batch import GroupCommit
@@ -27,13 +27,13 @@ from handoffs_runtime.sessions.sqlite.connection import (
     store_error,
 )
 from handoffs_runtime.sessions.sqlite.schema import READABLE_FROM, migrate, schema_version
-from handoffs_runtime.sessions.sqlite.thread import StoreThread
 from handoffs_runtime.sessions.store import (
     MEMORY,
     SessionInfo,
     SessionState,
     StoredEntry,
 )
+from handoffs_runtime.sessions.thread import StoreThread
 
 T = TypeVar("T")
 _log = logging.getLogger(__name__)
@@ -84,7 +84,7 @@ class SQLiteSessionStore(SQLStore):
     ) -> None:
         super().__init__(read_only=read_only, lease_seconds=lease_seconds)
         self.path = str(path)
-        self._heartbeat = leases.Heartbeat(self._renew_soon, lease_seconds / 3)
+        self._heartbeat = Heartbeat(self._renew_soon, lease_seconds / 3)
         self._thread = StoreThread("handoffs-store")
         self._shared = _Shared(where=f"session store {self.path}")
         self._batch = GroupCommit(self._thread, self._append_rows, self._described)
