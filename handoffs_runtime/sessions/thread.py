@@ -1,4 +1,4 @@
-"""The stores' threads: calls queued from any event loop, run on a thread, answered on the loop that asked.
+"""The stores' threads: calls queued from any loop, run on a thread, answered on the loop that asked.
 
 The SQLite store has one thread (one writer per file); the PostgreSQL store several, one connection each,
 taking calls from the same queue.
