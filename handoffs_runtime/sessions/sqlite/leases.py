@@ -28,16 +28,24 @@ CREATE TABLE leases (
 
 
 def claim(
-    conn: sqlite3.Connection, session_id: str, me: Holder, *, take_over: bool, seconds: float
+    conn: sqlite3.Connection,
+    session_id: str,
+    me: Holder,
+    *,
+    take_over: bool,
+    seconds: float,
+    renew: bool = True,
 ) -> Holder | None:
     """Make ``me`` the session's holder; returns the live holder that was taken over, if any.
 
-    Raises :class:`SessionBusyError` when another holder is alive and ``take_over`` is false.
+    Raises :class:`SessionBusyError` when another holder is alive and ``take_over`` is false. ``renew``
+    false: ``me``'s holder row was renewed a moment ago, so it is left as it is.
     """
     other = live_holder(conn, session_id, me)
     if other is not None and not take_over:
         raise busy(session_id, other)
-    renew(conn, me, seconds)
+    if renew:
+        renew_holder(conn, me, seconds)
     conn.execute(
         "INSERT INTO leases (session_id, token) VALUES (?, ?) "
         "ON CONFLICT (session_id) DO UPDATE SET token = excluded.token",
@@ -76,11 +84,6 @@ def check(conn: sqlite3.Connection, session_id: str, me: Holder, *, opened: bool
     refuse_unless_held(row, session_id, me, opened=opened)
 
 
-def release(conn: sqlite3.Connection, me: Holder, session_id: str) -> None:
-    """Let go of one session (it ended); nobody else's claim is touched."""
-    conn.execute("DELETE FROM leases WHERE session_id = ? AND token = ?", (session_id, me.token))
-
-
 def release_all(conn: sqlite3.Connection, me: Holder) -> None:
     """Let go of every session ``me`` holds, in one statement (the store is closing)."""
     conn.execute("DELETE FROM holders WHERE token = ?", (me.token,))
@@ -91,7 +94,7 @@ def forget(conn: sqlite3.Connection, session_id: str) -> None:
     conn.execute("DELETE FROM leases WHERE session_id = ?", (session_id,))
 
 
-def renew(conn: sqlite3.Connection, me: Holder, seconds: float) -> None:
+def renew_holder(conn: sqlite3.Connection, me: Holder, seconds: float) -> None:
     """Keep every session ``me`` holds for ``seconds`` more: one row, however many sessions."""
     conn.execute(
         "INSERT INTO holders (token, pid, host, expires_at) VALUES (?, ?, ?, ?) "

@@ -31,18 +31,21 @@ def get_session(conn: sqlite3.Connection, session_id: str) -> SessionState:
     return _state(row)
 
 
-def create_or_reopen(conn: sqlite3.Connection, session_id: str, agent: str, team: str) -> bool:
-    """In the open transaction: create the session with ``agent`` active, or reopen it; True if created."""
+def open_state(conn: sqlite3.Connection, session_id: str, agent: str, team: str) -> tuple[SessionState, bool]:
+    """In the open transaction: create the session with ``agent`` active, or reopen it; its state, and
+    whether it was created (a new one's state is known without reading it back)."""
     now = time.time()
     cursor = conn.execute(
         "INSERT INTO sessions (id, active_agent, team, created_at, updated_at) VALUES (?, ?, ?, ?, ?) "
         "ON CONFLICT (id) DO NOTHING",
         (session_id, agent, team, now, now),
     )
-    created = cursor.rowcount == 1
-    if not created:
-        conn.execute("UPDATE sessions SET status = 'open' WHERE id = ?", (session_id,))
-    return created
+    if cursor.rowcount == 1:
+        return SessionState(session_id, agent, [], 0, 0, "open", team, now, now), True
+    rows = conn.execute(
+        f"UPDATE sessions SET status = 'open' WHERE id = ? RETURNING {_STATE_COLUMNS}", (session_id,)
+    ).fetchall()
+    return _state(rows[0]), False
 
 
 _DELTA = context_after("?")
@@ -95,14 +98,17 @@ def _refused(conn: sqlite3.Connection, append: EncodedAppend, holder: Holder, *,
 
 
 def end_session(conn: sqlite3.Connection, session_id: str, holder: Holder, opened: bool) -> None:
+    """Let go of the session's lease, if it is ours, and mark it ended; else say why not (nothing is
+    written then)."""
     conn.execute("BEGIN IMMEDIATE")
+    ours = conn.execute("DELETE FROM leases WHERE session_id = ? AND token = ?", (session_id, holder.token))
     cursor = conn.execute(
         "UPDATE sessions SET status = 'ended', updated_at = ? WHERE id = ?", (time.time(), session_id)
     )
     if cursor.rowcount == 0:
         raise UnknownSessionError(f"no session {session_id!r} in the store")
-    leases.check(conn, session_id, holder, opened=opened)
-    leases.release(conn, holder, session_id)
+    if ours.rowcount == 0:
+        leases.check(conn, session_id, holder, opened=opened)  # raises: the lease is not ours
     conn.execute("COMMIT")
 
 

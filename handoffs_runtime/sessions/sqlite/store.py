@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
 import secrets
 import sqlite3
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,6 +89,8 @@ class SQLiteSessionStore(SQLStore):
         self._heartbeat = Heartbeat(self._renew_soon, lease_seconds / 3)
         self._thread = StoreThread("handoffs-store")
         self._shared = _Shared(where=f"session store {self.path}")
+        self._renewed_at = -math.inf
+        """When this store's thread last renewed its holder row (``time.monotonic()``)."""
         self._batch = GroupCommit(self._thread, self._append_rows, self._described)
         connect = self._connect_read_only if read_only and self.path != MEMORY else self._connect
         try:
@@ -208,7 +212,8 @@ class SQLiteSessionStore(SQLStore):
         if conn is None:
             return
         try:
-            leases.renew(conn, self._holder, self._lease_seconds)
+            leases.renew_holder(conn, self._holder, self._lease_seconds)
+            self._renewed_at = time.monotonic()
         except sqlite3.Error as exc:  # the next beat tries again; a write meanwhile reports the cause
             _log.warning("could not renew the session leases of %s: %s", self._shared.where, exc)
 
@@ -222,6 +227,7 @@ class SQLiteSessionStore(SQLStore):
         conn.execute("BEGIN IMMEDIATE")
         taken = leases.claim(conn, session_id, self._holder, take_over=take_over, seconds=self._lease_seconds)
         conn.execute("COMMIT")
+        self._renewed_at = time.monotonic()
         self._opened.add(session_id)
         self._holding()
         return taken
@@ -236,12 +242,22 @@ class SQLiteSessionStore(SQLStore):
         self, conn: sqlite3.Connection, session_id: str, agent: str, team: str
     ) -> tuple[SessionState, bool]:
         conn.execute("BEGIN IMMEDIATE")
-        leases.claim(conn, session_id, self._holder, take_over=False, seconds=self._lease_seconds)
-        created = sql.create_or_reopen(conn, session_id, agent, team)
+        renew = not self._fresh()
+        seconds = self._lease_seconds
+        leases.claim(conn, session_id, self._holder, take_over=False, seconds=seconds, renew=renew)
+        state, created = sql.open_state(conn, session_id, agent, team)
         conn.execute("COMMIT")
+        if renew:
+            self._renewed_at = time.monotonic()
         self._opened.add(session_id)
         self._holding()
-        return sql.get_session(conn, session_id), created
+        return state, created
+
+    def _fresh(self) -> bool:
+        """Whether this store's holder row was renewed less than a third of a lease ago, so it stands for
+        two thirds of a lease at least (the heartbeat renews it before then): opening a session need not
+        renew it again."""
+        return time.monotonic() - self._renewed_at < self._lease_seconds / 3
 
     def _holding(self) -> None:
         """This store holds a lease now: renew it from here on, and let go of it when closing."""
