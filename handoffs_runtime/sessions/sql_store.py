@@ -11,15 +11,31 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Unpack
+from typing import Any, Unpack
 
 from handoffs_runtime.errors import StoreConflictError, StoreError
 from handoffs_runtime.sessions.held import HeldSessions, extends
 from handoffs_runtime.sessions.leases import Holder
 from handoffs_runtime.sessions.store import _MESSAGES, NewEntry, SessionUpdate
 
-_encode = json.JSONEncoder(ensure_ascii=False).encode
-"""``json.dumps(body, ensure_ascii=False)``, without building an encoder for every entry as it does."""
+_ENCODER = json.JSONEncoder(ensure_ascii=False)
+_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+_one_shot = (
+    _make_encoder(
+        None, _ENCODER.default, json.encoder.encode_basestring, None, ": ", ", ", False, False, True
+    )
+    if _make_encoder is not None
+    else None
+)
+
+
+def _encode(body: dict[str, Any]) -> str:
+    """``json.dumps(body, ensure_ascii=False)``, with one C encoder made once (``json.dumps``, and even
+    ``JSONEncoder.encode``, make one for every call)."""
+    if _one_shot is None:  # an interpreter without the C accelerator
+        return _ENCODER.encode(body)
+    return "".join(_one_shot(body, 0))
+
 
 Row = tuple[str, str, str]
 """One entry to insert: its agent, its kind and its body as JSON."""

@@ -7,6 +7,7 @@ operator state belong to no one session's writer, so they need no lease.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 import time
 from typing import Any, NoReturn
@@ -50,6 +51,21 @@ def open_state(conn: sqlite3.Connection, session_id: str, agent: str, team: str)
 
 _DELTA = context_after("?")
 
+_INSERT = "INSERT INTO messages (session_id, seq, agent, kind, body, created_at) VALUES (?, ?, ?, ?, ?, ?)"
+
+
+@functools.cache
+def _update(agent: bool, context: bool, delta: bool) -> str:
+    """The append's one statement on the session row, for what it changes (made once per shape)."""
+    sets = ", active_agent = ?" if agent else ""
+    if context:
+        sets += f", context = {_DELTA if delta else '?'}, context_seq = last_seq + ?"
+    return (
+        f"UPDATE sessions SET last_seq = last_seq + ?, updated_at = ?{sets} "
+        "WHERE id = ? AND (? IS NULL OR last_seq = ?) "
+        "AND EXISTS (SELECT 1 FROM leases WHERE session_id = ? AND token = ?) RETURNING last_seq"
+    )
+
 
 def append_entries(conn: sqlite3.Connection, append: EncodedAppend, holder: Holder, *, opened: bool) -> int:
     """One append in a transaction the caller opened (a batch of them: see ``sqlite.batch``): the session
@@ -57,32 +73,26 @@ def append_entries(conn: sqlite3.Connection, append: EncodedAppend, holder: Hold
     if it did not, :func:`_refused` says why."""
     now = time.time()
     session_id, rows = append.session_id, append.rows
-    sets = ""
-    values: list[Any] = [len(rows), now]
-    if append.active_agent is not None:
-        sets += ", active_agent = ?"
-        values.append(append.active_agent)
-    if append.context_json is not None:
-        sets += f", context = {_DELTA if append.context_delta else '?'}, context_seq = last_seq + ?"
-        values += [append.context_json] * (3 if append.context_delta else 1) + [len(rows)]
+    count = len(rows)
+    values: list[Any] = [count, now]
+    agent, context, delta = append.active_agent, append.context_json, append.context_delta
+    if agent is not None:
+        values.append(agent)
+    if context is not None:
+        values += [context, context, context, count] if delta else [context, count]
     expected = append.expected_seq
     found = conn.execute(
-        f"UPDATE sessions SET last_seq = last_seq + ?, updated_at = ?{sets} "
-        "WHERE id = ? AND (? IS NULL OR last_seq = ?) "
-        "AND EXISTS (SELECT 1 FROM leases WHERE session_id = ? AND token = ?) RETURNING last_seq",
+        _update(agent is not None, context is not None, delta),
         (*values, session_id, expected, expected, session_id, holder.token),
     ).fetchall()
     if not found:
         _refused(conn, append, holder, opened=opened)
     last = int(found[0][0])
-    first = last - len(rows)
-    conn.executemany(
-        "INSERT INTO messages (session_id, seq, agent, kind, body, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-        [
-            (session_id, first + i, agent, kind, body, now)
-            for i, (agent, kind, body) in enumerate(rows, start=1)
-        ],
-    )
+    first = last - count
+    if count == 1:  # the usual append: one statement, without executemany's iteration
+        conn.execute(_INSERT, (session_id, last, *rows[0], now))
+    elif rows:
+        conn.executemany(_INSERT, [(session_id, first + i, *row, now) for i, row in enumerate(rows, start=1)])
     return last
 
 
