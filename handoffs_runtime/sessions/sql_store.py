@@ -52,6 +52,9 @@ class EncodedAppend:
     expected_seq: int | None
     context_delta: bool = False
     """``context_json`` holds only the messages the stored context gained (``[]``: none), not all of it."""
+    last_known: int | None = None
+    """The session's last sequence number as this store last wrote it (see ``SQLStore.held``), when it
+    holds the session: most likely still the last, so a store may try the write as if it were expected."""
 
     def check_expected(self, last: int) -> None:
         """Refuse the write when the session's last sequence number ``last`` is not ``expected_seq``."""
@@ -101,15 +104,17 @@ class SQLStore(ABC):
         context = update.get("context")
         expected = update.get("expected_seq")
         context_json, delta = None, False
+        held = self.held.get(session_id)
         if context is not None:
-            held = self.held.get(session_id)
             # Only the messages the context gained, when the compare-and-set proves the stored context
             # is the one this store holds.
             delta = held is not None and expected == held.last_seq and extends(held.context, context)
             sent = list(context)[len(held.context) :] if held is not None and delta else list(context)
             context_json = _MESSAGES.dump_json(sent).decode()
         rows = [(e.agent, e.kind, _encode(e.body)) for e in entries]
-        encoded = EncodedAppend(session_id, rows, update.get("active_agent"), context_json, expected, delta)
+        known = held.last_seq if held is not None else None
+        agent = update.get("active_agent")
+        encoded = EncodedAppend(session_id, rows, agent, context_json, expected, delta, known)
         try:
             last = await self._append(encoded)
         except BaseException:

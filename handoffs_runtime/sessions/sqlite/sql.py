@@ -55,21 +55,25 @@ _INSERT = "INSERT INTO messages (session_id, seq, agent, kind, body, created_at)
 
 
 @functools.cache
-def _update(agent: bool, context: bool, delta: bool) -> str:
-    """The append's one statement on the session row, for what it changes (made once per shape)."""
+def _update(agent: bool, context: bool, delta: bool, returning: bool) -> str:
+    """The append's one statement on the session row, for what it changes (made once per shape).
+    Without ``returning``, the compare-and-set value is given, so the new last is known without it
+    (SQLite's ``RETURNING`` costs a temporary table)."""
     sets = ", active_agent = ?" if agent else ""
     if context:
         sets += f", context = {_DELTA if delta else '?'}, context_seq = last_seq + ?"
     return (
         f"UPDATE sessions SET last_seq = last_seq + ?, updated_at = ?{sets} "
         "WHERE id = ? AND (? IS NULL OR last_seq = ?) "
-        "AND EXISTS (SELECT 1 FROM leases WHERE session_id = ? AND token = ?) RETURNING last_seq"
+        "AND EXISTS (SELECT 1 FROM leases WHERE session_id = ? AND token = ?)"
+        + (" RETURNING last_seq" if returning else "")
     )
 
 
 def append_entries(conn: sqlite3.Connection, append: EncodedAppend, holder: Holder, *, opened: bool) -> int:
     """One append in a transaction the caller opened (a batch of them: see ``sqlite.batch``): the session
-    row gains the entries' count only if the lease is ours and the compare-and-set holds (one statement);
+    row gains the entries' count only if the lease is ours and the compare-and-set holds (one statement, a
+    second when the last this store knew is stale);
     if it did not, :func:`_refused` says why."""
     now = time.time()
     session_id, rows = append.session_id, append.rows
@@ -81,13 +85,24 @@ def append_entries(conn: sqlite3.Connection, append: EncodedAppend, holder: Hold
     if context is not None:
         values += [context, context, context, count] if delta else [context, count]
     expected = append.expected_seq
-    found = conn.execute(
-        _update(agent is not None, context is not None, delta),
-        (*values, session_id, expected, expected, session_id, holder.token),
-    ).fetchall()
-    if not found:
-        _refused(conn, append, holder, opened=opened)
-    last = int(found[0][0])
+    shape = (agent is not None, context is not None, delta)
+    guess = expected if expected is not None else append.last_known
+    last = -1
+    if guess is not None:  # the last as this store knows it: no need to have it returned
+        cursor = conn.execute(
+            _update(*shape, False), (*values, session_id, guess, guess, session_id, holder.token)
+        )
+        if cursor.rowcount == 1:
+            last = guess + count
+        elif expected is not None:
+            _refused(conn, append, holder, opened=opened)
+    if last < 0:  # not known, or someone this store did not see appended meanwhile
+        found = conn.execute(
+            _update(*shape, True), (*values, session_id, None, None, session_id, holder.token)
+        ).fetchall()
+        if not found:
+            _refused(conn, append, holder, opened=opened)
+        last = int(found[0][0])
     first = last - count
     if count == 1:  # the usual append: one statement, without executemany's iteration
         conn.execute(_INSERT, (session_id, last, *rows[0], now))
