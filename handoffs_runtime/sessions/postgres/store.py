@@ -28,7 +28,7 @@ import secrets
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal, TypeVar, get_args
 
 import psycopg
@@ -318,9 +318,9 @@ class PostgresSessionStore(SQLStore):
     async def get_session(self, session_id: str) -> SessionState:
         return await self._call(session_id, sql.get_session, session_id)
 
-    async def _append(self, append: EncodedAppend) -> int:
+    def _append(self, append: EncodedAppend) -> Awaitable[int]:
         write_id = f"{self._holder.token}-{next(self._writes)}"  # unique to this write, cheaper than a uuid
-        return await self._call(append.session_id, self._write, append, write_id)
+        return self._call(append.session_id, self._write, append, write_id)
 
     def _write(self, conn: Conn, retry: bool, write: EncodedAppend, write_id: str) -> int:
         """One append in one statement, one round trip; when it writes nothing (the session is unknown,

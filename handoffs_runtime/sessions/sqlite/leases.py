@@ -41,16 +41,18 @@ def claim(
     Raises :class:`SessionBusyError` when another holder is alive and ``take_over`` is false. ``renew``
     false: ``me``'s holder row was renewed a moment ago, so it is left as it is.
     """
+    if renew:
+        renew_holder(conn, me, seconds)
+    cursor = conn.execute(
+        "INSERT INTO leases (session_id, token) VALUES (?, ?) ON CONFLICT (session_id) DO NOTHING",
+        (session_id, me.token),
+    )
+    if cursor.rowcount == 1:  # nobody held it (a new session, or one let go of): ours
+        return None
     other = live_holder(conn, session_id, me)
     if other is not None and not take_over:
         raise busy(session_id, other)
-    if renew:
-        renew_holder(conn, me, seconds)
-    conn.execute(
-        "INSERT INTO leases (session_id, token) VALUES (?, ?) "
-        "ON CONFLICT (session_id) DO UPDATE SET token = excluded.token",
-        (session_id, me.token),
-    )
+    conn.execute("UPDATE leases SET token = ? WHERE session_id = ?", (me.token, session_id))
     return other
 
 

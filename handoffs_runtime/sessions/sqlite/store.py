@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import math
@@ -170,10 +171,12 @@ class SQLiteSessionStore(SQLStore):
             self._shared.conn = conn
             return
 
-    async def _run(self, fn: Callable[..., T], *args: Any) -> T:
+    def _run(self, fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+        """``fn(conn, *args)`` on the store's thread: the future of its outcome (not a coroutine, whose
+        frame every call would pass through twice)."""
         if self._shared.closed:
             raise StoreError(f"{self._shared.where} is closed")
-        return await self._thread.call(self._guarded, fn, *args)
+        return self._thread.call(self._guarded, fn, *args)
 
     def _guarded(self, fn: Callable[..., T], *args: Any) -> T:
         conn = self._conn()
@@ -267,10 +270,10 @@ class SQLiteSessionStore(SQLStore):
     async def get_session(self, session_id: str) -> SessionState:
         return await self._run(sql.get_session, session_id)
 
-    async def _append(self, append: EncodedAppend) -> int:
+    def _append(self, append: EncodedAppend) -> asyncio.Future[int]:
         if self._shared.closed:
             raise StoreError(f"{self._shared.where} is closed")
-        return await self._batch.submit(self._conn, append)
+        return self._batch.submit(self._conn, append)
 
     def _append_rows(self, conn: sqlite3.Connection, append: EncodedAppend) -> int:
         """On the store's thread, which keeps ``_opened``."""
