@@ -106,8 +106,9 @@ class PostgresSessionStore(SQLStore):
     of acknowledged turns (never corrupting the database); the replica levels as PostgreSQL defines them.
 
     ``lease_seconds`` is how long a claim lasts without renewal (renewed every third of it);
-    ``outage_seconds`` how long a call waits for a database that does not answer; ``pool_size`` the most
-    connections it opens. ``failure`` is the first error it raised, as on the SQLite store.
+    ``outage_seconds`` how long a call waits for a database that does not answer; ``pool_size`` how many
+    calls run at once (a worker thread each, with a connection of its own: the most connections it opens).
+    ``failure`` is the first error it raised, as on the SQLite store.
 
     >>> store = PostgresSessionStore("postgresql://app@db/shop")  # doctest: +SKIP
     """
