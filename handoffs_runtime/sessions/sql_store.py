@@ -10,8 +10,7 @@ import json
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Sequence
-from dataclasses import dataclass
-from typing import Any, Unpack
+from typing import Any, NamedTuple, Unpack
 
 from handoffs_runtime.errors import StoreConflictError, StoreError
 from handoffs_runtime.sessions.held import HeldSessions, extends
@@ -41,9 +40,9 @@ Row = tuple[str, str, str]
 """One entry to insert: its agent, its kind and its body as JSON."""
 
 
-@dataclass(frozen=True, slots=True)
-class EncodedAppend:
-    """One :meth:`SQLStore.append` as the database takes it: rows and the context as JSON."""
+class EncodedAppend(NamedTuple):
+    """One :meth:`SQLStore.append` as the database takes it: rows and the context as JSON (a named tuple:
+    one is made for every append, and a tuple is made in one step)."""
 
     session_id: str
     rows: Sequence[Row]
