@@ -174,16 +174,18 @@ class PostgresSessionStore(SQLStore):
             conn.close()
 
     def _conn(self) -> Conn:
-        """This worker's connection, made when it has none (or lost it)."""
-        conn: Conn | None = getattr(self._local, "conn", None)
-        if conn is None or conn.closed:
-            conn = psycopg.connect(
-                self.url, autocommit=True, options=self._options, connect_timeout=_CONNECT_SECONDS
-            )
-            self._local.conn = conn
-            self._local.cursor = conn.cursor()
-            with self._lock:
-                self._conns.append(conn)
+        """This worker's connection, made when it has none (or current it)."""
+        current: Conn | None = getattr(self._local, "conn", None)
+        if current is not None and not current.closed:
+            return current
+        conn = psycopg.connect(
+            self.url, autocommit=True, options=self._options, connect_timeout=_CONNECT_SECONDS
+        )
+        self._local.conn = conn
+        self._local.cursor = conn.cursor()
+        with self._lock:
+            self._conns = [c for c in self._conns if c is not current]
+            self._conns.append(conn)
         return conn
 
     def _one_row(self, query: str, params: dict[str, Any]) -> tuple[Any, ...] | None:
