@@ -174,7 +174,7 @@ class PostgresSessionStore(SQLStore):
             conn.close()
 
     def _conn(self) -> Conn:
-        """This worker's connection, made when it has none (or current it)."""
+        """This worker's connection, made when it has none (or lost it)."""
         current: Conn | None = getattr(self._local, "conn", None)
         if current is not None and not current.closed:
             return current
