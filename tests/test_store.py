@@ -17,7 +17,6 @@ from handoffs_runtime.errors import CorruptEntryError, StoreError, UnknownSessio
 from handoffs_runtime.messages import HandoffEvent, Notice, Question, Said
 from handoffs_runtime.sessions.sqlite import SQLiteSessionStore
 from handoffs_runtime.sessions.sqlite.schema import MIGRATIONS, SCHEMA_VERSION
-from handoffs_runtime.sessions.sqlite.thread import StoreThread
 from handoffs_runtime.sessions.store import (
     SessionStore,
     default_store_path,
@@ -25,6 +24,7 @@ from handoffs_runtime.sessions.store import (
     entry_for_message,
     question_entry,
 )
+from handoffs_runtime.sessions.thread import StoreThread
 from handoffs_runtime.sessions.transcript import NO_ANSWER, describe_entry, entry_events
 
 from .store_backends import Backend

@@ -18,14 +18,18 @@ Each backend keeps these rules with its own clock and locks (``sqlite/leases.py`
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
+import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from handoffs_runtime.errors import SessionBusyError, SessionTakenOverError
+
+_log = logging.getLogger(__name__)
 
 LEASE_SECONDS = 10.0
 """How long a claim lasts without renewal; a crashed holder on another host blocks a session this long."""
@@ -97,3 +101,41 @@ def refuse_unless_held(row: Sequence[Any] | None, session_id: str, me: Holder, *
             + NOTHING_WRITTEN
         )
     raise SessionTakenOverError(f"session {session_id!r} was taken over by {who}{NOTHING_WRITTEN}")
+
+
+class Heartbeat:
+    """A daemon thread that calls ``beat`` every ``interval`` seconds until :meth:`stop`.
+
+    ``beat`` must not wait for anything that :meth:`stop`'s caller could be holding (each store hands its
+    renewal to its own threads and returns at once).
+    """
+
+    def __init__(self, beat: Callable[[], None], interval: float) -> None:
+        self._beat = beat
+        self._interval = interval
+        self._stopped = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._starting = threading.Lock()
+
+    def start(self) -> None:
+        """Start beating, once (from any thread: the PostgreSQL store's workers may race here)."""
+        if self._thread is not None:
+            return
+        with self._starting:
+            if self._thread is None and not self._stopped.is_set():
+                self._thread = threading.Thread(target=self._run, name="handoffs-store-lease", daemon=True)
+                self._thread.start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stopped.wait(self._interval):
+            try:
+                self._beat()
+            except RuntimeError:  # the interpreter is shutting down: nothing left to renew for
+                return
+            except Exception:  # never let a renewal end the thread; the next one may succeed
+                _log.warning("renewing session leases failed", exc_info=True)

@@ -18,6 +18,7 @@ the transcript too (the handoff event still records the handoff).
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 
 from autogen_core.models import LLMMessage
@@ -132,9 +133,10 @@ async def _unknown_effects(store: SessionStore, session: str) -> list[Notice]:
     ]
 
 
-async def record_user(store: SessionStore, session: str, message: LLMMessage, *, agent: str) -> None:
-    """Store the person's message before it is sent to ``agent``."""
-    await store.append(session, [entry_for_message(message, agent=agent)])
+def record_user(store: SessionStore, session: str, message: LLMMessage, *, agent: str) -> Awaitable[int]:
+    """Store the person's message before it is sent to ``agent`` (await it: the store's own coroutine,
+    handed back without one more around it, as :func:`record_event` does)."""
+    return store.append(session, [entry_for_message(message, agent=agent)])
 
 
 async def record_reply(
@@ -206,5 +208,5 @@ async def record_joined(
     await store.append(session, [entry_for_message(line)], active_agent=agent, context=context)
 
 
-async def record_event(store: SessionStore, event: HandoffEvent) -> None:
-    await store.append(event.session_id, [entry_for_event(event)])
+def record_event(store: SessionStore, event: HandoffEvent) -> Awaitable[int]:
+    return store.append(event.session_id, [entry_for_event(event)])

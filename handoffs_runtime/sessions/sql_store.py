@@ -9,25 +9,40 @@ from __future__ import annotations
 import json
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Unpack
+from collections.abc import Awaitable, Sequence
+from typing import Any, NamedTuple, Unpack
 
 from handoffs_runtime.errors import StoreConflictError, StoreError
 from handoffs_runtime.sessions.held import HeldSessions, extends
 from handoffs_runtime.sessions.leases import Holder
 from handoffs_runtime.sessions.store import _MESSAGES, NewEntry, SessionUpdate
 
-_encode = json.JSONEncoder(ensure_ascii=False).encode
-"""``json.dumps(body, ensure_ascii=False)``, without building an encoder for every entry as it does."""
+_ENCODER = json.JSONEncoder(ensure_ascii=False)
+_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+_one_shot = (
+    _make_encoder(
+        None, _ENCODER.default, json.encoder.encode_basestring, None, ": ", ", ", False, False, True
+    )
+    if _make_encoder is not None
+    else None
+)
+
+
+def _encode(body: dict[str, Any]) -> str:
+    """``json.dumps(body, ensure_ascii=False)``, with one C encoder made once (``json.dumps``, and even
+    ``JSONEncoder.encode``, make one for every call)."""
+    if _one_shot is None:  # an interpreter without the C accelerator
+        return _ENCODER.encode(body)
+    return "".join(_one_shot(body, 0))
+
 
 Row = tuple[str, str, str]
 """One entry to insert: its agent, its kind and its body as JSON."""
 
 
-@dataclass(frozen=True, slots=True)
-class EncodedAppend:
-    """One :meth:`SQLStore.append` as the database takes it: rows and the context as JSON."""
+class EncodedAppend(NamedTuple):
+    """One :meth:`SQLStore.append` as the database takes it: rows and the context as JSON (a named tuple:
+    one is made for every append, and a tuple is made in one step)."""
 
     session_id: str
     rows: Sequence[Row]
@@ -36,6 +51,9 @@ class EncodedAppend:
     expected_seq: int | None
     context_delta: bool = False
     """``context_json`` holds only the messages the stored context gained (``[]``: none), not all of it."""
+    last_known: int | None = None
+    """The session's last sequence number as this store last wrote it (see ``SQLStore.held``), when it
+    holds the session: most likely still the last, so a store may try the write as if it were expected."""
 
     def check_expected(self, last: int) -> None:
         """Refuse the write when the session's last sequence number ``last`` is not ``expected_seq``."""
@@ -85,15 +103,17 @@ class SQLStore(ABC):
         context = update.get("context")
         expected = update.get("expected_seq")
         context_json, delta = None, False
+        held = self.held.get(session_id)
         if context is not None:
-            held = self.held.get(session_id)
             # Only the messages the context gained, when the compare-and-set proves the stored context
             # is the one this store holds.
             delta = held is not None and expected == held.last_seq and extends(held.context, context)
             sent = list(context)[len(held.context) :] if held is not None and delta else list(context)
             context_json = _MESSAGES.dump_json(sent).decode()
         rows = [(e.agent, e.kind, _encode(e.body)) for e in entries]
-        encoded = EncodedAppend(session_id, rows, update.get("active_agent"), context_json, expected, delta)
+        known = held.last_seq if held is not None else None
+        agent = update.get("active_agent")
+        encoded = EncodedAppend(session_id, rows, agent, context_json, expected, delta, known)
         try:
             last = await self._append(encoded)
         except BaseException:
@@ -103,5 +123,6 @@ class SQLStore(ABC):
         return last
 
     @abstractmethod
-    async def _append(self, append: EncodedAppend) -> int:
-        """Store one :meth:`append`, in one transaction (see ``SessionStore.append``)."""
+    def _append(self, append: EncodedAppend) -> Awaitable[int]:
+        """Store one :meth:`append`, in one transaction (see ``SessionStore.append``): a future, or a
+        coroutine (a future spares every append a coroutine frame to pass through twice)."""

@@ -146,7 +146,9 @@ def entry_for_message(message: LLMMessage, *, agent: str | None = None) -> NewEn
         kind = "tool_results"
     else:
         kind = "system"
-    who = agent or getattr(message, "source", None) or kind
+    # Only these have a source: asking a pydantic model for an attribute it lacks costs an exception.
+    source = message.source if isinstance(message, UserMessage | AssistantMessage) else None
+    who = agent or source or kind
     return NewEntry(agent=who, kind=kind, body=_MESSAGE.dump_python(message, mode="json"), message=message)
 
 

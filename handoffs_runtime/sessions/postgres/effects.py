@@ -10,13 +10,13 @@ its own (and runs the tool) rather than taking it for another's.
 
 from __future__ import annotations
 
-from psycopg import AsyncConnection
+from psycopg import Connection
 from psycopg.rows import TupleRow
 
 from handoffs_runtime.sessions import effects as ledger
 from handoffs_runtime.sessions.effects import Effect, EffectKey, EffectStatus
 
-Conn = AsyncConnection[TupleRow]
+Conn = Connection[TupleRow]
 
 _NOW = "extract(epoch from clock_timestamp())::float8"
 """The database's time now (not the transaction's start): the order effects are recorded in."""
@@ -41,14 +41,14 @@ CREATE INDEX effects_by_session ON effects (session_id, created_at)
 SQL = ledger.effect_statements("%s", _NOW)
 
 
-async def record_intent(conn: Conn, retry: bool, key: EffectKey, position: int, claim: str) -> Effect | None:
-    cursor = await conn.execute(
+def record_intent(conn: Conn, retry: bool, key: EffectKey, position: int, claim: str) -> Effect | None:
+    cursor = conn.execute(
         SQL.intent, (key.id, key.session_id, key.turn, position, key.tool, key.arguments, claim)
     )
     if cursor.rowcount == 1:
         return None
-    cursor = await conn.execute(SQL.by_key, (key.id,))
-    row = await cursor.fetchone()
+    cursor = conn.execute(SQL.by_key, (key.id,))
+    row = cursor.fetchone()
     if row is None:  # not reached: the row that conflicted is there
         return None
     effect = ledger.effect_from_row(row)
@@ -57,21 +57,21 @@ async def record_intent(conn: Conn, retry: bool, key: EffectKey, position: int, 
     return effect
 
 
-async def record_outcome(conn: Conn, retry: bool, key: EffectKey, status: EffectStatus, result: str) -> None:
-    await conn.execute(SQL.outcome, (status, result[: ledger.RESULT_CHARS], key.id))
+def record_outcome(conn: Conn, retry: bool, key: EffectKey, status: EffectStatus, result: str) -> None:
+    conn.execute(SQL.outcome, (status, result[: ledger.RESULT_CHARS], key.id))
 
 
-async def lookup(conn: Conn, retry: bool, key: EffectKey) -> Effect | None:
-    cursor = await conn.execute(SQL.by_key, (key.id,))
-    row = await cursor.fetchone()
+def lookup(conn: Conn, retry: bool, key: EffectKey) -> Effect | None:
+    cursor = conn.execute(SQL.by_key, (key.id,))
+    row = cursor.fetchone()
     return ledger.effect_from_row(row) if row is not None else None
 
 
-async def effects(conn: Conn, retry: bool, session_id: str) -> list[Effect]:
-    cursor = await conn.execute(SQL.by_session, (session_id,))
-    return [ledger.effect_from_row(row) for row in await cursor.fetchall()]
+def effects(conn: Conn, retry: bool, session_id: str) -> list[Effect]:
+    cursor = conn.execute(SQL.by_session, (session_id,))
+    return [ledger.effect_from_row(row) for row in cursor.fetchall()]
 
 
-async def forget(conn: Conn, session_id: str) -> None:
+def forget(conn: Conn, session_id: str) -> None:
     """In the open transaction: the session is deleted, and its effects with it."""
-    await conn.execute(SQL.forget, (session_id,))
+    conn.execute(SQL.forget, (session_id,))

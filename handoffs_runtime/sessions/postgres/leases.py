@@ -15,89 +15,89 @@ never interleaved. The functions here run inside a transaction the store opened.
 
 from __future__ import annotations
 
-from psycopg import AsyncConnection
+from psycopg import Connection
 from psycopg.rows import TupleRow
 
 from handoffs_runtime.sessions.leases import Holder, busy, refuse_unless_held
 
-Conn = AsyncConnection[TupleRow]
+Conn = Connection[TupleRow]
 
 
-async def claim(conn: Conn, session_id: str, me: Holder, *, take_over: bool, seconds: float) -> Holder | None:
+def claim(conn: Conn, session_id: str, me: Holder, *, take_over: bool, seconds: float) -> Holder | None:
     """Make ``me`` the session's holder; returns the live holder that was taken over, if any.
 
     Raises :class:`SessionBusyError` when another holder is alive and ``take_over`` is false.
     """
-    await renew(conn, me, seconds)
-    cursor = await conn.execute(
+    renew(conn, me, seconds)
+    cursor = conn.execute(
         "INSERT INTO leases (session_id, token) VALUES (%s, %s) ON CONFLICT (session_id) DO NOTHING",
         (session_id, me.token),
     )
     if cursor.rowcount == 1:  # nobody held it: ours, and the insert's lock keeps it so until commit
         return None
-    other = await live_holder(conn, session_id, me, lock=True)
+    other = live_holder(conn, session_id, me, lock=True)
     if other is not None and not take_over:
         raise busy(session_id, other)
-    await conn.execute("UPDATE leases SET token = %s WHERE session_id = %s", (me.token, session_id))
+    conn.execute("UPDATE leases SET token = %s WHERE session_id = %s", (me.token, session_id))
     return other
 
 
-async def live_holder(conn: Conn, session_id: str, me: Holder, *, lock: bool = False) -> Holder | None:
+def live_holder(conn: Conn, session_id: str, me: Holder, *, lock: bool = False) -> Holder | None:
     """The session's holder if it is someone else whose claim is in force by the database's clock.
 
     ``lock`` locks the lease row until the transaction ends (a claim about to change it). A holder found
     dead or lapsed is forgotten on the way (its other sessions are free either way).
     """
-    cursor = await conn.execute(
+    cursor = conn.execute(
         "SELECT l.token, h.pid, h.host, h.expires_at > now() FROM leases AS l "
         "LEFT JOIN holders AS h ON h.token = l.token WHERE l.session_id = %s"
         + (" FOR UPDATE OF l" if lock else ""),
         (session_id,),
     )
-    row = await cursor.fetchone()
+    row = cursor.fetchone()
     if row is None or row[0] == me.token or row[1] is None:
         return None
     other = Holder(row[0], row[1], row[2])
     if row[3] and not other.is_gone():
         return other
-    await conn.execute("DELETE FROM holders WHERE token = %s", (other.token,))
+    conn.execute("DELETE FROM holders WHERE token = %s", (other.token,))
     return None
 
 
-async def check(conn: Conn, session_id: str, me: Holder, *, opened: bool = False) -> None:
+def check(conn: Conn, session_id: str, me: Holder, *, opened: bool = False) -> None:
     """Refuse a write by anyone but the session's holder; the lease stays as it is until the write ends.
     ``opened``: this store did open the session (see ``leases.refuse_unless_held``)."""
-    cursor = await conn.execute(
+    cursor = conn.execute(
         "SELECT l.token, h.pid, h.host FROM leases AS l LEFT JOIN holders AS h ON h.token = l.token "
         "WHERE l.session_id = %s FOR SHARE OF l",
         (session_id,),
     )
-    refuse_unless_held(await cursor.fetchone(), session_id, me, opened=opened)
+    refuse_unless_held(cursor.fetchone(), session_id, me, opened=opened)
 
 
-async def holds(conn: Conn, session_id: str, me: Holder) -> bool:
-    cursor = await conn.execute("SELECT token FROM leases WHERE session_id = %s", (session_id,))
-    row = await cursor.fetchone()
+def holds(conn: Conn, session_id: str, me: Holder) -> bool:
+    cursor = conn.execute("SELECT token FROM leases WHERE session_id = %s", (session_id,))
+    row = cursor.fetchone()
     return row is not None and row[0] == me.token
 
 
-async def release(conn: Conn, me: Holder, session_id: str) -> None:
+def release(conn: Conn, me: Holder, session_id: str) -> None:
     """Let go of one session (it ended); nobody else's claim is touched."""
-    await conn.execute("DELETE FROM leases WHERE session_id = %s AND token = %s", (session_id, me.token))
+    conn.execute("DELETE FROM leases WHERE session_id = %s AND token = %s", (session_id, me.token))
 
 
-async def release_all(conn: Conn, me: Holder) -> None:
+def release_all(conn: Conn, me: Holder) -> None:
     """Let go of every session ``me`` holds at once (the store is closing)."""
-    await conn.execute("DELETE FROM holders WHERE token = %s", (me.token,))
+    conn.execute("DELETE FROM holders WHERE token = %s", (me.token,))
 
 
-async def forget(conn: Conn, session_id: str) -> None:
-    await conn.execute("DELETE FROM leases WHERE session_id = %s", (session_id,))
+def forget(conn: Conn, session_id: str) -> None:
+    conn.execute("DELETE FROM leases WHERE session_id = %s", (session_id,))
 
 
-async def renew(conn: Conn, me: Holder, seconds: float) -> None:
+def renew(conn: Conn, me: Holder, seconds: float) -> None:
     """Keep every session ``me`` holds for ``seconds`` more on the database's clock: one row."""
-    await conn.execute(
+    conn.execute(
         "INSERT INTO holders (token, pid, host, expires_at) "
         "VALUES (%s, %s, %s, now() + make_interval(secs => %s)) "
         "ON CONFLICT (token) DO UPDATE SET expires_at = excluded.expires_at",

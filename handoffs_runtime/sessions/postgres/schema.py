@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from psycopg import AsyncConnection, sql
+from psycopg import Connection, sql
 from psycopg.rows import TupleRow
 
 from handoffs_runtime.errors import StoreError
@@ -94,18 +94,16 @@ def check_schema_name(schema: str) -> str:
     return schema
 
 
-async def migrate(conn: AsyncConnection[TupleRow], schema: str, where: str) -> None:
+def migrate(conn: Connection[TupleRow], schema: str, where: str) -> None:
     """Bring ``schema`` to :data:`SCHEMA_VERSION`, once, under a lock; refuse a foreign or newer schema."""
     name = sql.Identifier(schema)
-    async with conn.transaction():
-        await conn.execute(
-            "SELECT pg_advisory_xact_lock(hashtext(%s))", (f"handoffs-runtime schema {schema}",)
-        )
-        await conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(name))
-        cursor = await conn.execute(
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"handoffs-runtime schema {schema}",))
+        conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(name))
+        cursor = conn.execute(
             "SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (schema,)
         )
-        tables = {str(row[0]) for row in await cursor.fetchall()}
+        tables = {str(row[0]) for row in cursor.fetchall()}
         version = 0
         if tables and "schema_version" not in tables:
             raise StoreError(
@@ -113,8 +111,8 @@ async def migrate(conn: AsyncConnection[TupleRow], schema: str, where: str) -> N
                 "session store; choose another schema. Nothing was changed."
             )
         if tables:
-            cursor = await conn.execute(sql.SQL("SELECT version FROM {}.schema_version").format(name))
-            rows = await cursor.fetchall()
+            cursor = conn.execute(sql.SQL("SELECT version FROM {}.schema_version").format(name))
+            rows = cursor.fetchall()
             if len(rows) != 1 or not isinstance(rows[0][0], int):
                 raise StoreError(
                     f"{where}: the schema version in {schema!r} should be one whole number; it holds "
@@ -126,20 +124,20 @@ async def migrate(conn: AsyncConnection[TupleRow], schema: str, where: str) -> N
                 f"{where} was written by a newer handoffs-runtime (schema {version}; this version reads up "
                 f"to {SCHEMA_VERSION}); upgrade handoffs-runtime on every front end. Nothing was changed."
             )
-        await conn.execute(sql.SQL("SET LOCAL search_path TO {}").format(name))
+        conn.execute(sql.SQL("SET LOCAL search_path TO {}").format(name))
         for step in range(version, SCHEMA_VERSION):
             for statement in MIGRATIONS[step].split(";"):
                 if statement.strip():
-                    await conn.execute(statement.strip().encode())
+                    conn.execute(statement.strip().encode())
         if version < SCHEMA_VERSION:
-            await conn.execute("UPDATE schema_version SET version = %s", (SCHEMA_VERSION,))
+            conn.execute("UPDATE schema_version SET version = %s", (SCHEMA_VERSION,))
 
 
-async def check_readable(conn: AsyncConnection[TupleRow], schema: str, where: str) -> None:
+def check_readable(conn: Connection[TupleRow], schema: str, where: str) -> None:
     """Refuse a read-only store on a schema nothing was ever stored in, in words."""
-    cursor = await conn.execute(
+    cursor = conn.execute(
         "SELECT 1 FROM information_schema.tables WHERE table_schema = %s AND table_name = 'schema_version'",
         (schema,),
     )
-    if await cursor.fetchone() is None:
+    if cursor.fetchone() is None:
         raise StoreError(f"{where} is empty: nothing has been stored there yet (schema {schema!r})")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from psycopg import AsyncConnection
+from psycopg import Connection
 from psycopg.rows import TupleRow
 
 from handoffs_runtime.errors import StoreError, UnknownSessionError
@@ -17,7 +17,7 @@ from handoffs_runtime.sessions.rows import ENTRY_COLUMNS, STATE_COLUMNS, entry_f
 from handoffs_runtime.sessions.sql_store import EncodedAppend, context_after
 from handoffs_runtime.sessions.store import SessionInfo, SessionState, StoredEntry
 
-Conn = AsyncConnection[TupleRow]
+Conn = Connection[TupleRow]
 
 NOW = "extract(epoch from now())::float8"
 """The database's time as seconds since the epoch, as the store's time columns hold it."""
@@ -45,7 +45,7 @@ WITH lease AS (
 ), ins AS (
     INSERT INTO messages (session_id, seq, agent, kind, body, created_at, write_id)
     SELECT %(id)s, up.last_seq - %(n)s + r.ord, r.agent, r.kind, r.body, {NOW}, %(wid)s
-    FROM up, unnest(%(agents)s::text[], %(kinds)s::text[], %(bodies)s::text[])
+    FROM up, unnest(%(agents)b::text[], %(kinds)b::text[], %(bodies)b::text[])
         WITH ORDINALITY AS r(agent, kind, body, ord)
 )
 SELECT last_seq FROM up"""
@@ -108,9 +108,9 @@ ended; no row when the session or the lease is not (then nothing was written, an
 end says why)."""
 
 
-async def get_session(conn: Conn, retry: bool, session_id: str) -> SessionState:
-    cursor = await conn.execute(f"SELECT {STATE_COLUMNS} FROM sessions WHERE id = %s", (session_id,))
-    row = await cursor.fetchone()
+def get_session(conn: Conn, retry: bool, session_id: str) -> SessionState:
+    cursor = conn.execute(f"SELECT {STATE_COLUMNS} FROM sessions WHERE id = %s", (session_id,))
+    row = cursor.fetchone()
     if row is None:
         raise UnknownSessionError(
             f"no session {session_id!r} in the store; `handoffs sessions list` shows the ids"
@@ -118,52 +118,52 @@ async def get_session(conn: Conn, retry: bool, session_id: str) -> SessionState:
     return state_from_row(row)
 
 
-async def entries(conn: Conn, retry: bool, session_id: str, after: int) -> list[StoredEntry]:
-    cursor = await conn.execute(
+def entries(conn: Conn, retry: bool, session_id: str, after: int) -> list[StoredEntry]:
+    cursor = conn.execute(
         f"SELECT {ENTRY_COLUMNS} FROM messages WHERE session_id = %s AND seq > %s ORDER BY seq",
         (session_id, after),
     )
-    rows = await cursor.fetchall()
+    rows = cursor.fetchall()
     if not rows:
-        await get_session(conn, retry, session_id)  # an unknown session is an error, not an empty list
+        get_session(conn, retry, session_id)  # an unknown session is an error, not an empty list
     return [entry_from_row(session_id, row) for row in rows]
 
 
-async def list_sessions(conn: Conn, retry: bool) -> list[SessionInfo]:
-    cursor = await conn.execute(
+def list_sessions(conn: Conn, retry: bool) -> list[SessionInfo]:
+    cursor = conn.execute(
         "SELECT id, active_agent, status, last_seq, team, created_at, updated_at FROM sessions "
         "ORDER BY updated_at DESC, id"
     )
-    return [SessionInfo(*row) for row in await cursor.fetchall()]
+    return [SessionInfo(*row) for row in cursor.fetchall()]
 
 
-async def secret(conn: Conn, retry: bool, name: str, candidate: bytes, read_only: bool) -> bytes:
+def secret(conn: Conn, retry: bool, name: str, candidate: bytes, read_only: bool) -> bytes:
     """The secret ``name``: ``candidate`` if nobody made it before (atomic across processes)."""
     if not read_only:
-        await conn.execute(
+        conn.execute(
             "INSERT INTO secrets (name, value) VALUES (%s, %s) ON CONFLICT (name) DO NOTHING",
             (name, candidate),
         )
-    cursor = await conn.execute("SELECT value FROM secrets WHERE name = %s", (name,))
-    row = await cursor.fetchone()
+    cursor = conn.execute("SELECT value FROM secrets WHERE name = %s", (name,))
+    row = cursor.fetchone()
     if row is None:
         raise StoreError(f"the store holds no secret {name!r} yet, and a read-only store cannot make one")
     return bytes(row[0])
 
 
-async def wait_for_operator(conn: Conn, retry: bool, session_id: str, prompt: str) -> OperatorWait:
-    cursor = await conn.execute(
+def wait_for_operator(conn: Conn, retry: bool, session_id: str, prompt: str) -> OperatorWait:
+    cursor = conn.execute(
         f"INSERT INTO operator_waits (session_id, prompt, since) VALUES (%s, %s, {NOW}) "
         f"ON CONFLICT (session_id) DO UPDATE SET prompt = excluded.prompt RETURNING {_WAIT_COLUMNS}",
         (session_id, prompt),
     )
-    row = await cursor.fetchone()
+    row = cursor.fetchone()
     assert row is not None  # RETURNING gives the row inserted or updated
     return OperatorWait(*row)
 
 
-async def take_for_operator(conn: Conn, retry: bool, session_id: str, operator: str) -> bool:
-    cursor = await conn.execute(
+def take_for_operator(conn: Conn, retry: bool, session_id: str, operator: str) -> bool:
+    cursor = conn.execute(
         "UPDATE operator_waits SET taken_by = %s "
         "WHERE session_id = %s AND (taken_by IS NULL OR taken_by = %s)",
         (operator, session_id, operator),
@@ -171,16 +171,16 @@ async def take_for_operator(conn: Conn, retry: bool, session_id: str, operator: 
     return cursor.rowcount == 1
 
 
-async def release_operator(conn: Conn, retry: bool, session_id: str, operator: str | None) -> None:
+def release_operator(conn: Conn, retry: bool, session_id: str, operator: str | None) -> None:
     if operator is None:
-        await conn.execute("DELETE FROM operator_waits WHERE session_id = %s", (session_id,))
+        conn.execute("DELETE FROM operator_waits WHERE session_id = %s", (session_id,))
     else:
-        await conn.execute(
+        conn.execute(
             "UPDATE operator_waits SET taken_by = NULL WHERE session_id = %s AND taken_by = %s",
             (session_id, operator),
         )
 
 
-async def operator_waits(conn: Conn, retry: bool) -> list[OperatorWait]:
-    cursor = await conn.execute(f"SELECT {_WAIT_COLUMNS} FROM operator_waits ORDER BY since, session_id")
-    return [OperatorWait(*row) for row in await cursor.fetchall()]
+def operator_waits(conn: Conn, retry: bool) -> list[OperatorWait]:
+    cursor = conn.execute(f"SELECT {_WAIT_COLUMNS} FROM operator_waits ORDER BY since, session_id")
+    return [OperatorWait(*row) for row in cursor.fetchall()]

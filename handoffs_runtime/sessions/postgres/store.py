@@ -3,10 +3,11 @@
 Any of them resumes any session, and a front end that dies loses nothing that was acknowledged.
 
 It keeps the SQLite store's rules (one writer per session by lease, compare-and-set appends, a crashed
-holder's claim expiring by itself), with the database's clock deciding every expiry. It runs on its own
-thread with its own event loop and an ``psycopg`` connection pool there, as the SQLite store runs on its
+holder's claim expiring by itself), with the database's clock deciding every expiry. It runs its calls on
+worker threads of its own (``pool_size`` of them, one connection each), as the SQLite store runs on its
 own thread: so it serves any caller's loop, one after another (the command line opens it before its chat
-loop starts), and many sessions at once without one lock serialising them.
+loop starts), and many sessions at once without one lock serialising them (see
+:mod:`~handoffs_runtime.sessions.postgres.crossing`).
 
 A brief outage of the database delays a call instead of failing it: the call is retried until
 ``outage_seconds`` have passed, and the person whose turn waits is told (see
@@ -20,26 +21,25 @@ an outage too: every statement and lock wait is bounded on the server (``STATEME
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import math
 import secrets
 import threading
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Coroutine
-from concurrent.futures import Future
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal, TypeVar, get_args
 
 import psycopg
-from psycopg import AsyncConnection
+from psycopg import Connection, pq
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import TupleRow
-from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from handoffs_runtime.errors import SessionBusyError, StoreConflictError, StoreError, UnknownSessionError
 from handoffs_runtime.sessions.desk import OperatorWait
 from handoffs_runtime.sessions.effects import Effect, EffectKey, EffectStatus
-from handoffs_runtime.sessions.leases import LEASE_SECONDS, Holder
+from handoffs_runtime.sessions.leases import LEASE_SECONDS, Heartbeat, Holder
 from handoffs_runtime.sessions.outage import DELAYED, RECOVERED, DelayListener
 from handoffs_runtime.sessions.postgres import effects, leases, sql
 from handoffs_runtime.sessions.postgres.crossing import (
@@ -49,7 +49,7 @@ from handoffs_runtime.sessions.postgres.crossing import (
     LOCK_SECONDS,
     STATEMENT_SECONDS,
     Outage,
-    across,
+    bounded,
     is_outage,
 )
 from handoffs_runtime.sessions.postgres.schema import (
@@ -65,9 +65,10 @@ from handoffs_runtime.sessions.store import (
     SessionState,
     StoredEntry,
 )
+from handoffs_runtime.sessions.thread import StoreThread
 
 T = TypeVar("T")
-Conn = AsyncConnection[TupleRow]
+Conn = Connection[TupleRow]
 _log = logging.getLogger(__name__)
 
 
@@ -105,8 +106,9 @@ class PostgresSessionStore(SQLStore):
     of acknowledged turns (never corrupting the database); the replica levels as PostgreSQL defines them.
 
     ``lease_seconds`` is how long a claim lasts without renewal (renewed every third of it);
-    ``outage_seconds`` how long a call waits for a database that does not answer; ``pool_size`` the most
-    connections it opens. ``failure`` is the first error it raised, as on the SQLite store.
+    ``outage_seconds`` how long a call waits for a database that does not answer; ``pool_size`` how many
+    calls run at once (a worker thread each, with a connection of its own: the most connections it opens).
+    ``failure`` is the first error it raised, as on the SQLite store.
 
     >>> store = PostgresSessionStore("postgresql://app@db/shop")  # doctest: +SKIP
     """
@@ -126,7 +128,6 @@ class PostgresSessionStore(SQLStore):
         super().__init__(read_only=read_only, lease_seconds=lease_seconds, outage_seconds=outage_seconds)
         if synchronous_commit not in get_args(SynchronousCommit):
             raise ValueError(f"synchronous_commit must be one of {get_args(SynchronousCommit)}")
-        self._synchronous_commit = synchronous_commit
         self.url = url
         self.schema = check_schema_name(schema)
         self._where = f"session store {describe_url(url)}"
@@ -134,16 +135,15 @@ class PostgresSessionStore(SQLStore):
         self._listeners: list[DelayListener] = []
         self._closed = False
         self._holding = False
-        self._heartbeat: asyncio.Task[None] | None = None
-        self._pool: AsyncConnectionPool[Conn] | None = None
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="handoffs-store-pg", daemon=True)
-        self._thread.start()
-        try:
-            self._on_loop(self._open(pool_size, connect_timeout)).result()
-        except BaseException:
-            self._stop_loop()
-            raise
+        self._options = _options(self.schema, synchronous_commit)
+        self._open(connect_timeout)
+        self._heartbeat = Heartbeat(self._renew_soon, lease_seconds / 3)
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._conns: list[Conn] = []
+        """Every worker's connection, closed with the store."""
+        self._workers = StoreThread("handoffs-store-pg", pool_size)
+        self._writes = itertools.count()
 
     def __repr__(self) -> str:
         return f"PostgresSessionStore({self._where.removeprefix('session store ')!r}, schema={self.schema!r})"
@@ -151,21 +151,13 @@ class PostgresSessionStore(SQLStore):
     def report_delays(self, listener: DelayListener) -> None:
         self._listeners.append(listener)
 
-    # --- plumbing ------------------------------------------------------------------------------------
+    # --- plumbing: every call runs on one of the store's worker threads, with that worker's connection --
 
-    def _on_loop(self, coro: Coroutine[Any, Any, T]) -> Future[T]:
-        return asyncio.run_coroutine_threadsafe(coro, self._loop)
-
-    def _stop_loop(self) -> None:
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join()
-        self._loop.close()
-
-    async def _open(self, pool_size: int, connect_timeout: float) -> None:
+    def _open(self, connect_timeout: float) -> None:
+        """Connect once and migrate (or check a read-only schema), so a wrong URL fails here, in words."""
         try:
-            conn = await AsyncConnection.connect(
-                self.url, autocommit=True, connect_timeout=max(1, math.ceil(connect_timeout))
-            )
+            seconds = max(1, math.ceil(connect_timeout))
+            conn = psycopg.connect(self.url, autocommit=True, connect_timeout=seconds)
         except psycopg.Error as exc:
             raise StoreError(
                 f"cannot connect to the {self._where} ({_first_line(exc)}); check the URL, that the server "
@@ -173,27 +165,39 @@ class PostgresSessionStore(SQLStore):
             ) from exc
         try:
             if self.read_only:
-                await check_readable(conn, self.schema, self._where)
+                check_readable(conn, self.schema, self._where)
             else:
-                await migrate(conn, self.schema, self._where)
+                migrate(conn, self.schema, self._where)
         except psycopg.Error as exc:
             raise StoreError(f"{self._where}: {_first_line(exc)}") from exc
         finally:
-            await conn.close()
-        self._pool = AsyncConnectionPool(
-            self.url,
-            min_size=1,
-            max_size=pool_size,
-            open=False,
-            timeout=2.0,
-            kwargs={"autocommit": True, "options": _options(self.schema, self._synchronous_commit)},
-            name="handoffs-store",
-        )
-        await self._pool.open(wait=True, timeout=connect_timeout)
+            conn.close()
 
-    async def _call(self, session: str | None, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
-        """Run ``fn(conn, retry, *args)`` on the store's loop; wait out an outage of up to
-        ``outage_seconds``, telling ``session``'s person once when it starts and once when it ends."""
+    def _conn(self) -> Conn:
+        """This worker's connection, made when it has none (or lost it)."""
+        current: Conn | None = getattr(self._local, "conn", None)
+        if current is not None and not current.closed:
+            return current
+        conn = psycopg.connect(
+            self.url, autocommit=True, options=self._options, connect_timeout=_CONNECT_SECONDS
+        )
+        self._local.conn = conn
+        self._local.cursor = conn.cursor()
+        with self._lock:
+            self._conns = [c for c in self._conns if c is not current]
+            self._conns.append(conn)
+        return conn
+
+    def _one_row(self, query: str, params: dict[str, Any]) -> tuple[Any, ...] | None:
+        """On a worker, with the connection :meth:`_guarded` just gave it: ``query``'s first row, through
+        the worker's one cursor (a cursor made for each statement costs as much as the statement)."""
+        cursor: psycopg.Cursor[tuple[Any, ...]] = self._local.cursor
+        cursor.execute(query, params)
+        return cursor.fetchone()
+
+    async def _call(self, session: str | None, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn(conn, retry, *args)`` on a worker; wait out an outage of up to ``outage_seconds``,
+        telling ``session``'s person once when it starts and once when it ends."""
         started = time.monotonic()
         waited_since: float | None = None
         attempt = 0
@@ -201,7 +205,7 @@ class PostgresSessionStore(SQLStore):
             if self._closed:
                 raise StoreError(f"{self._where} is closed")
             try:
-                result = await across(self._loop, self._guarded(fn, attempt > 0, *args))
+                result: T = await bounded(self._workers.call(self._guarded, fn, attempt > 0, *args))
             except Outage as outage:
                 now = time.monotonic()
                 waited_since = waited_since if waited_since is not None else started
@@ -228,14 +232,14 @@ class PostgresSessionStore(SQLStore):
             except Exception:  # a notice that cannot be shown must not fail the turn
                 _log.warning("could not tell session %s that the store is slow", session, exc_info=True)
 
-    async def _guarded(self, fn: Callable[..., Awaitable[T]], retry: bool, *args: Any) -> T:
-        pool = self._pool
-        if pool is None:
-            raise StoreError(f"{self._where} is closed")
+    def _guarded(self, fn: Callable[..., T], retry: bool, *args: Any) -> T:
+        """On a worker: ``fn``'s outcome, a psycopg error in the store's words (an outage to retry, or the
+        store's failure). A connection left inside a transaction, or broken, is not used again."""
+        conn: Conn | None = None
         try:
-            async with pool.connection() as conn:
-                return await fn(conn, retry, *args)
-        except (psycopg.Error, PoolTimeout) as exc:
+            conn = self._conn()
+            return fn(conn, retry, *args)
+        except psycopg.Error as exc:
             if is_outage(exc):
                 raise Outage(_first_line(exc)) from exc
             error = StoreError(f"{self._where}: {_first_line(exc)}")
@@ -246,22 +250,24 @@ class PostgresSessionStore(SQLStore):
         except StoreError as exc:
             self.failure = self.failure or exc
             raise
+        finally:
+            if conn is not None and not conn.closed and conn.info.transaction_status != _IDLE:
+                conn.close()
 
     def _hold(self) -> None:
-        """This store holds a lease now: renew it from here on (on the store's loop), let go when closing."""
+        """This store holds a lease now: renew it from here on, and let go of it when closing."""
         self._holding = True
-        if self._heartbeat is None:
-            self._heartbeat = asyncio.get_running_loop().create_task(self._beat())
+        self._heartbeat.start()
 
-    async def _beat(self) -> None:
-        while True:
-            await asyncio.sleep(self._lease_seconds / 3)
-            try:
-                assert self._pool is not None
-                async with self._pool.connection() as conn:
-                    await leases.renew(conn, self._holder, self._lease_seconds)
-            except (psycopg.Error, PoolTimeout) as exc:  # the next beat tries again
-                _log.warning("could not renew the session leases of %s: %s", self._where, _first_line(exc))
+    def _renew_soon(self) -> None:
+        """The heartbeat's beat: queue a renewal for a worker, without waiting for it."""
+        self._workers.post(self._renew)
+
+    def _renew(self) -> None:
+        try:
+            leases.renew(self._conn(), self._holder, self._lease_seconds)
+        except psycopg.Error as exc:  # the next beat tries again
+            _log.warning("could not renew the session leases of %s: %s", self._where, _first_line(exc))
 
     # --- the interface ---------------------------------------------------------------------------------
 
@@ -269,9 +275,9 @@ class PostgresSessionStore(SQLStore):
         self.held.forget(session_id)
         return await self._call(session_id, self._claim, session_id, take_over)
 
-    async def _claim(self, conn: Conn, retry: bool, session_id: str, take_over: bool) -> Holder | None:
-        async with conn.transaction():
-            taken = await leases.claim(
+    def _claim(self, conn: Conn, retry: bool, session_id: str, take_over: bool) -> Holder | None:
+        with conn.transaction():
+            taken = leases.claim(
                 conn, session_id, self._holder, take_over=take_over, seconds=self._lease_seconds
             )
         self._opened.add(session_id)
@@ -284,7 +290,7 @@ class PostgresSessionStore(SQLStore):
         self.held.opened(state)
         return state, created
 
-    async def _open_session(
+    def _open_session(
         self, conn: Conn, retry: bool, session_id: str, agent: str, team: str
     ) -> tuple[SessionState, bool]:
         """One statement, one round trip, when nobody holds the session; else step by step."""
@@ -292,23 +298,22 @@ class PostgresSessionStore(SQLStore):
             me = self._holder
             values = {"token": me.token, "pid": me.pid, "host": me.host, "secs": self._lease_seconds}
             values |= {"id": session_id, "agent": agent, "team": team}
-            cursor = await conn.execute(sql.FAST_OPEN, values)
-            row = await cursor.fetchone()
+            row = self._one_row(sql.FAST_OPEN, values)
             if row is not None:
                 self._opened.add(session_id)
                 self._hold()
                 return state_from_row(row[1:]), bool(row[0])
-        async with conn.transaction():
-            await leases.claim(conn, session_id, self._holder, take_over=False, seconds=self._lease_seconds)
-            cursor = await conn.execute(
+        with conn.transaction():
+            leases.claim(conn, session_id, self._holder, take_over=False, seconds=self._lease_seconds)
+            cursor = conn.execute(
                 f"INSERT INTO sessions (id, active_agent, team, created_at, updated_at) "
                 f"VALUES (%s, %s, %s, {sql.NOW}, {sql.NOW}) ON CONFLICT (id) DO NOTHING",
                 (session_id, agent, team),
             )
             created = cursor.rowcount == 1
             if not created:
-                await conn.execute("UPDATE sessions SET status = 'open' WHERE id = %s", (session_id,))
-            state = await sql.get_session(conn, retry, session_id)
+                conn.execute("UPDATE sessions SET status = 'open' WHERE id = %s", (session_id,))
+            state = sql.get_session(conn, retry, session_id)
         self._opened.add(session_id)
         self._hold()
         return state, created
@@ -316,47 +321,43 @@ class PostgresSessionStore(SQLStore):
     async def get_session(self, session_id: str) -> SessionState:
         return await self._call(session_id, sql.get_session, session_id)
 
-    async def _append(self, append: EncodedAppend) -> int:
-        return await self._call(append.session_id, self._write, append, uuid.uuid4().hex)
+    def _append(self, append: EncodedAppend) -> Awaitable[int]:
+        write_id = f"{self._holder.token}-{next(self._writes)}"  # unique to this write, cheaper than a uuid
+        return self._call(append.session_id, self._write, append, write_id)
 
-    async def _write(self, conn: Conn, retry: bool, write: EncodedAppend, write_id: str) -> int:
+    def _write(self, conn: Conn, retry: bool, write: EncodedAppend, write_id: str) -> int:
         """One append in one statement, one round trip; when it writes nothing (the session is unknown,
         not held, or gained entries) or is a retry, :meth:`_write_checked` finds out why, or writes."""
         if not retry:
-            cursor = await conn.execute(
-                sql.FAST_APPEND_DELTA if write.context_delta else sql.FAST_APPEND,
-                sql.fast_append_params(write, write_id, self._holder.token),
-            )
-            done = await cursor.fetchone()
+            query = sql.FAST_APPEND_DELTA if write.context_delta else sql.FAST_APPEND
+            done = self._one_row(query, sql.fast_append_params(write, write_id, self._holder.token))
             if done is not None:
                 return int(done[0])
-        return await self._write_checked(conn, retry, write, write_id)
+        return self._write_checked(conn, retry, write, write_id)
 
-    async def _write_checked(self, conn: Conn, retry: bool, write: EncodedAppend, write_id: str) -> int:
+    def _write_checked(self, conn: Conn, retry: bool, write: EncodedAppend, write_id: str) -> int:
         """One append, step by step in a transaction; ``write_id`` lets a retry find out whether it was
         stored already."""
         session_id = write.session_id
-        async with conn.transaction():
-            cursor = await conn.execute(
-                "SELECT last_seq FROM sessions WHERE id = %s FOR UPDATE", (session_id,)
-            )
-            found = await cursor.fetchone()
+        with conn.transaction():
+            cursor = conn.execute("SELECT last_seq FROM sessions WHERE id = %s FOR UPDATE", (session_id,))
+            found = cursor.fetchone()
             if found is None:
                 raise UnknownSessionError(f"no session {session_id!r} in the store; open it before appending")
-            await leases.check(conn, session_id, self._holder, opened=session_id in self._opened)
+            leases.check(conn, session_id, self._holder, opened=session_id in self._opened)
             if retry and write.rows:  # the connection broke as an earlier try committed: did it?
-                cursor = await conn.execute(
+                cursor = conn.execute(
                     "SELECT max(seq) FROM messages WHERE session_id = %s AND write_id = %s",
                     (session_id, write_id),
                 )
-                done = await cursor.fetchone()
+                done = cursor.fetchone()
                 if done is not None and done[0] is not None:
                     return int(done[0])
             last = int(found[0])
             write.check_expected(last)
             if write.rows:
-                async with conn.cursor() as insert:
-                    await insert.executemany(
+                with conn.cursor() as insert:
+                    insert.executemany(
                         "INSERT INTO messages (session_id, seq, agent, kind, body, created_at, write_id) "
                         f"VALUES (%s, %s, %s, %s, %s, {sql.NOW}, %s)",
                         [
@@ -366,7 +367,7 @@ class PostgresSessionStore(SQLStore):
                     )
             last += len(write.rows)
             context = sql.DELTA if write.context_delta else "coalesce(%(ctx)s, context)"
-            await conn.execute(
+            conn.execute(
                 f"UPDATE sessions SET last_seq = %(last)s, updated_at = {sql.NOW}, "
                 f"active_agent = coalesce(%(agent)s, active_agent), context = {context}, "
                 "context_seq = CASE WHEN %(ctx)s::text IS NULL THEN context_seq ELSE %(last)s END "
@@ -379,23 +380,23 @@ class PostgresSessionStore(SQLStore):
         self.held.forget(session_id)
         await self._call(session_id, self._end_session, session_id)
 
-    async def _end_session(self, conn: Conn, retry: bool, session_id: str) -> None:
+    def _end_session(self, conn: Conn, retry: bool, session_id: str) -> None:
         """One statement, one round trip, when the lease is ours; else step by step, which says why not."""
-        if not retry:
-            cursor = await conn.execute(sql.FAST_END, {"id": session_id, "token": self._holder.token})
-            if await cursor.fetchone() is not None:
-                self._opened.discard(session_id)
-                return
-        async with conn.transaction():
-            cursor = await conn.execute(
+        mine = {"id": session_id, "token": self._holder.token}
+        ended = None if retry else self._one_row(sql.FAST_END, mine)
+        if ended is not None:
+            self._opened.discard(session_id)
+            return
+        with conn.transaction():
+            cursor = conn.execute(
                 f"UPDATE sessions SET status = 'ended', updated_at = {sql.NOW} WHERE id = %s", (session_id,)
             )
             if cursor.rowcount == 0:
                 raise UnknownSessionError(f"no session {session_id!r} in the store")
-            if retry and not await leases.holds(conn, session_id, self._holder):
+            if retry and not leases.holds(conn, session_id, self._holder):
                 return  # the earlier try ended it and let go, then lost its connection
-            await leases.check(conn, session_id, self._holder, opened=session_id in self._opened)
-            await leases.release(conn, self._holder, session_id)
+            leases.check(conn, session_id, self._holder, opened=session_id in self._opened)
+            leases.release(conn, self._holder, session_id)
         self._opened.discard(session_id)  # let go of: a later write was never opened here
 
     async def entries(self, session_id: str, *, after: int = 0) -> list[StoredEntry]:
@@ -408,21 +409,21 @@ class PostgresSessionStore(SQLStore):
         self.held.forget(session_id)
         await self._call(None, self._delete_session, session_id)
 
-    async def _delete_session(self, conn: Conn, retry: bool, session_id: str) -> None:
+    def _delete_session(self, conn: Conn, retry: bool, session_id: str) -> None:
         """Delete a session nobody else is using (a crashed holder does not count)."""
-        async with conn.transaction():
-            other = await leases.live_holder(conn, session_id, self._holder, lock=True)
+        with conn.transaction():
+            other = leases.live_holder(conn, session_id, self._holder, lock=True)
             if other is not None:
                 raise SessionBusyError(
                     f"session {session_id!r} is open in another process ({other}); end the chat there first"
                 )
-            cursor = await conn.execute("DELETE FROM sessions WHERE id = %s", (session_id,))
+            cursor = conn.execute("DELETE FROM sessions WHERE id = %s", (session_id,))
             if cursor.rowcount == 0 and not retry:
                 raise UnknownSessionError(
                     f"no session {session_id!r} in the store; `handoffs sessions list` shows the ids"
                 )
-            await effects.forget(conn, session_id)
-            await leases.forget(conn, session_id)
+            effects.forget(conn, session_id)
+            leases.forget(conn, session_id)
 
     async def secret(self, name: str, *, size: int = 32) -> bytes:
         """The secret ``name`` every process on this database shares, made once by whoever asked first."""
@@ -456,38 +457,40 @@ class PostgresSessionStore(SQLStore):
     async def close(self) -> None:
         if not self._closed:
             self._closed = True
-            await asyncio.wrap_future(self._on_loop(self._shut_down()))
-            await asyncio.to_thread(self._stop_loop)
+            await asyncio.to_thread(self._shut_down)
 
     def close_now(self) -> None:
         """Close from code without an event loop (the command line)."""
         if not self._closed:
             self._closed = True
-            self._on_loop(self._shut_down()).result()
-            self._stop_loop()
+            self._shut_down()
 
-    async def _shut_down(self) -> None:
-        """Let the statements under way finish (bounded), let go of this store's leases (so the next front
-        end need not wait), then close the pool."""
-        if self._heartbeat is not None:
-            self._heartbeat.cancel()
-        under_way = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-        if under_way:
-            await asyncio.wait(under_way, timeout=_SETTLE_SECONDS)
-        pool, self._pool = self._pool, None
-        if pool is None:
-            return
+    def _shut_down(self) -> None:
+        """Let the calls under way finish (bounded), let go of this store's leases (so the next front end
+        need not wait), then close the connections."""
+        self._heartbeat.stop()
         if self._holding:
-            try:
-                async with pool.connection(timeout=2.0) as conn:
-                    await leases.release_all(conn, self._holder)
-            except (psycopg.Error, PoolTimeout) as exc:  # they expire by themselves
-                _log.warning("could not release the session leases of %s: %s", self._where, _first_line(exc))
-        await pool.close()
+            self._workers.post(self._release_all)
+        if self._workers.stop(_SETTLE_SECONDS):  # else a worker still waits for the database: leave it
+            with self._lock:
+                conns, self._conns = self._conns, []
+            for conn in conns:
+                conn.close()
+
+    def _release_all(self) -> None:
+        try:
+            leases.release_all(self._conn(), self._holder)
+        except psycopg.Error as exc:  # they expire by themselves
+            _log.warning("could not release the session leases of %s: %s", self._where, _first_line(exc))
 
 
 _SETTLE_SECONDS = 5.0
-"""How long closing waits for the statements under way on the store's loop."""
+"""How long closing waits for the statements under way on the store's workers."""
+
+_CONNECT_SECONDS = 2
+"""How long a worker waits to connect before it counts as an outage (libpq counts whole seconds)."""
+
+_IDLE = pq.TransactionStatus.IDLE
 
 
 def _first_line(exc: BaseException) -> str:

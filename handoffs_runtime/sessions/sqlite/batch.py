@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from handoffs_runtime.sessions.sql_store import EncodedAppend
 from handoffs_runtime.sessions.sqlite.connection import roll_back
-from handoffs_runtime.sessions.sqlite.thread import StoreThread
+from handoffs_runtime.sessions.thread import StoreThread
 
 Write = Callable[[sqlite3.Connection, EncodedAppend], int]
 """One append inside an open transaction, returning the session's last sequence number."""

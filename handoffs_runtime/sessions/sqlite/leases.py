@@ -1,4 +1,4 @@
-"""One live writer per session on SQLite: the lease tables, and the heartbeat that renews them.
+"""One live writer per session on SQLite: the lease tables, and the SQL that claims, checks and renews.
 
 The rules are those of :mod:`handoffs_runtime.sessions.leases`; here a holder's expiry is this host's
 clock, which is right for a file that only this host's processes open. The functions run on the store's
@@ -7,11 +7,8 @@ thread, inside a transaction the store opened.
 
 from __future__ import annotations
 
-import logging
 import sqlite3
-import threading
 import time
-from collections.abc import Callable
 
 from handoffs_runtime.sessions.leases import Holder, busy, refuse_unless_held
 
@@ -29,25 +26,33 @@ CREATE TABLE leases (
 """
 """The tables, as a store migration creates them."""
 
-_log = logging.getLogger(__name__)
-
 
 def claim(
-    conn: sqlite3.Connection, session_id: str, me: Holder, *, take_over: bool, seconds: float
+    conn: sqlite3.Connection,
+    session_id: str,
+    me: Holder,
+    *,
+    take_over: bool,
+    seconds: float,
+    renew: bool = True,
 ) -> Holder | None:
     """Make ``me`` the session's holder; returns the live holder that was taken over, if any.
 
-    Raises :class:`SessionBusyError` when another holder is alive and ``take_over`` is false.
+    Raises :class:`SessionBusyError` when another holder is alive and ``take_over`` is false. ``renew``
+    false: ``me``'s holder row was renewed a moment ago, so it is left as it is.
     """
+    if renew:
+        renew_holder(conn, me, seconds)
+    cursor = conn.execute(
+        "INSERT INTO leases (session_id, token) VALUES (?, ?) ON CONFLICT (session_id) DO NOTHING",
+        (session_id, me.token),
+    )
+    if cursor.rowcount == 1:  # nobody held it (a new session, or one let go of): ours
+        return None
     other = live_holder(conn, session_id, me)
     if other is not None and not take_over:
         raise busy(session_id, other)
-    renew(conn, me, seconds)
-    conn.execute(
-        "INSERT INTO leases (session_id, token) VALUES (?, ?) "
-        "ON CONFLICT (session_id) DO UPDATE SET token = excluded.token",
-        (session_id, me.token),
-    )
+    conn.execute("UPDATE leases SET token = ? WHERE session_id = ?", (me.token, session_id))
     return other
 
 
@@ -81,11 +86,6 @@ def check(conn: sqlite3.Connection, session_id: str, me: Holder, *, opened: bool
     refuse_unless_held(row, session_id, me, opened=opened)
 
 
-def release(conn: sqlite3.Connection, me: Holder, session_id: str) -> None:
-    """Let go of one session (it ended); nobody else's claim is touched."""
-    conn.execute("DELETE FROM leases WHERE session_id = ? AND token = ?", (session_id, me.token))
-
-
 def release_all(conn: sqlite3.Connection, me: Holder) -> None:
     """Let go of every session ``me`` holds, in one statement (the store is closing)."""
     conn.execute("DELETE FROM holders WHERE token = ?", (me.token,))
@@ -96,43 +96,10 @@ def forget(conn: sqlite3.Connection, session_id: str) -> None:
     conn.execute("DELETE FROM leases WHERE session_id = ?", (session_id,))
 
 
-def renew(conn: sqlite3.Connection, me: Holder, seconds: float) -> None:
+def renew_holder(conn: sqlite3.Connection, me: Holder, seconds: float) -> None:
     """Keep every session ``me`` holds for ``seconds`` more: one row, however many sessions."""
     conn.execute(
         "INSERT INTO holders (token, pid, host, expires_at) VALUES (?, ?, ?, ?) "
         "ON CONFLICT (token) DO UPDATE SET expires_at = excluded.expires_at",
         (me.token, me.pid, me.host, time.time() + seconds),
     )
-
-
-class Heartbeat:
-    """A daemon thread that calls ``beat`` every ``interval`` seconds until :meth:`stop`.
-
-    ``beat`` must not wait for anything that :meth:`stop`'s caller could be holding (the store hands its
-    renewal to its own thread and returns at once).
-    """
-
-    def __init__(self, beat: Callable[[], None], interval: float) -> None:
-        self._beat = beat
-        self._interval = interval
-        self._stopped = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> None:
-        if self._thread is None and not self._stopped.is_set():
-            self._thread = threading.Thread(target=self._run, name="handoffs-store-lease", daemon=True)
-            self._thread.start()
-
-    def stop(self) -> None:
-        self._stopped.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join()
-
-    def _run(self) -> None:
-        while not self._stopped.wait(self._interval):
-            try:
-                self._beat()
-            except RuntimeError:  # the interpreter is shutting down: nothing left to renew for
-                return
-            except Exception:  # never let a renewal end the thread; the next one may succeed
-                _log.warning("renewing session leases failed", exc_info=True)

@@ -7,6 +7,7 @@ operator state belong to no one session's writer, so they need no lease.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 import time
 from typing import Any, NoReturn
@@ -31,55 +32,82 @@ def get_session(conn: sqlite3.Connection, session_id: str) -> SessionState:
     return _state(row)
 
 
-def create_or_reopen(conn: sqlite3.Connection, session_id: str, agent: str, team: str) -> bool:
-    """In the open transaction: create the session with ``agent`` active, or reopen it; True if created."""
+def open_state(conn: sqlite3.Connection, session_id: str, agent: str, team: str) -> tuple[SessionState, bool]:
+    """In the open transaction: create the session with ``agent`` active, or reopen it; its state, and
+    whether it was created (a new one's state is known without reading it back)."""
     now = time.time()
     cursor = conn.execute(
         "INSERT INTO sessions (id, active_agent, team, created_at, updated_at) VALUES (?, ?, ?, ?, ?) "
         "ON CONFLICT (id) DO NOTHING",
         (session_id, agent, team, now, now),
     )
-    created = cursor.rowcount == 1
-    if not created:
-        conn.execute("UPDATE sessions SET status = 'open' WHERE id = ?", (session_id,))
-    return created
+    if cursor.rowcount == 1:
+        return SessionState(session_id, agent, [], 0, 0, "open", team, now, now), True
+    rows = conn.execute(
+        f"UPDATE sessions SET status = 'open' WHERE id = ? RETURNING {_STATE_COLUMNS}", (session_id,)
+    ).fetchall()
+    return _state(rows[0]), False
 
 
 _DELTA = context_after("?")
 
+_INSERT = "INSERT INTO messages (session_id, seq, agent, kind, body, created_at) VALUES (?, ?, ?, ?, ?, ?)"
+
+
+@functools.cache
+def _update(agent: bool, context: bool, delta: bool, returning: bool) -> str:
+    """The append's one statement on the session row, for what it changes (made once per shape).
+    Without ``returning``, the compare-and-set value is given, so the new last is known without it
+    (SQLite's ``RETURNING`` costs a temporary table)."""
+    sets = ", active_agent = ?" if agent else ""
+    if context:
+        sets += f", context = {_DELTA if delta else '?'}, context_seq = last_seq + ?"
+    return (
+        f"UPDATE sessions SET last_seq = last_seq + ?, updated_at = ?{sets} "
+        "WHERE id = ? AND (? IS NULL OR last_seq = ?) "
+        "AND EXISTS (SELECT 1 FROM leases WHERE session_id = ? AND token = ?)"
+        + (" RETURNING last_seq" if returning else "")
+    )
+
 
 def append_entries(conn: sqlite3.Connection, append: EncodedAppend, holder: Holder, *, opened: bool) -> int:
     """One append in a transaction the caller opened (a batch of them: see ``sqlite.batch``): the session
-    row gains the entries' count only if the lease is ours and the compare-and-set holds (one statement);
+    row gains the entries' count only if the lease is ours and the compare-and-set holds (one statement, a
+    second when the last this store knew is stale);
     if it did not, :func:`_refused` says why."""
     now = time.time()
     session_id, rows = append.session_id, append.rows
-    sets = ""
-    values: list[Any] = [len(rows), now]
-    if append.active_agent is not None:
-        sets += ", active_agent = ?"
-        values.append(append.active_agent)
-    if append.context_json is not None:
-        sets += f", context = {_DELTA if append.context_delta else '?'}, context_seq = last_seq + ?"
-        values += [append.context_json] * (3 if append.context_delta else 1) + [len(rows)]
+    count = len(rows)
+    values: list[Any] = [count, now]
+    agent, context, delta = append.active_agent, append.context_json, append.context_delta
+    if agent is not None:
+        values.append(agent)
+    if context is not None:
+        values += [context, context, context, count] if delta else [context, count]
     expected = append.expected_seq
-    found = conn.execute(
-        f"UPDATE sessions SET last_seq = last_seq + ?, updated_at = ?{sets} "
-        "WHERE id = ? AND (? IS NULL OR last_seq = ?) "
-        "AND EXISTS (SELECT 1 FROM leases WHERE session_id = ? AND token = ?) RETURNING last_seq",
-        (*values, session_id, expected, expected, session_id, holder.token),
-    ).fetchall()
-    if not found:
-        _refused(conn, append, holder, opened=opened)
-    last = int(found[0][0])
-    first = last - len(rows)
-    conn.executemany(
-        "INSERT INTO messages (session_id, seq, agent, kind, body, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-        [
-            (session_id, first + i, agent, kind, body, now)
-            for i, (agent, kind, body) in enumerate(rows, start=1)
-        ],
-    )
+    shape = (agent is not None, context is not None, delta)
+    guess = expected if expected is not None else append.last_known
+    last = -1
+    if guess is not None:  # the last as this store knows it: no need to have it returned
+        cursor = conn.execute(
+            _update(*shape, False), (*values, session_id, guess, guess, session_id, holder.token)
+        )
+        if cursor.rowcount == 1:
+            last = guess + count
+        elif expected is not None:
+            _refused(conn, append, holder, opened=opened)
+    if last < 0:  # not known, or someone this store did not see appended meanwhile
+        found = conn.execute(
+            _update(*shape, True), (*values, session_id, None, None, session_id, holder.token)
+        ).fetchall()
+        if not found:
+            _refused(conn, append, holder, opened=opened)
+        last = int(found[0][0])
+    first = last - count
+    if count == 1:  # the usual append: one statement, without executemany's iteration
+        conn.execute(_INSERT, (session_id, last, *rows[0], now))
+    elif rows:
+        conn.executemany(_INSERT, [(session_id, first + i, *row, now) for i, row in enumerate(rows, start=1)])
     return last
 
 
@@ -95,14 +123,17 @@ def _refused(conn: sqlite3.Connection, append: EncodedAppend, holder: Holder, *,
 
 
 def end_session(conn: sqlite3.Connection, session_id: str, holder: Holder, opened: bool) -> None:
+    """Let go of the session's lease, if it is ours, and mark it ended; else say why not (nothing is
+    written then)."""
     conn.execute("BEGIN IMMEDIATE")
+    ours = conn.execute("DELETE FROM leases WHERE session_id = ? AND token = ?", (session_id, holder.token))
     cursor = conn.execute(
         "UPDATE sessions SET status = 'ended', updated_at = ? WHERE id = ?", (time.time(), session_id)
     )
     if cursor.rowcount == 0:
         raise UnknownSessionError(f"no session {session_id!r} in the store")
-    leases.check(conn, session_id, holder, opened=opened)
-    leases.release(conn, holder, session_id)
+    if ours.rowcount == 0:
+        leases.check(conn, session_id, holder, opened=opened)  # raises: the lease is not ours
     conn.execute("COMMIT")
 
 

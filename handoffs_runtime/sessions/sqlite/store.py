@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
+import math
 import os
 import secrets
 import sqlite3
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +18,7 @@ from typing import Any, Literal, TypeVar
 from handoffs_runtime.errors import StoreConflictError, StoreError, UnknownSessionError
 from handoffs_runtime.sessions.desk import OperatorWait
 from handoffs_runtime.sessions.effects import Effect, EffectKey, EffectStatus
-from handoffs_runtime.sessions.leases import LEASE_SECONDS, Holder
+from handoffs_runtime.sessions.leases import LEASE_SECONDS, Heartbeat, Holder
 from handoffs_runtime.sessions.sql_store import EncodedAppend, SQLStore
 from handoffs_runtime.sessions.sqlite import effects, leases, sql
 from handoffs_runtime.sessions.sqlite.batch import GroupCommit
@@ -27,13 +30,13 @@ from handoffs_runtime.sessions.sqlite.connection import (
     store_error,
 )
 from handoffs_runtime.sessions.sqlite.schema import READABLE_FROM, migrate, schema_version
-from handoffs_runtime.sessions.sqlite.thread import StoreThread
 from handoffs_runtime.sessions.store import (
     MEMORY,
     SessionInfo,
     SessionState,
     StoredEntry,
 )
+from handoffs_runtime.sessions.thread import StoreThread
 
 T = TypeVar("T")
 _log = logging.getLogger(__name__)
@@ -84,9 +87,11 @@ class SQLiteSessionStore(SQLStore):
     ) -> None:
         super().__init__(read_only=read_only, lease_seconds=lease_seconds)
         self.path = str(path)
-        self._heartbeat = leases.Heartbeat(self._renew_soon, lease_seconds / 3)
+        self._heartbeat = Heartbeat(self._renew_soon, lease_seconds / 3)
         self._thread = StoreThread("handoffs-store")
         self._shared = _Shared(where=f"session store {self.path}")
+        self._renewed_at = -math.inf
+        """When this store's thread last renewed its holder row (``time.monotonic()``)."""
         self._batch = GroupCommit(self._thread, self._append_rows, self._described)
         connect = self._connect_read_only if read_only and self.path != MEMORY else self._connect
         try:
@@ -166,10 +171,12 @@ class SQLiteSessionStore(SQLStore):
             self._shared.conn = conn
             return
 
-    async def _run(self, fn: Callable[..., T], *args: Any) -> T:
+    def _run(self, fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+        """``fn(conn, *args)`` on the store's thread: the future of its outcome (not a coroutine, whose
+        frame every call would pass through twice)."""
         if self._shared.closed:
             raise StoreError(f"{self._shared.where} is closed")
-        return await self._thread.call(self._guarded, fn, *args)
+        return self._thread.call(self._guarded, fn, *args)
 
     def _guarded(self, fn: Callable[..., T], *args: Any) -> T:
         conn = self._conn()
@@ -208,7 +215,8 @@ class SQLiteSessionStore(SQLStore):
         if conn is None:
             return
         try:
-            leases.renew(conn, self._holder, self._lease_seconds)
+            leases.renew_holder(conn, self._holder, self._lease_seconds)
+            self._renewed_at = time.monotonic()
         except sqlite3.Error as exc:  # the next beat tries again; a write meanwhile reports the cause
             _log.warning("could not renew the session leases of %s: %s", self._shared.where, exc)
 
@@ -222,6 +230,7 @@ class SQLiteSessionStore(SQLStore):
         conn.execute("BEGIN IMMEDIATE")
         taken = leases.claim(conn, session_id, self._holder, take_over=take_over, seconds=self._lease_seconds)
         conn.execute("COMMIT")
+        self._renewed_at = time.monotonic()
         self._opened.add(session_id)
         self._holding()
         return taken
@@ -236,12 +245,22 @@ class SQLiteSessionStore(SQLStore):
         self, conn: sqlite3.Connection, session_id: str, agent: str, team: str
     ) -> tuple[SessionState, bool]:
         conn.execute("BEGIN IMMEDIATE")
-        leases.claim(conn, session_id, self._holder, take_over=False, seconds=self._lease_seconds)
-        created = sql.create_or_reopen(conn, session_id, agent, team)
+        renew = not self._fresh()
+        seconds = self._lease_seconds
+        leases.claim(conn, session_id, self._holder, take_over=False, seconds=seconds, renew=renew)
+        state, created = sql.open_state(conn, session_id, agent, team)
         conn.execute("COMMIT")
+        if renew:
+            self._renewed_at = time.monotonic()
         self._opened.add(session_id)
         self._holding()
-        return sql.get_session(conn, session_id), created
+        return state, created
+
+    def _fresh(self) -> bool:
+        """Whether this store's holder row was renewed less than a third of a lease ago, so it stands for
+        two thirds of a lease at least (the heartbeat renews it before then): opening a session need not
+        renew it again."""
+        return time.monotonic() - self._renewed_at < self._lease_seconds / 3
 
     def _holding(self) -> None:
         """This store holds a lease now: renew it from here on, and let go of it when closing."""
@@ -251,10 +270,10 @@ class SQLiteSessionStore(SQLStore):
     async def get_session(self, session_id: str) -> SessionState:
         return await self._run(sql.get_session, session_id)
 
-    async def _append(self, append: EncodedAppend) -> int:
+    def _append(self, append: EncodedAppend) -> asyncio.Future[int]:
         if self._shared.closed:
             raise StoreError(f"{self._shared.where} is closed")
-        return await self._batch.submit(self._conn, append)
+        return self._batch.submit(self._conn, append)
 
     def _append_rows(self, conn: sqlite3.Connection, append: EncodedAppend) -> int:
         """On the store's thread, which keeps ``_opened``."""

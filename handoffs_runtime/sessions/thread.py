@@ -1,4 +1,7 @@
-"""The SQLite store's one thread: calls queued from any event loop, answered on the loop that asked.
+"""The stores' threads: calls queued from any loop, run on a thread, answered on the loop that asked.
+
+The SQLite store has one thread (one writer per file); the PostgreSQL store several, one connection each,
+taking calls from the same queue.
 
 Why not a ``ThreadPoolExecutor`` and ``asyncio.wrap_future``: each call through them builds a
 ``concurrent.futures.Future`` (a condition and its lock), a work item, and a second future chained to the
@@ -15,6 +18,7 @@ import asyncio
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar
@@ -28,15 +32,17 @@ nobody) and the future to answer."""
 
 
 class StoreThread:
-    """One thread that runs the store's calls in the order they were queued."""
+    """Threads (one unless ``workers`` says more) that run the store's calls in the order they were
+    queued: with one thread, each call after the one before it."""
 
-    __slots__ = ("_jobs", "_stopped", "_thread")
+    __slots__ = ("_jobs", "_stopped", "_threads")
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, workers: int = 1) -> None:
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._stopped = False
-        self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
-        self._thread.start()
+        self._threads = [threading.Thread(target=self._serve, name=name, daemon=True) for _ in range(workers)]
+        for thread in self._threads:
+            thread.start()
 
     def call(self, fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
         """Run ``fn(*args)`` on the thread; the returned future (of the running loop) gets its outcome.
@@ -62,12 +68,17 @@ class StoreThread:
             raise RuntimeError("the session store's thread has stopped")
         self._jobs.put((fn, args, None, None))
 
-    def stop(self) -> None:
-        """Run what is queued, then end the thread and wait for it."""
+    def stop(self, timeout: float | None = None) -> bool:
+        """Run what is queued, then end the threads and wait for them (``timeout`` seconds at most, for
+        all of them); whether they all ended."""
         self._stopped = True
-        self._jobs.put(None)
-        if self._thread is not threading.current_thread():
-            self._thread.join()
+        for _ in self._threads:
+            self._jobs.put(None)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for thread in self._threads:
+            if thread is not threading.current_thread():
+                thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        return not any(t.is_alive() for t in self._threads if t is not threading.current_thread())
 
     def _serve(self) -> None:
         get = self._jobs.get
@@ -105,7 +116,7 @@ def _answer_soon(
 
 
 def _answer(done: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
-    if done.cancelled():
+    if done.done():  # cancelled, or given up on (see ``postgres.crossing.bounded``)
         return
     if error is not None:
         done.set_exception(error)
