@@ -178,7 +178,8 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
         if cancellation_token is None:
             cancellation_token = CancellationToken()
         if not message_id:
-            message_id = f"{self._id_prefix}{next(self._message_ids) & _NODE_MASK:012x}"
+            # printf-style: a quarter cheaper than the format specification's parser, on every publish
+            message_id = "%s%012x" % (self._id_prefix, next(self._message_ids) & _NODE_MASK)  # noqa: UP031
         if (
             self._intervention_handlers  # they run as the message is taken off the queue
             or self._run_context is None  # not started (or stepped by hand with process_next)
