@@ -236,7 +236,6 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
         each get a task of their own, as on the stock runtime: this coroutine again, ``to`` one of them,
         which logs its handler's failure and raises it to the first; only the first marks the message
         done."""
-        failing: Agent | None = None  # the agent whose handler runs in this coroutine
         try:
             targets: list[tuple[Agent, MessageContext]] = []
             if to is not None:
@@ -276,25 +275,28 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
                 )
                 await asyncio.gather(*copies)
             elif targets:
-                failing, context = targets[0]
+                agent, context = targets[0]
                 # What MessageHandlerContext.populate_context does, without a generator-based context manager.
-                handling = _HANDLING.set(failing.id)
+                handling = _HANDLING.set(agent.id)
                 try:
-                    handled, returns = self._handler(failing, message, context)
+                    handled, returns = self._handler(agent, message, context)
                     value = await handled
                     if returns is not None and type(value) not in returns:  # message_handler's check
                         raise ValueError(f"Return type {type(value)} not in return types {returns}")
+                except asyncio.CancelledError:  # stopped: not a failure of the handler
+                    raise
+                except BaseException as e:
+                    logger.error(f"Error processing publish message for {agent.id}", exc_info=True)
+                    event_logger.info(
+                        MessageHandlerExceptionEvent(
+                            payload=self._try_serialize(message), handling_agent=agent.id, exception=e
+                        )
+                    )
+                    raise
                 finally:
                     _HANDLING.reset(handling)
         except BaseException as e:
-            if failing is not None and not isinstance(e, asyncio.CancelledError):  # cancelled: stopped
-                logger.error(f"Error processing publish message for {failing.id}", exc_info=True)
-                event_logger.info(
-                    MessageHandlerExceptionEvent(
-                        payload=self._try_serialize(message), handling_agent=failing.id, exception=e
-                    )
-                )
-            if to is not None:
+            if to is not None:  # one of several recipients: the first records it
                 raise
             if not self._ignore_unhandled_handler_exceptions:
                 self._background_exception = e
