@@ -266,13 +266,14 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
                     if agent is None:
                         agent = await self._instantiate(agent_id)
                     targets.append((agent, context))
-            if len(targets) > 1:
-                copies = (
-                    self._deliver_publish(
-                        message, topic_id, sender, cancellation_token, message_id, to=target
+            if len(targets) > 1:  # a loop, not a generator: its closure would give every call six cells
+                copies = []
+                for target in targets:
+                    copies.append(
+                        self._deliver_publish(
+                            message, topic_id, sender, cancellation_token, message_id, to=target
+                        )
                     )
-                    for target in targets
-                )
                 await asyncio.gather(*copies)
             elif targets:
                 agent, context = targets[0]
