@@ -124,7 +124,8 @@ class UserAgent(SessionAgent):
         """What the agents send and the customer writes is stored, shown and added to ``_next`` in the order
         it came: the runtime handles messages concurrently, and a handoff event whose write is slow must not
         land after the reply that followed it (nor after the session ended on that reply, when it could not
-        be stored at all)."""
+        be stored at all). Taken with ``acquire()`` and released in a ``finally``, as ``async with`` does it,
+        without the two coroutines of its ``__aenter__`` and ``__aexit__``."""
         self._settled = asyncio.Event()
         """Clear while a live conversation is handed over: the customer's next message waits for it."""
         self._settled.set()
@@ -195,7 +196,8 @@ class UserAgent(SessionAgent):
         config = self._config
         agent = message.reply_to_topic_type
         last = message.context[-1] if message.context else None
-        async with self._in_order:
+        await self._in_order.acquire()
+        try:
             joining = self._next if message.live and self._asking else None
             if joining is not None:  # the customer's turn is open: the person's line joins the conversation
                 line = last if _said_by(last, agent) else None
@@ -227,6 +229,8 @@ class UserAgent(SessionAgent):
                 await self._channel.show(self._session, back.line(config.labels))
                 agent = back.target
             self._continue(context, agent, live=message.live)  # before the lock goes: the next one joins it
+        finally:
+            self._in_order.release()
         await self._give_turn()
 
     @message_handler
@@ -235,11 +239,16 @@ class UserAgent(SessionAgent):
             return
         # The line is marked before the first wait, so the next agent's questions wait for it.
         with self._channel.showing_line(self._session):
-            async with self._in_order:  # after the replies before it: a live conversation goes on complete
+            await (
+                self._in_order.acquire()
+            )  # after the replies before it: a live conversation goes on complete
+            try:
                 handed = self._hand_on(message)
                 if self._returns or message.returns:  # else the stack stays empty
                     self._returns = after(self._returns, message)
                 await self._record_event(message)
+            finally:
+                self._in_order.release()
         if handed is not None:
             await self.publish_message(handed, topic_id=session_topic(message.target, self._session))
 
@@ -334,8 +343,11 @@ class UserAgent(SessionAgent):
 
     async def _next_turn(self, context: list[LLMMessage], agent: str, *, live: bool = False) -> None:
         """Give the customer the turn; their message continues ``context`` with ``agent``."""
-        async with self._in_order:
+        await self._in_order.acquire()
+        try:
             self._continue(context, agent, live=live)
+        finally:
+            self._in_order.release()
         await self._give_turn()
 
     def _continue(self, context: list[LLMMessage], agent: str, *, live: bool) -> None:
@@ -377,7 +389,8 @@ class UserAgent(SessionAgent):
         while True:  # a handover under way: the message waits for the agent that takes over
             if not self._settled.is_set():  # else no wait, and no coroutine for it
                 await self._settled.wait()
-            async with self._in_order:
+            await self._in_order.acquire()
+            try:
                 turn = self._next
                 if turn is None:  # not reached: every turn is opened with what it continues
                     return False
@@ -391,6 +404,8 @@ class UserAgent(SessionAgent):
                         return False
                 context = turn.context = [*turn.context, said]  # a new list: nothing shared
                 break
+            finally:
+                self._in_order.release()
         task = user_task(list(context), [turn.agent], self._usage)
         await self.publish_message(task, topic_id=session_topic(turn.agent, session))
         return turn.live

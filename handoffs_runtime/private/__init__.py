@@ -24,21 +24,25 @@ from __future__ import annotations
 import dis
 import warnings
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import fields
 from importlib import metadata
+from types import CodeType
 from typing import Any, ClassVar, TypeVar
 
 from autogen_core import (
     Agent,
     AgentId,
     AgentInstantiationContext,
+    AgentRuntime,
     BaseAgent,
+    MessageContext,
     MessageHandlerContext,
     RoutedAgent,
     SingleThreadedAgentRuntime,
     TopicId,
+    message_handler,
 )
 from pydantic import BaseModel
 
@@ -94,6 +98,7 @@ try:  # the private modules; a rename is reported by the check below, in one pla
     from autogen_core._runtime_impl_helpers import SubscriptionManager
     from autogen_core._serialization import SerializationRegistry
     from autogen_core._single_threaded_agent_runtime import PublishMessageEnvelope
+    from autogen_core._type_helpers import AnyType
 except ImportError as error:  # an autogen-core this was not written for
     raise PrivatePartsError(f"{error}; {version_mismatch() or 'the versions match'}") from error
 
@@ -102,6 +107,7 @@ __all__ = [
     "MESSAGE_HANDLER_CONTEXT",
     "WELL_KNOWN_PROVIDERS",
     "WRITTEN_FOR",
+    "HandlerParts",
     "HandlerTable",
     "PrivatePartsError",
     "PrivatePartsVersionWarning",
@@ -113,6 +119,7 @@ __all__ = [
     "cached_routes",
     "check_versions",
     "constructed_model",
+    "handler_parts",
     "installed_version",
     "is_running",
     "is_valid_agent_type",
@@ -195,12 +202,29 @@ HandlerTable = defaultdict[type[Any], list[MessageHandler[Any, Any, Any]]]
 """A ``RoutedAgent``'s routing: message type -> its handlers, in the order the agent tries them."""
 
 
+class _OwnCopy:
+    """Stands for ``BaseAgent``'s read-only property of the same name: an instance's own copy of its value
+    (set once, as the agent is built) is read without the property's call, else the property is."""
+
+    __slots__ = ("_property",)
+
+    def __init__(self, read: property) -> None:
+        self._property = read
+
+    def __get__(self, instance: object, owner: type[Any] | None = None) -> Any:
+        return self._property if instance is None else self._property.__get__(instance, owner)
+
+
 class TableSharingRoutedAgent(RoutedAgent):
     """A ``RoutedAgent`` whose routing table is found once per class and shared by its instances (the
     stock one walks ``dir(cls)`` on every construction), and that reads the instantiation context once
-    instead of three times. The table is read only: ``RoutedAgent`` routes with ``.get()``."""
+    instead of three times. The table is read only: ``RoutedAgent`` routes with ``.get()``. Its ``id``
+    and ``runtime``, read several times per message, are the instance's own attributes once it is built
+    in a runtime (else ``BaseAgent``'s properties, as before)."""
 
     _handler_tables: ClassVar[dict[type[Any], HandlerTable]] = {}
+    id: AgentId = _OwnCopy(vars(BaseAgent)["id"])  # type: ignore[assignment]
+    runtime: AgentRuntime = _OwnCopy(vars(BaseAgent)["runtime"])  # type: ignore[assignment]
 
     def __init__(self, description: str) -> None:
         cls = type(self)
@@ -216,9 +240,51 @@ class TableSharingRoutedAgent(RoutedAgent):
         instantiating = AGENT_INSTANTIATION_CONTEXT.get(None)
         if instantiating is not None:
             self._runtime, self._id = instantiating
+            self.runtime, self.id = instantiating  # read without BaseAgent's properties' calls
         if not isinstance(description, str):
             raise ValueError("Agent description must be a string")
         self._description = description
+
+
+# --- a message handler without autogen's wrapper coroutine ---------------------------------------------
+
+HandlerParts = tuple[
+    Callable[..., Awaitable[Any]],
+    tuple[type[Any], ...],
+    tuple[type[Any], ...] | None,
+    Callable[[Any, MessageContext], bool] | None,
+]
+"""A handler's function, its message types, its return types (``None``: any) and its router (``None``: the
+default, which takes every message)."""
+
+
+async def _sample(self: Any, message: int, ctx: MessageContext) -> None:
+    """A handler whose wrapper shows what ``message_handler`` builds."""
+
+
+_SAMPLE: Any = message_handler(_sample)
+_WRAPPER: CodeType = _SAMPLE.__code__
+_TAKES_ALL: CodeType = _SAMPLE.router.__code__
+
+
+def handler_parts(handler: Callable[..., Any]) -> HandlerParts | None:
+    """What ``message_handler``'s strict wrapper closes over, for a runtime that does its checks inline
+    without the wrapper's coroutine (one per delivery); ``None`` for any other handler (``event``, ``rpc``,
+    a non-strict one, someone's own), which is called as it is."""
+    if getattr(handler, "__code__", None) is not _WRAPPER:
+        return None
+    cells = dict(zip(_WRAPPER.co_freevars, (c.cell_contents for c in handler.__closure__ or ()), strict=True))
+    if cells["strict"] is not True:
+        return None
+    returns: tuple[type[Any], ...] = tuple(cells["return_types"])
+    router = getattr(handler, "router", None)
+    takes_all = getattr(router, "__code__", None) is _TAKES_ALL
+    return (
+        cells["func"],
+        tuple(cells["target_types"]),
+        None if AnyType in returns else returns,
+        (None if takes_all else router),
+    )
 
 
 # --- the stock runtime's state, which it has no public way to read ---------------------------------
@@ -294,6 +360,9 @@ _PRIVATE_PARTS: Mapping[str, Callable[[], bool]] = {
     ),
     "SubscriptionManager keeps _seen_topics and _subscribed_recipients": lambda: (
         {"_seen_topics", "_subscribed_recipients"} <= stored_attributes(SubscriptionManager.__init__)
+    ),
+    "message_handler's wrapper closes over func, return_types, strict and target_types": lambda: (
+        _WRAPPER.co_freevars == ("func", "return_types", "strict", "target_types")
     ),
     "BaseModel keeps __pydantic_fields_set__, __pydantic_extra__ and __pydantic_private__": lambda: (
         {"__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__"}

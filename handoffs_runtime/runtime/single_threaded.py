@@ -52,7 +52,7 @@ from opentelemetry.trace import NoOpTracerProvider, ProxyTracerProvider, TracerP
 
 from handoffs_runtime.private import AGENT_INSTANTIATION_CONTEXT as _INSTANTIATING
 from handoffs_runtime.private import MESSAGE_HANDLER_CONTEXT as _HANDLING
-from handoffs_runtime.private import PublishMessageEnvelope
+from handoffs_runtime.private import HandlerParts, PublishMessageEnvelope, handler_parts
 from handoffs_runtime.runtime.collector import freeze_start_up
 from handoffs_runtime.runtime.subscriptions import TypeIndexedSubscriptions
 
@@ -86,7 +86,9 @@ Python 3.13, ``asyncio.Queue`` itself after; a queue without them is always used
 
 _ROUTED = RoutedAgent.on_message_impl
 _ROUTES: dict[type[Any], Callable[..., Any] | None] = {}
-"""Each agent class's ``on_message_impl``: the stock ``RoutedAgent`` one is done inline (see ``_deliver``)."""
+"""Each agent class's ``on_message_impl``: the stock ``RoutedAgent`` one is done inline (see ``_handler``)."""
+_PARTS: dict[Callable[..., Any], HandlerParts | None] = {}
+"""Each handler's parts (``private.handler_parts``): autogen's wrapper's checks are done inline too."""
 
 
 def _admitted_past(queue: Any) -> bool:
@@ -176,7 +178,8 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
         if cancellation_token is None:
             cancellation_token = CancellationToken()
         if not message_id:
-            message_id = f"{self._id_prefix}{next(self._message_ids) & _NODE_MASK:012x}"
+            # printf-style: a quarter cheaper than the format specification's parser, on every publish
+            message_id = "%s%012x" % (self._id_prefix, next(self._message_ids) & _NODE_MASK)  # noqa: UP031
         if (
             self._intervention_handlers  # they run as the message is taken off the queue
             or self._run_context is None  # not started (or stepped by hand with process_next)
@@ -223,57 +226,92 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
         cancellation_token: CancellationToken,
         message_id: str,
         own_task: list[asyncio.Task[Any]] | None = None,
+        to: tuple[Agent, MessageContext] | None = None,
     ) -> None:
         """Deliver a published message to its recipients, unobserved (see the module docstring);
         ``own_task``: holds the background task ``publish_message`` made for it (``current_task()`` would
         cost a call of Python code per message).
 
-        One recipient (the usual case) is handled in this task; several each get a task of their own, as
-        on the stock runtime."""
+        One recipient (the usual case) is handled in this task, without a coroutine of its own. Several
+        each get a task of their own, as on the stock runtime: this coroutine again, ``to`` one of them,
+        which logs its handler's failure and raises it to the first; only the first marks the message
+        done."""
         try:
-            subscriptions = self._subscription_manager
-            if type(subscriptions) is TypeIndexedSubscriptions:
-                recipients = subscriptions.recipients(topic_id)
+            targets: list[tuple[Agent, MessageContext]] = []
+            if to is not None:
+                targets.append(to)
             else:
-                recipients = await subscriptions.get_subscribed_recipients(topic_id)
-            sender_checked = sender is None
-            plain = type(sender) is AgentId  # compared by its fields, without AgentId.__eq__'s call
-            agents = self._instantiated_agents
-            deliveries: list[Awaitable[Any]] = []
-            for agent_id in recipients:
-                if sender is not None and (  # never back to the sender
-                    agent_id._key == sender._key and agent_id._type == sender._type
-                    if plain and type(agent_id) is AgentId
-                    else agent_id == sender
-                ):
-                    continue
-                if not sender_checked:  # as the stock runtime: an unknown sender type fails the publish,
-                    if sender not in agents:  # a known one is built
-                        await self._get_agent(sender)  # type: ignore[arg-type]
-                    sender_checked = True
-                # sender, topic_id, is_rpc, cancellation_token, message_id
-                context = MessageContext(sender, topic_id, False, cancellation_token, message_id)
-                agent = agents.get(agent_id)
-                if agent is None:
-                    agent = await self._instantiate(agent_id)
-                deliveries.append(self._deliver(agent, message, context))
-            if len(deliveries) == 1:  # this task is already the delivery's own task
-                await deliveries[0]
-            elif deliveries:
-                await asyncio.gather(*deliveries)
+                subscriptions = self._subscription_manager
+                if type(subscriptions) is TypeIndexedSubscriptions:
+                    recipients = subscriptions.recipients(topic_id)
+                else:
+                    recipients = await subscriptions.get_subscribed_recipients(topic_id)
+                sender_checked = sender is None
+                plain = type(sender) is AgentId  # compared by its fields, without AgentId.__eq__'s call
+                agents = self._instantiated_agents
+                for agent_id in recipients:
+                    if sender is not None and (  # never back to the sender
+                        agent_id._key == sender._key and agent_id._type == sender._type
+                        if plain and type(agent_id) is AgentId
+                        else agent_id == sender
+                    ):
+                        continue
+                    if not sender_checked:  # as the stock runtime: an unknown sender type fails the
+                        if sender not in agents:  # publish, a known one is built
+                            await self._get_agent(sender)  # type: ignore[arg-type]
+                        sender_checked = True
+                    # sender, topic_id, is_rpc, cancellation_token, message_id
+                    context = MessageContext(sender, topic_id, False, cancellation_token, message_id)
+                    agent = agents.get(agent_id)
+                    if agent is None:
+                        agent = await self._instantiate(agent_id)
+                    targets.append((agent, context))
+            if len(targets) > 1:  # a loop, not a generator: its closure would give every call six cells
+                copies = []
+                for target in targets:
+                    copies.append(
+                        self._deliver_publish(
+                            message, topic_id, sender, cancellation_token, message_id, to=target
+                        )
+                    )
+                await asyncio.gather(*copies)
+            elif targets:
+                agent, context = targets[0]
+                # What MessageHandlerContext.populate_context does, without a generator-based context manager.
+                handling = _HANDLING.set(agent.id)
+                try:
+                    handled, returns = self._handler(agent, message, context)
+                    value = await handled
+                    if returns is not None and type(value) not in returns:  # message_handler's check
+                        raise ValueError(f"Return type {type(value)} not in return types {returns}")
+                except asyncio.CancelledError:  # stopped: not a failure of the handler
+                    raise
+                except BaseException as e:
+                    logger.error(f"Error processing publish message for {agent.id}", exc_info=True)
+                    event_logger.info(
+                        MessageHandlerExceptionEvent(
+                            payload=self._try_serialize(message), handling_agent=agent.id, exception=e
+                        )
+                    )
+                    raise
+                finally:
+                    _HANDLING.reset(handling)
         except BaseException as e:
+            if to is not None:  # one of several recipients: the first records it
+                raise
             if not self._ignore_unhandled_handler_exceptions:
                 self._background_exception = e
         finally:
-            queue: Any = self._message_queue  # task_done(), inline when the queue is the known kind
-            if self._queue_known and queue._unfinished_tasks > 0:
-                queue._unfinished_tasks -= 1
-                if queue._unfinished_tasks == 0:
-                    queue._finished.set()
-            else:
-                queue.task_done()
-            if own_task:
-                self._background_tasks.discard(own_task[0])
+            if to is None:  # task_done(), inline when the queue is the known kind
+                queue: Any = self._message_queue
+                if self._queue_known and queue._unfinished_tasks > 0:
+                    queue._unfinished_tasks -= 1
+                    if queue._unfinished_tasks == 0:
+                        queue._finished.set()
+                else:
+                    queue.task_done()
+                if own_task:
+                    self._background_tasks.discard(own_task[0])
 
     async def stop(self) -> None:
         """Stop processing messages and cancel the handlers still running. The stock runtime leaves them
@@ -292,35 +330,35 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
             self._message_queue = fresh
             self._background_tasks.difference_update(running)  # those cancelled before they began
 
-    async def _deliver(self, agent: Agent, message: Any, context: MessageContext) -> Any:
-        """``agent`` handles ``message`` with ``MessageHandlerContext`` naming it; failures are logged."""
-        # What MessageHandlerContext.populate_context does, without a generator-based context manager.
-        handling = _HANDLING.set(agent.id)
-        try:
-            on_message_impl = _ROUTES.get(type(agent))
-            if on_message_impl is None:
-                on_message_impl = _ROUTES[type(agent)] = getattr(type(agent), "on_message_impl", None)
-            if on_message_impl is not _ROUTED or "on_message_impl" in agent.__dict__:
-                return await agent.on_message(message, ctx=context)
-            # What BaseAgent.on_message and RoutedAgent.on_message_impl do, without their two coroutines.
-            handlers = agent._handlers.get(type(message))  # type: ignore[attr-defined]
-            if handlers is not None:
-                for handler in handlers:
+    def _handler(
+        self, agent: Agent, message: Any, context: MessageContext
+    ) -> tuple[Awaitable[Any], tuple[type[Any], ...] | None]:
+        """What handles ``message`` for ``agent``, and the types its value must be of (``None``: any)."""
+        on_message_impl = _ROUTES.get(type(agent))
+        if on_message_impl is None:
+            on_message_impl = _ROUTES[type(agent)] = getattr(type(agent), "on_message_impl", None)
+        if on_message_impl is not _ROUTED or "on_message_impl" in agent.__dict__:
+            return agent.on_message(message, ctx=context), None
+        # What BaseAgent.on_message, RoutedAgent.on_message_impl and message_handler's wrapper do, without
+        # their three coroutines: the handler's own is awaited, and its value checked, by the caller.
+        handlers = agent._handlers.get(type(message))  # type: ignore[attr-defined]
+        if handlers is not None:
+            for handler in handlers:
+                try:
+                    parts = _PARTS[handler]
+                except KeyError:
+                    parts = _PARTS[handler] = handler_parts(handler)
+                if parts is None:  # not message_handler's strict wrapper: called as it is
                     if handler.router(message, context):
-                        return await handler(agent, message, context)
-            return await agent.on_unhandled_message(message, context)  # type: ignore[attr-defined]
-        except asyncio.CancelledError:  # stopped: not a failure of the handler
-            raise
-        except BaseException as e:
-            logger.error(f"Error processing publish message for {agent.id}", exc_info=True)
-            event_logger.info(
-                MessageHandlerExceptionEvent(
-                    payload=self._try_serialize(message), handling_agent=agent.id, exception=e
-                )
-            )
-            raise
-        finally:
-            _HANDLING.reset(handling)
+                        return handler(agent, message, context), None
+                    continue
+                function, targets, returns, router = parts
+                if router is not None and not router(message, context):
+                    continue
+                if type(message) not in targets:  # the wrapper raises CantHandleException
+                    return handler(agent, message, context), None
+                return function(agent, message, context), returns
+        return agent.on_unhandled_message(message, context), None  # type: ignore[attr-defined]
 
     async def register_factory(
         self,
