@@ -48,3 +48,13 @@ class OperatorDesk(Protocol):
     async def operator_waits(self) -> list[OperatorWait]:
         """Every session waiting for an operator, the longest waiting first."""
         ...
+
+
+def release_statement(p: str, session_id: str, operator: str | None) -> tuple[str, tuple[str, ...]]:
+    """The statement (with ``p``, the driver's placeholder) and parameters that release a session from
+    the desk: its wait deleted when ``operator`` is None, else handed back to the waiting list if that
+    operator holds it. Both stores run it."""
+    if operator is None:
+        return f"DELETE FROM operator_waits WHERE session_id = {p}", (session_id,)
+    untake = f"UPDATE operator_waits SET taken_by = NULL WHERE session_id = {p} AND taken_by = {p}"
+    return untake, (session_id, operator)

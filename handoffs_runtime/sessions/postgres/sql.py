@@ -12,7 +12,7 @@ from psycopg import Connection
 from psycopg.rows import TupleRow
 
 from handoffs_runtime.errors import StoreError, UnknownSessionError
-from handoffs_runtime.sessions.desk import OperatorWait
+from handoffs_runtime.sessions.desk import OperatorWait, release_statement
 from handoffs_runtime.sessions.rows import ENTRY_COLUMNS, STATE_COLUMNS, entry_from_row, state_from_row
 from handoffs_runtime.sessions.sql_store import EncodedAppend, context_after
 from handoffs_runtime.sessions.store import SessionInfo, SessionState, StoredEntry
@@ -172,13 +172,7 @@ def take_for_operator(conn: Conn, retry: bool, session_id: str, operator: str) -
 
 
 def release_operator(conn: Conn, retry: bool, session_id: str, operator: str | None) -> None:
-    if operator is None:
-        conn.execute("DELETE FROM operator_waits WHERE session_id = %s", (session_id,))
-    else:
-        conn.execute(
-            "UPDATE operator_waits SET taken_by = NULL WHERE session_id = %s AND taken_by = %s",
-            (session_id, operator),
-        )
+    conn.execute(*release_statement("%s", session_id, operator))
 
 
 def operator_waits(conn: Conn, retry: bool) -> list[OperatorWait]:

@@ -13,7 +13,7 @@ import time
 from typing import Any, NoReturn
 
 from handoffs_runtime.errors import SessionBusyError, StoreError, UnknownSessionError
-from handoffs_runtime.sessions.desk import OperatorWait
+from handoffs_runtime.sessions.desk import OperatorWait, release_statement
 from handoffs_runtime.sessions.leases import Holder
 from handoffs_runtime.sessions.rows import STATE_COLUMNS as _STATE_COLUMNS
 from handoffs_runtime.sessions.rows import entry_from_row as _entry
@@ -213,13 +213,7 @@ def take_for_operator(conn: sqlite3.Connection, session_id: str, operator: str) 
 
 
 def release_operator(conn: sqlite3.Connection, session_id: str, operator: str | None) -> None:
-    if operator is None:
-        conn.execute("DELETE FROM operator_waits WHERE session_id = ?", (session_id,))
-    else:
-        conn.execute(
-            "UPDATE operator_waits SET taken_by = NULL WHERE session_id = ? AND taken_by = ?",
-            (session_id, operator),
-        )
+    conn.execute(*release_statement("?", session_id, operator))
 
 
 def operator_waits(conn: sqlite3.Connection) -> list[OperatorWait]:
