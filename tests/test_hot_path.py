@@ -18,6 +18,7 @@ from handoffs_runtime.agents.ai import handoff_event
 from handoffs_runtime.agents.routing import SessionAgent
 from handoffs_runtime.messages import agent_response, user_task
 from handoffs_runtime.models.local import ModelCall
+from handoffs_runtime.sessions.store import NewEntry
 from handoffs_runtime.tools.context import ToolContext, TurnTally
 from handoffs_runtime.topics import known_agent_id, session_topic
 from handoffs_runtime.usage import Usage
@@ -193,6 +194,20 @@ def test_a_tool_context_is_built_as_the_dataclass_would_build_it() -> None:
     assert tuple(getattr(given, f.name) for f in dataclasses.fields(ToolContext)) == values
     with pytest.raises(FrozenInstanceError):
         context.depth = 1  # type: ignore[misc]
+
+
+def test_a_new_entry_is_built_as_the_dataclass_would_build_it() -> None:
+    """``NewEntry`` writes its fields itself (several are made per turn): its parameters are the
+    dataclass's fields, in order, the message is left out of equality, and it stays frozen."""
+    assert list(inspect.signature(NewEntry).parameters) == [f.name for f in dataclasses.fields(NewEntry)]
+    said = UserMessage(content="hi", source="user")
+    entry = NewEntry("Triage", "user", {"content": "hi"}, said)
+    assert (entry.agent, entry.kind, entry.body, entry.message) == ("Triage", "user", {"content": "hi"}, said)
+    assert (
+        entry == NewEntry("Triage", "user", {"content": "hi"}) and NewEntry("a", "notice", {}).message is None
+    )
+    with pytest.raises(FrozenInstanceError):
+        entry.agent = "Sales"  # type: ignore[misc]
 
 
 def test_a_handoff_event_from_an_agent_equals_the_validated_one() -> None:

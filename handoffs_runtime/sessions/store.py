@@ -47,7 +47,7 @@ def default_store_path() -> Path:
 # --- values --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class NewEntry:
     """One transcript entry to append; the store gives it its sequence number and time."""
 
@@ -57,6 +57,13 @@ class NewEntry:
     message: LLMMessage | None = field(default=None, compare=False, repr=False)
     """The conversation message ``body`` encodes, when it was made from one: a store that holds the
     session keeps the person's messages without decoding them again."""
+
+    def __init__(
+        self, agent: str, kind: EntryKind, body: dict[str, Any], message: LLMMessage | None = None
+    ) -> None:
+        """What the dataclass's ``__init__`` does, the fields written at once (a frozen one sets each
+        with ``object.__setattr__``): several are made for every turn."""
+        self.__dict__.update(agent=agent, kind=kind, body=body, message=message)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,7 +154,7 @@ def entry_for_message(message: LLMMessage, *, agent: str | None = None) -> NewEn
     else:
         kind = "system"
     # Only these have a source: asking a pydantic model for an attribute it lacks costs an exception.
-    source = message.source if isinstance(message, UserMessage | AssistantMessage) else None
+    source = message.source if isinstance(message, (UserMessage, AssistantMessage)) else None
     who = agent or source or kind
     return NewEntry(agent=who, kind=kind, body=_MESSAGE.dump_python(message, mode="json"), message=message)
 

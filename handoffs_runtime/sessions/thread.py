@@ -90,9 +90,9 @@ class StoreThread:
                 try:
                     result = fn(*args)
                 except BaseException as exc:
-                    _answer_soon(loop, done, None, exc)
+                    answer_soon(loop, done, None, exc)
                 else:
-                    _answer_soon(loop, done, result, None)
+                    answer_soon(loop, done, result, None)
             elif done is not None:
                 if done.set_running_or_notify_cancel():
                     try:
@@ -106,9 +106,10 @@ class StoreThread:
                     _log.warning("a session store call failed on the store's thread", exc_info=True)
 
 
-def _answer_soon(
+def answer_soon(
     loop: asyncio.AbstractEventLoop, done: asyncio.Future[Any], result: Any, error: BaseException | None
 ) -> None:
+    """From the thread: give ``done`` its ``result`` (or ``error``) on its loop, unless it is given up."""
     try:  # noqa: SIM105 (a plain try costs nothing on the way that is taken)
         loop.call_soon_threadsafe(_answer, done, result, error)
     except RuntimeError:  # the loop was closed: nobody is waiting for the answer any more

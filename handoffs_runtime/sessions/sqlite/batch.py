@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from handoffs_runtime.sessions.sql_store import EncodedAppend
 from handoffs_runtime.sessions.sqlite.connection import roll_back
-from handoffs_runtime.sessions.thread import StoreThread
+from handoffs_runtime.sessions.thread import StoreThread, answer_soon
 
 Write = Callable[[sqlite3.Connection, EncodedAppend], int]
 """One append inside an open transaction, returning the session's last sequence number."""
@@ -76,6 +76,11 @@ class GroupCommit:
                 raise
         except BaseException as exc:  # nothing of the batch was committed: every append fails with it
             outcomes = [self._guard(exc)] * len(batch)
+        if len(batch) == 1:  # the usual case: answered as any call of the thread, without the lists
+            outcome = outcomes[0]
+            error = outcome if isinstance(outcome, BaseException) else None
+            answer_soon(loop, batch[0][1], None if error else outcome, error)
+            return
         loop.call_soon_threadsafe(_answer, [done for _, done in batch], outcomes)
 
     def _write_one(self, conn: sqlite3.Connection, append: EncodedAppend) -> int | BaseException:

@@ -179,7 +179,7 @@ class SQLiteSessionStore(SQLStore):
         return self._thread.call(self._guarded, fn, *args)
 
     def _guarded(self, fn: Callable[..., T], *args: Any) -> T:
-        conn = self._conn()
+        conn = self._shared.conn or self._conn()  # the call only to say the store is closed
         try:
             return fn(conn, *args)
         except BaseException as exc:
