@@ -192,9 +192,8 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
                 cancellation_token=cancellation_token,
                 sender=sender,
                 topic_id=topic_id,
-                metadata=None,
                 message_id=message_id,
-            )
+            )  # no telemetry metadata: nobody observes it on this path
             self._message_queue.put_nowait(envelope)
             return
         # What the queue's loop would do at once with it, without the round trip through the loop: its
