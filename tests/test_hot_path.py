@@ -8,16 +8,18 @@ from dataclasses import FrozenInstanceError
 from typing import Any
 
 import pytest
-from autogen_core import AgentId, MessageContext, TopicId, message_handler
+from autogen_core import AgentId, MessageContext, RoutedAgent, TopicId, TypeSubscription, message_handler
 from autogen_core.models import AssistantMessage, LLMMessage, UserMessage
 from pydantic import TypeAdapter, ValidationError
 
-from handoffs_runtime import AgentResponse, HandoffEvent, UserLogin, UserTask
+from handoffs_runtime import AgentResponse, HandoffEvent, UserLogin, UserTask, private
 from handoffs_runtime.agents import AIAgent, UserAgent
 from handoffs_runtime.agents.ai import handoff_event
 from handoffs_runtime.agents.routing import SessionAgent
 from handoffs_runtime.messages import agent_response, user_task
 from handoffs_runtime.models.local import ModelCall
+from handoffs_runtime.runtime.release import release_session
+from handoffs_runtime.runtime.single_threaded import HandoffsRuntime
 from handoffs_runtime.sessions.store import NewEntry
 from handoffs_runtime.tools.context import ToolContext, TurnTally
 from handoffs_runtime.topics import known_agent_id, session_topic
@@ -130,6 +132,42 @@ def test_session_topics_and_known_agent_ids_equal_the_checked_ones() -> None:
         "s1",
         repr(AgentId("SalesAgent", "s1")),
     )
+
+
+def test_a_known_agent_id_and_a_stock_one_find_each_others_entries() -> None:
+    """The runtime keys its agents by known ids; a stock id from a program's own code (``send_message``,
+    ``agent_save_state``) must find them, and a known id what a stock one stored, without the stock
+    ``__hash__`` call a known id saves."""
+    known, stock = known_agent_id("SalesAgent", "s1"), AgentId("SalesAgent", "s1")
+    assert {known: "agent"}[stock] == "agent" and {stock: "agent"}[known] == "agent"
+    assert known != AgentId("SalesAgent", "s2") and AgentId("TriageAgent", "s1") != known
+    assert str(known) == "SalesAgent/s1" and f"{known}" == str(stock)
+    kind: Any = type(known)
+    assert kind.__hash__ is tuple.__hash__ and kind.__eq__ is tuple.__eq__  # C, not Python
+
+
+class _Counter(RoutedAgent):
+    def __init__(self) -> None:
+        super().__init__("counts what it gets")
+        self.got = 0
+
+    @message_handler
+    async def on_login(self, message: UserLogin, ctx: MessageContext) -> None:
+        self.got += 1
+
+
+async def test_an_agent_built_for_a_known_id_answers_a_stock_id() -> None:
+    runtime = HandoffsRuntime()
+    await _Counter.register(runtime, "Counter", _Counter)
+    await runtime.add_subscription(TypeSubscription("Counter", "Counter"))
+    runtime.start()
+    await runtime.publish_message(UserLogin(), session_topic("Counter", "s1"))
+    await runtime.stop_when_idle()
+    (built,) = private.runtime_state(runtime)[0]
+    assert type(built) is private.KnownAgentId
+    agent = await runtime.try_get_underlying_agent_instance(AgentId("Counter", "s1"), _Counter)
+    assert agent.got == 1 and len(private.runtime_state(runtime)[0]) == 1  # found, not built again
+    assert release_session(runtime, "s1") == 1 and not private.runtime_state(runtime)[0]
 
 
 def test_the_shortcuts_build_what_model_construct_builds() -> None:

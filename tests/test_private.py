@@ -78,6 +78,14 @@ def test_a_stock_constructor_that_sets_more_than_the_shortcut_is_named(
     assert private.missing_private_parts() == ["AgentId.__init__ sets _type and _key only: no longer true"]
 
 
+def test_an_agent_id_that_no_longer_hashes_as_its_tuple_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``agent_id_of``'s ids are tuples so that they hash in C: valid only while a stock id hashes so too."""
+    monkeypatch.setattr(AgentId, "__hash__", lambda self: hash(str(self)))
+    assert private.missing_private_parts() == [
+        "AgentId hashes as the tuple (type, key) and equals a KnownAgentId of them both ways: no longer true"
+    ]
+
+
 async def test_the_runtime_state_it_reads_is_the_runtimes() -> None:
     runtime = SingleThreadedAgentRuntime()
     agents, subscriptions, agent_types = private.runtime_state(runtime)

@@ -246,14 +246,9 @@ class HandoffsRuntime(SingleThreadedAgentRuntime):
                 else:
                     recipients = await subscriptions.get_subscribed_recipients(topic_id)
                 sender_checked = sender is None
-                plain = type(sender) is AgentId  # compared by its fields, without AgentId.__eq__'s call
                 agents = self._instantiated_agents
                 for agent_id in recipients:
-                    if sender is not None and (  # never back to the sender
-                        agent_id._key == sender._key and agent_id._type == sender._type
-                        if plain and type(agent_id) is AgentId
-                        else agent_id == sender
-                    ):
+                    if sender is not None and agent_id == sender:  # never back to the sender
                         continue
                     if not sender_checked:  # as the stock runtime: an unknown sender type fails the
                         if sender not in agents:  # publish, a known one is built
