@@ -204,6 +204,15 @@ def test_the_shortcuts_build_what_model_construct_builds() -> None:
         assert fast.model_dump_json() == constructed.model_dump_json()
 
 
+def test_models_built_by_the_shortcut_share_one_fields_set_that_assignment_leaves_alone() -> None:
+    """The shortcut gives every model of a class the same set of all its fields (a set per message is
+    memory a session in flight carries): assigning a field, pydantic's one change to it, changes nothing."""
+    first, second = user_task(list(CONTEXT), ["Triage"]), user_task(list(CONTEXT), ["Sales"])
+    assert first.model_fields_set is second.model_fields_set
+    first.turn_path = ["Triage", "Sales"]
+    assert second.model_fields_set == set(UserTask.model_fields) and second.turn_path == ["Sales"]
+
+
 def test_a_model_call_is_built_as_the_dataclass_would_build_it() -> None:
     """``ModelCall`` writes its fields itself (one is built per model call), and stays frozen."""
     fields = [f.name for f in dataclasses.fields(ModelCall)]

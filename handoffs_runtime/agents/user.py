@@ -126,9 +126,10 @@ class UserAgent(SessionAgent):
         land after the reply that followed it (nor after the session ended on that reply, when it could not
         be stored at all). Taken with ``acquire()`` and released in a ``finally``, as ``async with`` does it,
         without the two coroutines of its ``__aenter__`` and ``__aexit__``."""
-        self._settled = asyncio.Event()
-        """Clear while a live conversation is handed over: the customer's next message waits for it."""
-        self._settled.set()
+        self._handover: asyncio.Event | None = None
+        """Set (to a cleared event) while a live conversation is handed over: the customer's next message
+        waits for it. ``None`` the rest of the time, so that a session in flight carries no event (and its
+        queue of waiters) that nobody waits on."""
         self._returns: ReturnStack = ()
         """Who waits for the conversation to come back (see :mod:`handoffs_runtime.handoffs.returns`)."""
 
@@ -259,7 +260,8 @@ class UserAgent(SessionAgent):
             return None
         context = [*turn.context, *hand_back_messages(message.source, message.target)]
         self._next = _Next(context, message.target)
-        self._settled.clear()  # what the customer writes now waits for the new agent's first reply
+        if self._handover is None:  # what the customer writes now waits for the new agent's first reply
+            self._handover = asyncio.Event()
         return user_task(list(context), [message.source, message.target], self._usage)
 
     async def _record_event(self, message: HandoffEvent) -> None:
@@ -353,7 +355,9 @@ class UserAgent(SessionAgent):
     def _continue(self, context: list[LLMMessage], agent: str, *, live: bool) -> None:
         """What the customer's next message continues (``_in_order`` held)."""
         self._next = _Next(context, agent, live)
-        self._settled.set()
+        handover, self._handover = self._handover, None
+        if handover is not None:
+            handover.set()
 
     async def _give_turn(self) -> None:
         """Ask the customer, unless their turn is open already (a live conversation): the open turn
@@ -387,14 +391,15 @@ class UserAgent(SessionAgent):
             return False
         said = UserMessage(content=text, source=config.name)
         while True:  # a handover under way: the message waits for the agent that takes over
-            if not self._settled.is_set():  # else no wait, and no coroutine for it
-                await self._settled.wait()
+            handover = self._handover
+            if handover is not None:  # else no wait, and no coroutine for it
+                await handover.wait()
             await self._in_order.acquire()
             try:
                 turn = self._next
                 if turn is None:  # not reached: every turn is opened with what it continues
                     return False
-                if not self._settled.is_set():  # a handover began while this waited for the lock
+                if self._handover is not None:  # a handover began while this waited for the lock
                     continue
                 if config.store is not None:
                     try:

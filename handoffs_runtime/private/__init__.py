@@ -203,13 +203,22 @@ def agent_id_of(agent_type: str, key: str) -> AgentId:
 _Model = TypeVar("_Model", bound=BaseModel)
 
 
+_EVERY_FIELD: dict[type[BaseModel], set[str]] = {}
+"""Each model's set of all its fields, shared by the instances ``constructed_model`` builds: every field
+is set, so pydantic's one change to it (adding a field as it is assigned) adds nothing, and a session in
+flight carries no set per message (about 240 bytes each)."""
+
+
 def constructed_model(cls: type[_Model], values: dict[str, Any]) -> _Model:
     """``cls.model_construct(**values)`` when ``values`` holds every field, in order, of a model without
     aliases, extra fields, private attributes or a post-init hook (``UserTask``, ``AgentResponse``): what
     pydantic does then, without its walk over the fields looking for aliases and defaults."""
     model = cls.__new__(cls)
     model.__dict__.update(values)  # the fresh instance's own dict: one call fewer than setting the slot
-    _set(model, "__pydantic_fields_set__", set(values))
+    every = _EVERY_FIELD.get(cls)
+    if every is None:
+        every = _EVERY_FIELD[cls] = set(cls.model_fields)
+    _set(model, "__pydantic_fields_set__", every)
     _set(model, "__pydantic_extra__", None)
     _set(model, "__pydantic_private__", None)
     return model
