@@ -35,8 +35,7 @@ from handoffs_runtime.agents.toolcalls import error_result
 from handoffs_runtime.confirmation import again
 from handoffs_runtime.handoffs.handoff import call_maybe_async
 from handoffs_runtime.messages import Notice
-from handoffs_runtime.sessions.effects import Effect, EffectKey, EffectLedger, EffectStatus, current_turn
-from handoffs_runtime.sessions.store import SessionStore
+from handoffs_runtime.sessions.effects import Effect, EffectKey, EffectStatus, LedgerStore, current_turn
 from handoffs_runtime.tools.approval import is_approval
 from handoffs_runtime.tools.context import ToolContext, ask_person, checking_turn, running_effect
 from handoffs_runtime.tools.effects import reconciler
@@ -55,11 +54,10 @@ UNKNOWN_NOTICE = (
 class LedgerTurn:
     """The ledger's side of one agent's turn in one session (see the module docstring)."""
 
-    __slots__ = ("_context", "_ledger", "_position", "_store", "_turn")
+    __slots__ = ("_context", "_position", "_store", "_turn")
 
-    def __init__(self, store: SessionStore, ledger: EffectLedger, context: ToolContext) -> None:
+    def __init__(self, store: LedgerStore, context: ToolContext) -> None:
         self._store = store
-        self._ledger = ledger
         self._context = context
         self._turn: int | None = None
         self._position = 0
@@ -79,13 +77,13 @@ class LedgerTurn:
                 return answer
         position = self._position
         self._position += 1
-        found = await self._ledger.record_intent(key, position=position)
+        found = await self._store.record_intent(key, position=position)
         if found is not None:
             return await self._recorded(tool, call, found)
         with running_effect(key.id), checking_turn(partial(self._written_since, key.turn)):
             result = await runner()  # raising or cancelled: it stays pending, its outcome unknown
         status: EffectStatus = "declined" if declined(result) else "failed" if result.is_error else "done"
-        await self._ledger.record_outcome(key, status, result.content)
+        await self._store.record_outcome(key, status, result.content)
         return result
 
     async def _written_since(self, turn: int) -> str | None:
@@ -101,7 +99,7 @@ class LedgerTurn:
         """The latest effect of the same action from an earlier turn with no outcome, if any."""
         unsettled = [
             e
-            for e in await self._ledger.effects(key.session_id)
+            for e in await self._store.effects(key.session_id)
             if e.key.same_action(key) and e.key.turn != key.turn and e.status == "pending"
         ]
         return unsettled[-1] if unsettled else None
@@ -114,10 +112,10 @@ class LedgerTurn:
         action = earlier.key.action
         verdict = await self._reconcile(tool, earlier)
         if verdict is True:
-            await self._ledger.record_outcome(earlier.key, "done", "settled by reconcile: it happened")
+            await self._store.record_outcome(earlier.key, "done", "settled by reconcile: it happened")
             return _done_earlier(call, action)
         if verdict is False:
-            await self._ledger.record_outcome(
+            await self._store.record_outcome(
                 earlier.key, "not_done", "settled by reconcile: it did not happen"
             )
             return None
@@ -129,7 +127,7 @@ class LedgerTurn:
                 "have happened; the person did not confirm a second one. Tell them it may or may not have "
                 "happened, and that it was not repeated.",
             )
-        await self._ledger.record_outcome(
+        await self._store.record_outcome(
             earlier.key, "unknown", "may or may not have happened; the person asked for another"
         )
         return None
@@ -151,7 +149,7 @@ class LedgerTurn:
                 call, f"not asked again: the person declined {name} with these arguments for this request."
             )
         if found.status == "pending" and await self._reconcile(tool, found) is True:
-            await self._ledger.record_outcome(found.key, "done", "settled by reconcile: it happened")
+            await self._store.record_outcome(found.key, "done", "settled by reconcile: it happened")
             return _done_earlier(call, action)
         await self._tell(UNKNOWN_NOTICE.format(action=found.key.described.capitalize()))
         return error_result(

@@ -75,8 +75,7 @@ from handoffs_runtime.models.capabilities import EndpointCapabilities
 from handoffs_runtime.models.failures import cut_note, is_overflow_error, overflow_ratio
 from handoffs_runtime.models.local import AnswersPromptly, ModelCall, model_call_scope
 from handoffs_runtime.models.redaction import redact
-from handoffs_runtime.sessions.effects import ledger_of
-from handoffs_runtime.sessions.store import SessionStore
+from handoffs_runtime.sessions.effects import LedgerStore, ledger_of
 from handoffs_runtime.text import well_formed
 from handoffs_runtime.tools.context import ToolContext
 from handoffs_runtime.tools.effects import irreversible_names
@@ -111,7 +110,7 @@ class ToolLoop:
     asking: frozenset[str] = field(init=False)
     """The tools whose calls are put to a person before they run (irreversible, or approved): a call of
     one is checked against the tool's types first (see :mod:`.proposals`)."""
-    effects: SessionStore | None = field(init=False)
+    effects: LedgerStore | None = field(init=False)
     """The store that keeps the effect ledger, when the agent has irreversible tools and the channel's
     store keeps one: each of their calls goes through it (see :mod:`.ledgered`); else nothing does."""
     model_timeout: float | None = field(init=False)
@@ -129,7 +128,7 @@ class ToolLoop:
         set_field(self, "irreversible", irreversible_names(self.tools.values()))
         set_field(self, "asking", frozenset(t.name for t in self.tools.values() if asks_first(t)))
         store = self.channel.store if isinstance(self.channel, PersonChannel) else None
-        set_field(self, "effects", store if self.irreversible and ledger_of(store) is not None else None)
+        set_field(self, "effects", ledger_of(store) if self.irreversible else None)
         prompt = isinstance(self.model, AnswersPromptly) and self.model.answers_promptly is True
         set_field(self, "model_timeout", None if prompt else self.policy.model_timeout)
         set_field(self, "turn_deadline", self.policy.turn_limit(call_deadline=not prompt))
@@ -237,10 +236,7 @@ class ToolLoop:
     def _once(self, context: ToolContext) -> OnceATurn:
         """The turn's guard of its irreversible calls; through the effect ledger when there is one."""
         store = self.effects
-        ledger = ledger_of(store)
-        if store is None or ledger is None:
-            return OnceATurn()
-        return OnceATurn(LedgerTurn(store, ledger, context))
+        return OnceATurn() if store is None else OnceATurn(LedgerTurn(store, context))
 
     def _read(self, result: object, context: ToolContext, offered: Sequence[ToolSchema]) -> Reply:
         """The reply of a model call (see :func:`~.replies.read_reply`), the tokens it reported added to

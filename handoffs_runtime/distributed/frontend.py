@@ -266,7 +266,7 @@ async def chat_remote(
     channel: Channel,
     *,
     session_id: str,
-    banner: str | None = None,
+    banner: str = "",
     max_message_mb: float = DEFAULT_MAX_MESSAGE_MB,
     turn_timeout: float | None = None,
     connect_timeout: float | None = 30.0,

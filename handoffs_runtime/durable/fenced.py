@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 from autogen_core.models import LLMMessage, UserMessage
 
@@ -65,15 +64,14 @@ class StoredStep:
     """What its tools told the person, stored so that the person is shown it."""
 
 
-class _Request(Protocol):
-    """What a fenced step write needs to know of its request (a ``StepRequest``)."""
+@dataclass(frozen=True, slots=True)
+class StepRef:
+    """A step by reference, what a fenced write needs of it: the session, the agent whose turn it is, and
+    the store's sequence number the step follows (a ``StepRequest`` is one)."""
 
-    @property
-    def session_id(self) -> str: ...
-    @property
-    def agent(self) -> str: ...
-    @property
-    def expected_seq(self) -> int: ...
+    session_id: str
+    agent: str
+    expected_seq: int
 
 
 async def open_state(store: SessionStore, session_id: str, *, entry_agent: str, team: str) -> Opened:
@@ -113,7 +111,7 @@ async def read_conversation(store: SessionStore, session_id: str) -> list[LLMMes
     return [*state.context, *said]
 
 
-async def write_step(store: SessionStore, request: _Request, step: StoredStep) -> int:
+async def write_step(store: SessionStore, request: StepRef, step: StoredStep) -> int:
     """Store ``step`` after ``request.expected_seq``; the new last sequence number.
 
     The context becomes the reply's, or the conversation handed on; the active agent whoever answers

@@ -32,6 +32,7 @@ from handoffs_runtime.agents.routing import SessionAgent
 from handoffs_runtime.durable.asking import Answer, StepChannel, StepPerson, Turn, quiet_questions
 from handoffs_runtime.durable.fenced import (
     FenceError,
+    StepRef,
     StoredStep,
     describe_entries,
     read_conversation,
@@ -73,12 +74,9 @@ class StepTimeoutError(TransientStepError):
 
 
 @dataclass(frozen=True, slots=True)
-class StepRequest:
+class StepRequest(StepRef):
     """One agent's turn, by reference: the conversation is whatever the store holds at ``expected_seq``."""
 
-    session_id: str
-    agent: str
-    expected_seq: int
     path: tuple[str, ...] = ()
     """Who held the conversation since the person last spoke (the loop guard reads it)."""
     answers: tuple[Answer, ...] = ()

@@ -188,7 +188,12 @@ class EffectLedger(Protocol):
         ...
 
 
-def ledger_of(store: SessionStore | None) -> EffectLedger | None:
+class LedgerStore(SessionStore, EffectLedger, Protocol):
+    """A session store that keeps the effect ledger itself (both session stores do): one object to pass
+    where the conversation and the ledger are both read."""
+
+
+def ledger_of(store: SessionStore | None) -> LedgerStore | None:
     """``store`` as an effect ledger, when it keeps one."""
     return store if isinstance(store, EffectLedger) else None
 

@@ -21,7 +21,7 @@ async def run_chat(
     model: ChatCompletionClient,
     channel: Channel,
     session_id: str | None = None,
-    banner: str | None = None,
+    banner: str = "",
     store: SessionStore | None = None,
     take_over: bool = False,
 ) -> str:
@@ -30,7 +30,8 @@ async def run_chat(
     A new session opens with the team's greeting. With a ``store``, a stored ``session_id`` is resumed
     with its active agent and context. The session is claimed first, so a session that another live
     process holds is refused with :class:`SessionBusyError` before anything is shown, unless
-    ``take_over`` (that process then stops writing to it).
+    ``take_over`` (that process then stops writing to it). A ``banner`` (none when empty) comes before
+    the session's first line.
     """
     session = session_id or uuid.uuid4().hex[:12]
     if store is not None:

@@ -25,7 +25,7 @@ import asyncio
 import logging
 import weakref
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from autogen_core import CancellationToken
 from autogen_core.tools import Tool, ToolSchema
@@ -76,76 +76,64 @@ class ApprovalTool:
             raise TeamConfigError(
                 f"an approval's max_age must be a positive number of seconds, got {max_age}"
             )
-        self._tool = tool
-        self._prompt = prompt or default_prompt
-        self._person: Person = person
-        self._max_age = max_age
-        self.delegates_to = delegate_of(tool)
-
-    @property
-    def inner(self) -> Tool:
-        return self._tool
-
-    @property
-    def person(self) -> Person:
+        self.inner: Final = tool
+        self.person: Final[Person] = person
         """Who approves each call: the session's ``customer`` or its ``operator``."""
-        return self._person
-
-    @property
-    def max_age(self) -> float | None:
+        self.max_age: Final = max_age
         """Seconds an approval stays good from the moment it is asked (``None``: no limit)."""
-        return self._max_age
+        self.delegates_to = delegate_of(tool)
+        self._prompt = prompt or default_prompt
 
     def asking(self, person: Person, *, max_age: float | None = None) -> ApprovalTool:
         """The same tool and question, approved by ``person`` instead (within ``max_age`` seconds, when
         given; else as before)."""
-        age = self._max_age if max_age is None else max_age
-        if person == self._person and age == self._max_age:
+        age = self.max_age if max_age is None else max_age
+        if person == self.person and age == self.max_age:
             return self
-        return ApprovalTool(self._tool, prompt=self._prompt, person=person, max_age=age)
+        return ApprovalTool(self.inner, prompt=self._prompt, person=person, max_age=age)
 
     @property
     def name(self) -> str:
-        return self._tool.name
+        return self.inner.name
 
     @property
     def description(self) -> str:
-        return self._tool.description
+        return self.inner.description
 
     @property
     def schema(self) -> ToolSchema:
-        return self._tool.schema
+        return self.inner.schema
 
     def args_type(self) -> type[BaseModel]:
-        return self._tool.args_type()
+        return self.inner.args_type()
 
     def return_type(self) -> type[Any]:
-        return self._tool.return_type()
+        return self.inner.return_type()
 
     def state_type(self) -> type[BaseModel] | None:
-        return self._tool.state_type()
+        return self.inner.state_type()
 
     def return_value_as_string(self, value: Any) -> str:
-        return self._tool.return_value_as_string(value)
+        return self.inner.return_value_as_string(value)
 
     async def run_json(
         self, args: Mapping[str, Any], cancellation_token: CancellationToken, call_id: str | None = None
     ) -> Any:
-        self._tool.args_type().model_validate(args)  # ask only about calls that can run
+        self.inner.args_type().model_validate(args)  # ask only about calls that can run
         try:
-            answer = await asyncio.wait_for(self._ask(self._prompt(self.name, args)), self._max_age)
+            answer = await asyncio.wait_for(self._ask(self._prompt(self.name, args)), self.max_age)
         except TimeoutError:
             return await self._void(
-                f"nobody approved it within {self._max_age:g} seconds: the question expired"
+                f"nobody approved it within {self.max_age:g} seconds: the question expired"
             )
         if answer is None:
             return f"{REFUSED}{self.name} was not run because nobody could approve it."
         if not is_approval(answer):
-            return f"{REFUSED}the {self._person} did not approve running {self.name}."
-        late = await _void_reason(self._person)
+            return f"{REFUSED}the {self.person} did not approve running {self.name}."
+        late = await _void_reason(self.person)
         if late is not None:
-            return await self._void(f"the {self._person}'s approval came when {late}, so it is void")
-        return await self._tool.run_json(args, cancellation_token, call_id=call_id)
+            return await self._void(f"the {self.person}'s approval came when {late}, so it is void")
+        return await self.inner.run_json(args, cancellation_token, call_id=call_id)
 
     async def _void(self, why: str) -> str:
         """The result of a call whose approval expired; the session's people (the operator) are told."""
@@ -166,13 +154,13 @@ class ApprovalTool:
         if lock is None:
             lock = _asking[key] = asyncio.Lock()
         async with lock:
-            return await ask_person(prompt, person=self._person)
+            return await ask_person(prompt, person=self.person)
 
     async def save_state_json(self) -> Mapping[str, Any]:
-        return await self._tool.save_state_json()
+        return await self.inner.save_state_json()
 
     async def load_state_json(self, state: Mapping[str, Any]) -> None:
-        await self._tool.load_state_json(state)
+        await self.inner.load_state_json(state)
 
 
 async def _void_reason(person: Person) -> str | None:

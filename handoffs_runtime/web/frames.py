@@ -12,7 +12,9 @@ customer; a transcript item likewise beside ``at``, when it was stored (seconds 
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Callable
+from functools import reduce
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -32,6 +34,14 @@ from handoffs_runtime.web.audience import CustomerView
 
 class _Frame(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class _AboutSession(_Frame):
+    """A frame about one session. ``type`` is declared here only to keep it first on the wire, as in every
+    frame; each frame narrows it to its own."""
+
+    type: str
+    session: str
 
 
 class _Carrier(_Frame):
@@ -81,14 +91,23 @@ class OperatorItem(_Carrier):
     event: Event
 
 
+# --- both pages -------------------------------------------------------------------------------------
+
+
+class Problem(_Frame):
+    """A request refused, or why the connection closes; the text is meant for the person (both pages)."""
+
+    type: Literal["error"] = "error"
+    message: str
+
+
 # --- the customer's page ----------------------------------------------------------------------------
 
 
-class SessionGiven(_Frame):
+class SessionGiven(_AboutSession):
     """The page's session and the key that resumes it (see ``protocol.session_key``)."""
 
     type: Literal["session"] = "session"
-    session: str
     key: str
 
 
@@ -110,19 +129,11 @@ class TranscriptPage(_Frame):
 QueueStateName = Literal["waiting", "unavailable", "joined", "over"]
 
 
-class QueueState(_Frame):
+class QueueState(_AboutSession):
     """Where the customer's wait for a person stands (see ``waiting``)."""
 
     type: Literal["queue"] = "queue"
-    session: str
     state: QueueStateName
-
-
-class Problem(_Frame):
-    """A request refused, or why the connection closes; the text is meant for the person (both pages)."""
-
-    type: Literal["error"] = "error"
-    message: str
 
 
 # --- the operator console ---------------------------------------------------------------------------
@@ -157,20 +168,18 @@ class WaitingList(_Frame):
     sessions: list[Listed]
 
 
-class Taken(_Frame):
+class Taken(_AboutSession):
     """The operator has the session: what was said, and the question waiting for them, if any."""
 
     type: Literal["taken"] = "taken"
-    session: str
     history: list[OperatorItem]
     question: Question | None
 
 
-class Released(_Frame):
+class Released(_AboutSession):
     """The operator no longer holds the session, and their console says why."""
 
     type: Literal["released"] = "released"
-    session: str
     text: str
 
 
@@ -201,26 +210,17 @@ def _tag(carrier: type[_Carrier]) -> Callable[[Any], str]:
     return tag
 
 
-CustomerFrame = Annotated[
-    Annotated[SessionGiven, Tag("SessionGiven")]
-    | Annotated[Suggestions, Tag("Suggestions")]
-    | Annotated[TranscriptPage, Tag("TranscriptPage")]
-    | Annotated[QueueState, Tag("QueueState")]
-    | Annotated[Problem, Tag("Problem")]
-    | Annotated[CustomerEvent, Tag("CustomerEvent")],
-    Discriminator(_tag(CustomerEvent)),
-]
+def _page(carrier: type[_Carrier], *frames: type[_Frame]) -> Any:
+    """The union a page reads: ``frames`` and ``carrier``, each tagged with its class name (what
+    :func:`_tag` answers), so that no tag is written out, nor can differ from it."""
+    members = [Annotated[model, Tag(model.__name__)] for model in (*frames, carrier)]
+    return Annotated[reduce(operator.or_, members), Discriminator(_tag(carrier))]
+
+
+CustomerFrame = _page(CustomerEvent, SessionGiven, Suggestions, TranscriptPage, QueueState, Problem)
 """Every frame a customer's page receives."""
 
-OperatorFrame = Annotated[
-    Annotated[Ready, Tag("Ready")]
-    | Annotated[WaitingList, Tag("WaitingList")]
-    | Annotated[Taken, Tag("Taken")]
-    | Annotated[Released, Tag("Released")]
-    | Annotated[Problem, Tag("Problem")]
-    | Annotated[OperatorEvent, Tag("OperatorEvent")],
-    Discriminator(_tag(OperatorEvent)),
-]
+OperatorFrame = _page(OperatorEvent, Ready, WaitingList, Taken, Released, Problem)
 """Every frame the operator console receives."""
 
 Frame = (

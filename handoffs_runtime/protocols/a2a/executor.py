@@ -14,6 +14,7 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Final
 
 from a2a.helpers.proto_helpers import new_task_from_user_message, new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
@@ -74,7 +75,8 @@ class TeamExecutor(AgentExecutor):
     ) -> None:
         self._bridge = bridge
         self._start = start
-        self._limits = limits or A2ALimits()
+        self.limits: Final = limits or A2ALimits()
+        """What a client may ask of the team: this executor's checks, and the app's bound on a body."""
         self._recent: dict[str, deque[float]] = {}
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
@@ -98,9 +100,9 @@ class TeamExecutor(AgentExecutor):
             await self._start(session)
         await updater.start_work()
         try:
-            end = await self._bridge.turn(session, text, timeout=self._limits.turn_seconds)
+            end = await self._bridge.turn(session, text, timeout=self.limits.turn_seconds)
         except TimeoutError:
-            logger.warning("A2A session %s: the turn took over %gs", session, self._limits.turn_seconds)
+            logger.warning("A2A session %s: the turn took over %gs", session, self.limits.turn_seconds)
             late = "The team did not answer in time. Please send your message again in a moment."
             await updater.failed(updater.new_agent_message([new_text_part(late)]))
             return
@@ -119,7 +121,7 @@ class TeamExecutor(AgentExecutor):
 
     def _refused(self, text: str, context_id: str) -> str | None:
         """Why a message is refused, in one sentence, or ``None``."""
-        limits = self._limits
+        limits = self.limits
         if not text:
             return "Your message is empty: write something for the team to answer."
         if len(text) > limits.max_text_chars:

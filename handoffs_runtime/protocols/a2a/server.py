@@ -29,7 +29,7 @@ from a2a.types import (
 from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH, PROTOCOL_VERSION_1_0, TransportProtocol
 from starlette.applications import Starlette
 
-from handoffs_runtime.protocols.a2a.executor import A2ALimits, TeamExecutor
+from handoffs_runtime.protocols.a2a.executor import TeamExecutor
 from handoffs_runtime.team.spec import TeamSpec
 
 Scope = MutableMapping[str, Any]
@@ -89,9 +89,9 @@ def create_a2a_app(
     *,
     token: str,
     address: CardAddress | None = None,
-    limits: A2ALimits | None = None,
 ) -> ASGIApp:
-    """The ASGI app: the card (public), JSON-RPC (bearer token), bodies bounded."""
+    """The ASGI app: the card (public), JSON-RPC (bearer token), bodies bounded by the executor's
+    limits."""
     where = address or CardAddress()
     handler = DefaultRequestHandler(
         agent_executor=executor, task_store=InMemoryTaskStore(), agent_card=agent_card(team, where.url)
@@ -105,7 +105,7 @@ def create_a2a_app(
         *create_jsonrpc_routes(handler, RPC_PATH),
     ]
     app = Starlette(routes=routes)
-    return _guarded(app, token, (limits or A2ALimits()).request_bytes)
+    return _guarded(app, token, executor.limits.request_bytes)
 
 
 def _guarded(app: ASGIApp, token: str, max_bytes: int) -> ASGIApp:

@@ -51,10 +51,9 @@ async def serving_team(
 
     executor = TeamExecutor(bridge, start, limits)
     address = CardAddress()
-    idle = (limits or A2ALimits()).idle_seconds
-    sweeper = asyncio.create_task(_release_idle(bridge, idle))
+    sweeper = asyncio.create_task(_release_idle(bridge, executor.limits.idle_seconds))
     try:
-        yield ServedTeam(create_a2a_app(team, executor, token=token, address=address, limits=limits), address)
+        yield ServedTeam(create_a2a_app(team, executor, token=token, address=address), address)
     finally:
         sweeper.cancel()
         with contextlib.suppress(asyncio.CancelledError):
