@@ -181,10 +181,16 @@ class ToolLoop:
                 return turn.OutOfTime(history, new, usage + tally.usage)
             offer = self._static or await self._enabled_now(context.session_id, history + new)
             try:
-                result, history = await self._ask(context, history, new, offer, cancellation_token)
+                result = await self._call_model(context, history + new, offer, cancellation_token)
             except Exception as exc:
-                logger.exception("model call failed for %s in session %s", self.name, context.session_id)
-                return turn.ModelFailed(history, new, usage + tally.usage, self._describe_failure(exc), exc)
+                try:
+                    result, history = await self._ask_trimmed(
+                        exc, context, history, new, offer, cancellation_token
+                    )
+                except Exception as failure:
+                    logger.exception("model call failed for %s in session %s", self.name, context.session_id)
+                    failed = self._describe_failure(failure)
+                    return turn.ModelFailed(history, new, usage + tally.usage, failed, failure)
             reply = self._read(result, context, offer[0])
             if ends is not None and _runs_tools(reply, offer[1]) and self._out_of_time(ends, context):
                 return turn.OutOfTime(history, new, usage + tally.usage)  # too late for a tool round
@@ -261,36 +267,41 @@ class ToolLoop:
         result = await self._call_model(context, conversation, offer, cancellation_token, in_words=True)
         return self._read(result, context, offer[0])
 
-    async def _ask(
+    async def _ask_trimmed(
         self,
+        failure: Exception,
         context: ToolContext,
         history: list[LLMMessage],
         new: list[LLMMessage],
         offer: tuple[tuple[ToolSchema, ...], frozenset[str]],
         cancellation_token: CancellationToken,
     ) -> tuple[object, list[LLMMessage]]:
-        """The model's answer, and the history it read: when the server says the conversation is longer
-        than the model's context, the history trimmed to fit (``policy.trim_context``, see :mod:`.trim`).
-        """
-        for _ in range(MAX_TRIMS):
+        """After a model call failed with ``failure``: when the server said the conversation is longer than
+        the model's context, the model's answer to the history trimmed to fit (``policy.trim_context``, see
+        :mod:`.trim`), and the history it read; any other failure is raised. The first call is made by the
+        loop itself, so that a turn that needs no trimming awaits one coroutine fewer."""
+        for attempt in range(MAX_TRIMS):
+            if not (self.policy.trim_context and is_overflow_error(failure)):
+                raise failure
+            fixed = len(self.system_message.content) + len(json.dumps(offer[0]))
+            shorter = trimmed(history, new, fixed, overflow_ratio(failure))
+            if shorter is None:
+                raise ContextOverflowError(str(failure)) from failure
+            logger.warning(
+                "the conversation of session %s is longer than %s's model can read; sending its "
+                "%d most recent messages",
+                context.session_id,
+                self.name,
+                len(shorter) - 1,
+            )
+            history = shorter
             try:
                 return await self._call_model(context, history + new, offer, cancellation_token), history
             except Exception as exc:
-                if not (self.policy.trim_context and is_overflow_error(exc)):
+                if attempt == MAX_TRIMS - 1:
                     raise
-                fixed = len(self.system_message.content) + len(json.dumps(offer[0]))
-                shorter = trimmed(history, new, fixed, overflow_ratio(exc))
-                if shorter is None:
-                    raise ContextOverflowError(str(exc)) from exc
-                logger.warning(
-                    "the conversation of session %s is longer than %s's model can read; sending its "
-                    "%d most recent messages",
-                    context.session_id,
-                    self.name,
-                    len(shorter) - 1,
-                )
-                history = shorter
-        return await self._call_model(context, history + new, offer, cancellation_token), history
+                failure = exc
+        raise failure  # only with MAX_TRIMS == 0: nothing is trimmed
 
     async def _enabled_now(
         self, session: str, conversation: Sequence[LLMMessage]

@@ -29,7 +29,7 @@ from autogen_core.models import (
 from autogen_core.tools import Tool, ToolSchema
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ModelCall:
     """Who is calling the model right now: what changes from call to call.
 
@@ -43,10 +43,14 @@ class ModelCall:
     """The handoffs among the offered tools (only the enabled ones are offered)."""
 
     def __init__(self, agent: str, session_id: str, handoff_tools: frozenset[str]) -> None:
-        """What the dataclass's ``__init__`` does, the fields written at once: it would set each with
-        ``object.__setattr__`` (frozen), at twice the cost, and one is built for every model call."""
-        self.__dict__.update(agent=agent, session_id=session_id, handoff_tools=handoff_tools)
+        """What the dataclass's ``__init__`` does, without looking up ``object.__setattr__`` for each field
+        (frozen): one is built for every model call, and kept while the call is in flight, in slots."""
+        _set(self, "agent", agent)
+        _set(self, "session_id", session_id)
+        _set(self, "handoff_tools", handoff_tools)
 
+
+_set = object.__setattr__
 
 _current_call: ContextVar[ModelCall | None] = ContextVar("handoffs_model_call", default=None)
 
