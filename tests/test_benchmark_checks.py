@@ -61,3 +61,14 @@ def test_the_baseline_and_the_peers_run_without_our_package(module: str) -> None
     root = Path(__file__).resolve().parent.parent
     done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_in_flight_benchmark_prints_a_row_per_size_and_their_ratio() -> None:
+    """Small and fast: what is printed, not how fast (the warm bursts are run and reported apart)."""
+    command = [sys.executable, "-m", "benchmarks.in_flight", "--sizes", "20,40", "--rounds", "1"]
+    command += ["--repeats", "1", "--warm", "1", "--latency", "0.01"]
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run(command, cwd=root, check=True, capture_output=True, text=True, timeout=120).stdout
+    rows = [line for line in out.splitlines() if line.startswith("| 20 |") or line.startswith("| 40 |")]
+    assert len(rows) == 2 and all(row.count("|") == 6 for row in rows)
+    assert "40 against 20: " in out and out.rstrip().endswith("x CPU per session")
