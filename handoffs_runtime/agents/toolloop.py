@@ -31,7 +31,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -65,14 +65,14 @@ from handoffs_runtime.agents.replies import (
 )
 from handoffs_runtime.agents.streaming import StreamReader
 from handoffs_runtime.agents.toolcalls import capped, error_result, run_tool_call, unknown_tool_result
-from handoffs_runtime.agents.trim import MAX_TRIMS, trimmed
+from handoffs_runtime.agents.trim import answer_trimmed
 from handoffs_runtime.channels.base import Channel
-from handoffs_runtime.errors import ContextOverflowError, TeamConfigError
+from handoffs_runtime.errors import TeamConfigError
 from handoffs_runtime.handoffs.handoff import Handoff, SessionContext, call_maybe_async
 from handoffs_runtime.handoffs.policy import TeamPolicy
 from handoffs_runtime.messages import Delta, ToolFinished, ToolStarted
 from handoffs_runtime.models.capabilities import EndpointCapabilities
-from handoffs_runtime.models.failures import cut_note, is_overflow_error, overflow_ratio
+from handoffs_runtime.models.failures import cut_note
 from handoffs_runtime.models.local import AnswersPromptly, ModelCall, model_call_scope
 from handoffs_runtime.models.redaction import redact
 from handoffs_runtime.sessions.effects import LedgerStore, ledger_of
@@ -276,32 +276,17 @@ class ToolLoop:
         offer: tuple[tuple[ToolSchema, ...], frozenset[str]],
         cancellation_token: CancellationToken,
     ) -> tuple[object, list[LLMMessage]]:
-        """After a model call failed with ``failure``: when the server said the conversation is longer than
-        the model's context, the model's answer to the history trimmed to fit (``policy.trim_context``, see
-        :mod:`.trim`), and the history it read; any other failure is raised. The first call is made by the
-        loop itself, so that a turn that needs no trimming awaits one coroutine fewer."""
-        for attempt in range(MAX_TRIMS):
-            if not (self.policy.trim_context and is_overflow_error(failure)):
-                raise failure
-            fixed = len(self.system_message.content) + len(json.dumps(offer[0]))
-            shorter = trimmed(history, new, fixed, overflow_ratio(failure))
-            if shorter is None:
-                raise ContextOverflowError(str(failure)) from failure
-            logger.warning(
-                "the conversation of session %s is longer than %s's model can read; sending its "
-                "%d most recent messages",
-                context.session_id,
-                self.name,
-                len(shorter) - 1,
-            )
-            history = shorter
-            try:
-                return await self._call_model(context, history + new, offer, cancellation_token), history
-            except Exception as exc:
-                if attempt == MAX_TRIMS - 1:
-                    raise
-                failure = exc
-        raise failure  # only with MAX_TRIMS == 0: nothing is trimmed
+        """After a model call failed with ``failure``: the answer to the history trimmed to fit, and that
+        history, when the server said it is too long (see :func:`.trim.answer_trimmed`); else the failure.
+        The first call is the loop's own, so that a turn that needs no trimming awaits no coroutine more."""
+        if not self.policy.trim_context:
+            raise failure
+        fixed = len(self.system_message.content) + len(json.dumps(offer[0]))
+
+        def ask(conversation: list[LLMMessage]) -> Awaitable[object]:
+            return self._call_model(context, conversation, offer, cancellation_token)
+
+        return await answer_trimmed(failure, history, new, fixed, ask, context.session_id, self.name)
 
     async def _enabled_now(
         self, session: str, conversation: Sequence[LLMMessage]

@@ -14,7 +14,8 @@ also tells whether the person has been told already (see :func:`newly_trimmed`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+from collections.abc import Awaitable, Callable, Sequence
 
 from autogen_core.models import (
     AssistantMessage,
@@ -23,6 +24,11 @@ from autogen_core.models import (
     SystemMessage,
     UserMessage,
 )
+
+from handoffs_runtime.errors import ContextOverflowError
+from handoffs_runtime.models.failures import is_overflow_error, overflow_ratio
+
+logger = logging.getLogger(__name__)
 
 TRIM_NOTE = "[Earlier messages of this conversation are left out: it grew longer than the model can read.]"
 """The first message of a trimmed conversation, for the model."""
@@ -105,3 +111,39 @@ def _chars(message: LLMMessage) -> int:
     if isinstance(message, AssistantMessage) and message.thought:
         size += len(message.thought)
     return size + _MESSAGE_OVERHEAD
+
+
+async def answer_trimmed(
+    failure: Exception,
+    history: list[LLMMessage],
+    new: list[LLMMessage],
+    fixed: int,
+    ask: Callable[[list[LLMMessage]], Awaitable[object]],
+    session: str,
+    agent: str,
+) -> tuple[object, list[LLMMessage]]:
+    """After a model call failed with ``failure``: while it is the server saying the conversation is longer
+    than the model's context, ``ask`` again with the history trimmed (``fixed``: the characters every
+    request carries besides the conversation), up to ``MAX_TRIMS`` times; the answer and the history it
+    read. Any other failure, and the last try's, is raised; ``session`` and ``agent`` are for the log."""
+    for attempt in range(MAX_TRIMS):
+        if not is_overflow_error(failure):
+            raise failure
+        shorter = trimmed(history, new, fixed, overflow_ratio(failure))
+        if shorter is None:
+            raise ContextOverflowError(str(failure)) from failure
+        logger.warning(
+            "the conversation of session %s is longer than %s's model can read; sending its %d most recent "
+            "messages",
+            session,
+            agent,
+            len(shorter) - 1,
+        )
+        history = shorter
+        try:
+            return await ask(history + new), history
+        except Exception as exc:
+            if attempt == MAX_TRIMS - 1:
+                raise
+            failure = exc
+    raise failure  # only with MAX_TRIMS == 0: nothing is trimmed
