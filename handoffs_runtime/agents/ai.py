@@ -10,7 +10,7 @@ One turn, as an explicit loop::
 
 The loop itself is :class:`~handoffs_runtime.agents.toolloop.ToolLoop`, shared with ``WorkerAgent``. The
 agent gives it a ``HandoffDecider`` for the turn (:class:`_TurnDecider`: one handoff per response, its
-input checked, the loop guard) and reads how the turn ended with one ``match`` (:meth:`AIAgent._turn`).
+input checked, the loop guard) and reads how the turn ended with one ``match`` (:meth:`AIAgent._end_turn`).
 Everything the model may get wrong (a malformed response, unknown tool, bad JSON, bad arguments, a tool
 that raises, several handoffs, an empty reply, a model error or timeout) becomes a tool result or a clear
 message; anything else that fails in a turn is logged and apologised for in ``handle_task``, so the
@@ -52,6 +52,7 @@ from handoffs_runtime.agents.turn import (
     OverBudget,
     Replied,
     Transfer,
+    TurnEnd,
 )
 from handoffs_runtime.channels.base import Channel
 from handoffs_runtime.handoffs.filters import nesting_filter
@@ -137,35 +138,43 @@ class AIAgent(SessionAgent):
 
     @message_handler
     async def handle_task(self, message: UserTask, ctx: MessageContext) -> None:
-        """One turn. The one guard of the turn: whatever fails in it is logged and apologised for."""
+        """One turn: run the loop, then act on how it ended (:meth:`_end_turn`). The one guard of the
+        turn: whatever fails in it is logged and apologised for. The loop is awaited here, not in a
+        coroutine of its own: a session waiting for its model holds one frame fewer."""
         config = self._config
         tool_context = ToolContext(
             self._session, config.name, config.channel, runtime=self.runtime, agent_id=self.id
         )
         set_tool_context(tool_context)
         try:
-            await self._turn(message, ctx, tool_context)
+            path = message.turn_path or [config.name]
+            timed = config.loop.turn_deadline is not None  # else no clock is read: nothing to bound
+            begun = time.monotonic() - message.turn_spent if timed else None  # carried across handoffs
+            end = await config.loop.run(
+                message.context,
+                tool_context,
+                ctx.cancellation_token,
+                usage=message.usage,
+                decider=_TurnDecider(self, path),
+                begun=begun,
+            )
+            await self._end_turn(message, end, path, begun, tool_context)
         except Exception:
             logger.exception("turn of %s in session %s failed; apologising", config.name, self._session)
             spent = message.usage + tool_context.tally.usage  # what the turn spent before it failed
             await self._reply(message.context, (), MODEL_ERROR_REPLY, spent)
 
-    async def _turn(self, message: UserTask, ctx: MessageContext, tool_context: ToolContext) -> None:
-        """Run the loop, then act on how it ended: every kind of end is handled here, and only here."""
+    async def _end_turn(
+        self,
+        message: UserTask,
+        end: TurnEnd,
+        path: list[str],
+        begun: float | None,
+        tool_context: ToolContext,
+    ) -> None:
+        """Act on how the turn ended: every kind of end is handled here, and only here."""
         config = self._config
         session = self._session
-        path = message.turn_path or [config.name]
-        decider = _TurnDecider(self, path)
-        timed = config.loop.turn_deadline is not None  # else no clock is read: nothing to bound
-        begun = time.monotonic() - message.turn_spent if timed else None  # carried across handoffs
-        end = await config.loop.run(
-            message.context,
-            tool_context,
-            ctx.cancellation_token,
-            usage=message.usage,
-            decider=decider,
-            begun=begun,
-        )
         history = end.history
         if newly_trimmed(message.context, end.history) and config.channel is not None:
             await config.channel.show(session, Notice(text=TRIMMED_NOTICE))

@@ -11,11 +11,13 @@ its deadline cuts is kept the same way (:meth:`StreamReader.kept`).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncGenerator, Awaitable, Callable
 
 from autogen_core.models import CreateResult, RequestUsage
 
 from handoffs_runtime.agents.replies import stream_cut_note
+from handoffs_runtime.models.failures import cut_note
 
 Show = Callable[[str], Awaitable[None]]
 """Shows the person one piece of the reply (a ``Delta``)."""
@@ -88,3 +90,21 @@ class StreamReader:
     @staticmethod
     def _result(text: str) -> CreateResult:
         return CreateResult(finish_reason="length", content=text, usage=_UNKNOWN_USAGE, cached=False)
+
+
+async def read_within(
+    reader: StreamReader, stream: AsyncGenerator[str | CreateResult, None], seconds: float | None
+) -> CreateResult:
+    """``reader``'s result of ``stream`` within ``seconds`` (``None``: no deadline); a reply the deadline
+    cuts is kept, marked as cut, and one cut before a word was said raises :class:`TimeoutError`."""
+    if seconds is None:
+        return await reader.read(stream)
+    scope = asyncio.timeout(seconds)
+    try:
+        async with scope:
+            return await reader.read(stream)
+    except TimeoutError:
+        kept = await reader.kept(cut_note(seconds)) if scope.expired() else None
+        if kept is None:
+            raise
+        return kept

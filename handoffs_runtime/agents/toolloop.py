@@ -63,7 +63,7 @@ from handoffs_runtime.agents.replies import (
     sort_calls,
     too_many_calls,
 )
-from handoffs_runtime.agents.streaming import StreamReader
+from handoffs_runtime.agents.streaming import StreamReader, read_within
 from handoffs_runtime.agents.toolcalls import capped, error_result, run_tool_call, unknown_tool_result
 from handoffs_runtime.agents.trim import answer_trimmed
 from handoffs_runtime.channels.base import Channel
@@ -72,7 +72,6 @@ from handoffs_runtime.handoffs.handoff import Handoff, SessionContext, call_mayb
 from handoffs_runtime.handoffs.policy import TeamPolicy
 from handoffs_runtime.messages import Delta, ToolFinished, ToolStarted
 from handoffs_runtime.models.capabilities import EndpointCapabilities
-from handoffs_runtime.models.failures import cut_note
 from handoffs_runtime.models.local import AnswersPromptly, ModelCall, model_call_scope
 from handoffs_runtime.models.redaction import redact
 from handoffs_runtime.sessions.effects import LedgerStore, ledger_of
@@ -181,7 +180,8 @@ class ToolLoop:
                 return turn.OutOfTime(history, new, usage + tally.usage)
             offer = self._static or await self._enabled_now(context.session_id, history + new)
             try:
-                result = await self._call_model(context, history + new, offer, cancellation_token)
+                with model_call_scope(ModelCall(self.name, context.session_id, offer[1])):  # _call_model's
+                    result = await self._answer(context, history + new, offer, cancellation_token)
             except Exception as exc:
                 try:
                     result, history = await self._ask_trimmed(
@@ -412,21 +412,30 @@ class ToolLoop:
     ) -> object:
         """The model's answer to ``conversation`` with the ``offer``'s tools (and handoffs among them);
         ``in_words``: the tools are shown but may not be chosen (``tool_choice="none"``)."""
-        tools, handoffs = offer
+        with model_call_scope(ModelCall(self.name, context.session_id, offer[1])):
+            return await self._answer(context, conversation, offer, cancellation_token, in_words)
+
+    def _answer(
+        self,
+        context: ToolContext,
+        conversation: list[LLMMessage],
+        offer: tuple[tuple[ToolSchema, ...], frozenset[str]],
+        cancellation_token: CancellationToken,
+        in_words: bool = False,
+    ) -> Awaitable[object]:
+        """What :meth:`_call_model` awaits, inside the call's scope. A function, not a coroutine: the
+        loop's first call awaits the model's own coroutine, one frame fewer per session waiting."""
+        tools = offer[0]
         messages = [self.system_message, *conversation]
         options: dict[str, Any] = {"tool_choice": "none"} if in_words else {}
         if self.policy.max_tokens is not None:
             options["extra_create_args"] = {"max_tokens": self.policy.max_tokens}
-        with model_call_scope(ModelCall(self.name, context.session_id, handoffs)):
-            if self.policy.stream:
-                return await self._read_stream(context, messages, tools, cancellation_token, options)
-            create = self.model.create(
-                messages, tools=tools, cancellation_token=cancellation_token, **options
-            )
-            if self.model_timeout is None:
-                return await create
-            async with asyncio.timeout(self.model_timeout):
-                return await create
+        if self.policy.stream:
+            return self._read_stream(context, messages, tools, cancellation_token, options)
+        create = self.model.create(messages, tools=tools, cancellation_token=cancellation_token, **options)
+        if self.model_timeout is None:
+            return create
+        return _within(create, self.model_timeout)
 
     async def _read_stream(
         self,
@@ -452,17 +461,13 @@ class ToolLoop:
         stream = self.model.create_stream(
             messages, tools=tools, cancellation_token=cancellation_token, **options
         )
-        if self.model_timeout is None:
-            return await reader.read(stream)
-        scope = asyncio.timeout(self.model_timeout)
-        try:
-            async with scope:
-                return await reader.read(stream)
-        except TimeoutError:
-            kept = await reader.kept(cut_note(self.model_timeout)) if scope.expired() else None
-            if kept is None:
-                raise
-            return kept
+        return await read_within(reader, stream, self.model_timeout)
+
+
+async def _within(answer: Awaitable[object], seconds: float) -> object:
+    """``answer``, or :class:`TimeoutError` past ``seconds``."""
+    async with asyncio.timeout(seconds):
+        return await answer
 
 
 def _runs_tools(reply: Reply, handoffs: frozenset[str]) -> bool:
