@@ -1,38 +1,134 @@
 """Whether a session costs more CPU with more sessions in flight: 1000 against 5000 (50 ms model).
 
-Each size runs in a process of its own, the sizes alternating, ``--rounds`` times; each process starts
-``--warm`` bursts of N sessions that are not counted (they grow the heap and the collector's young
-threshold to what N sessions in flight need: a server pays that once, not per session), then
-``--repeats`` counted bursts. Prints CPU per session (the median burst of each process, then the
-median and range over the rounds), the first bursts' cost apart, and page faults per session::
+Three ways to look, each printing a table and the ratio of every size to the first::
 
-    python -m benchmarks.in_flight
-    python -m benchmarks.in_flight --sizes 1000,3000,5000 --rounds 5
+    python -m benchmarks.in_flight                    # each size in processes of its own
+    python -m benchmarks.in_flight --same-process     # the sizes taking turns in one process
+    python -m benchmarks.in_flight --instructions     # instructions per session, under callgrind
+
+By default each size runs in a process of its own, the sizes alternating, ``--rounds`` times; each process
+starts ``--warm`` bursts of N sessions that are not counted (they grow the heap and the collector's young
+threshold to what N sessions in flight need: a server pays that once, not per session), then ``--repeats``
+counted bursts. Printed: CPU per session (the median burst of each process, then the median and range over
+the rounds), the first bursts' cost apart, page faults per session, and the ratio of each round's pair.
+
+``--same-process`` runs the sizes in turns in one process (ABBA, ``--rounds`` rounds after ``--warm``):
+each size meets the heap the others leave, as one server whose load changes does; the ratio is taken per
+round. ``--instructions`` counts CPU instructions per session in flight with callgrind (the difference
+between one and three counted bursts): the work the runtime does, free of the machine's noise, caches and
+page faults; it needs valgrind and takes minutes.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+_MEASURE = [sys.executable, "-m", "benchmarks.measure", "ours", "--sessions", "0"]
+
+
+def _run(command: list[str], timeout: float = 1800) -> dict[str, object]:
+    out = subprocess.run(command, cwd=ROOT, check=True, capture_output=True, text=True, timeout=timeout)
+    result: dict[str, object] = json.loads(out.stdout)
+    return result
 
 
 def burst(size: int, repeats: int, warm: int, latency: float) -> dict[str, list[float]]:
     """One process's bursts of ``size`` sessions: CPU µs per session and page faults per session."""
-    command = [sys.executable, "-m", "benchmarks.measure", "ours", "--sessions", "0", "--concurrent"]
-    command += [str(size), "--repeats", str(repeats), "--warm", str(warm), "--latency", str(latency)]
-    out = subprocess.run(command, cwd=ROOT, check=True, capture_output=True, text=True, timeout=1800).stdout
-    run = json.loads(out)["concurrent"]
+    command = [*_MEASURE, "--concurrent", str(size), "--repeats", str(repeats), "--warm", str(warm)]
+    run: dict[str, list[float]] = _run([*command, "--latency", str(latency)])["concurrent"]  # type: ignore[assignment]
     return {
         "cpu": [c / size * 1e6 for c in run["cpus_s"]],
         "warm_cpu": [c / size * 1e6 for c in run["warm_cpus_s"]],
         "faults": [f / size for f in run["page_faults"]],
     }
+
+
+def _ratios(sizes: list[int], cpu: dict[int, list[float]]) -> None:
+    """Each size against the first: the ratio of the medians, and the range of the paired ratios."""
+    first = sizes[0]
+    for size in sizes[1:]:
+        pairs = [b / a for a, b in zip(cpu[first], cpu[size], strict=True)]
+        ratio = statistics.median(cpu[size]) / statistics.median(cpu[first])
+        spread = f"{min(pairs):.3f}-{max(pairs):.3f}"
+        print(f"{size} against {first}: {ratio:.3f}x CPU per session (pair by pair {spread})")
+
+
+def separate(sizes: list[int], args: argparse.Namespace) -> None:
+    runs: dict[int, list[dict[str, list[float]]]] = {size: [] for size in sizes}
+    for round_ in range(args.rounds):
+        for size in sizes:
+            runs[size].append(burst(size, args.repeats, args.warm, args.latency))
+            print(f"round {round_ + 1}/{args.rounds}, {size} in flight: done", file=sys.stderr, flush=True)
+    print("| in flight | CPU µs/session (median of rounds) | range | first bursts | page faults/session |")
+    print("| ---: | ---: | ---: | ---: | ---: |")
+    per_round: dict[int, list[float]] = {}
+    for size in sizes:
+        per_round[size] = [statistics.median(r["cpu"]) for r in runs[size]]
+        warm = [c for r in runs[size] for c in r["warm_cpu"]]
+        first = f"{min(warm):.0f}-{max(warm):.0f}" if warm else "-"
+        faults = statistics.median(f for r in runs[size] for f in r["faults"])
+        spread = f"{min(per_round[size]):.1f}-{max(per_round[size]):.1f}"
+        print(f"| {size} | {statistics.median(per_round[size]):.1f} | {spread} | {first} | {faults:.2f} |")
+    _ratios(sizes, per_round)
+
+
+def same_process(sizes: list[int], args: argparse.Namespace) -> None:
+    command = [*_MEASURE, "--alternate", ",".join(map(str, sizes)), "--repeats", str(args.rounds)]
+    run: dict[str, dict[str, list[float]]] = _run(
+        [*command, "--warm", str(args.warm), "--latency", str(args.latency)]
+    )["alternating"]  # type: ignore[assignment]
+    print("| in flight | CPU µs/session (median of rounds) | range | page faults/session |")
+    print("| ---: | ---: | ---: | ---: |")
+    cpu: dict[int, list[float]] = {}
+    for size in sizes:
+        cpu[size] = [c / size * 1e6 for c in run["cpus_s"][str(size)]]
+        faults = statistics.median(f / size for f in run["page_faults"][str(size)])
+        spread = f"{min(cpu[size]):.1f}-{max(cpu[size]):.1f}"
+        print(f"| {size} | {statistics.median(cpu[size]):.1f} | {spread} | {faults:.2f} |")
+    _ratios(sizes, cpu)
+
+
+def instructions(sizes: list[int], args: argparse.Namespace) -> None:
+    """Instructions per session in flight: callgrind's total with three counted bursts less that with
+    one, over two bursts' sessions (start-up and the warm burst cancel out)."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        raise SystemExit("--instructions needs valgrind (Debian: apt-get install valgrind)")
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    print("| in flight | instructions per session |")
+    print("| ---: | ---: |")
+    counts: dict[int, float] = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        for size in sizes:
+            totals = []
+            for repeats in (1, 3):
+                out = Path(scratch) / f"callgrind.{size}.{repeats}"
+                command = [valgrind, "--tool=callgrind", f"--callgrind-out-file={out}", *_MEASURE]
+                command += ["--concurrent", str(size), "--repeats", str(repeats), "--warm", "1"]
+                command += ["--latency", str(args.latency)]
+                subprocess.run(command, cwd=ROOT, env=env, check=True, capture_output=True, timeout=7200)
+                totals.append(_total(out))
+            counts[size] = (totals[1] - totals[0]) / (2 * size)
+            print(f"| {size} | {counts[size]:,.0f} |", flush=True)
+    first = sizes[0]
+    for size in sizes[1:]:
+        print(f"{size} against {first}: {counts[size] / counts[first]:.4f}x instructions per session")
+
+
+def _total(callgrind_out: Path) -> int:
+    for line in callgrind_out.read_text().splitlines():
+        if line.startswith("totals:") or line.startswith("summary:"):
+            return int(line.split()[1])
+    raise ValueError(f"no total in {callgrind_out}")
 
 
 def main() -> None:
@@ -44,27 +140,17 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5, help="counted bursts per process")
     parser.add_argument("--warm", type=int, default=2, help="bursts per process before those, not counted")
     parser.add_argument("--latency", type=float, default=0.05, help="the model's latency, seconds")
+    way = parser.add_mutually_exclusive_group()
+    way.add_argument("--same-process", action="store_true", help="the sizes take turns in one process")
+    way.add_argument("--instructions", action="store_true", help="count instructions with callgrind")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
-    runs: dict[int, list[dict[str, list[float]]]] = {size: [] for size in sizes}
-    for round_ in range(args.rounds):
-        for size in sizes:
-            runs[size].append(burst(size, args.repeats, args.warm, args.latency))
-            print(f"round {round_ + 1}/{args.rounds}, {size} in flight: done", file=sys.stderr, flush=True)
-    print("| in flight | CPU µs/session (median of rounds) | range | first bursts | page faults/session |")
-    print("| ---: | ---: | ---: | ---: | ---: |")
-    medians: dict[int, float] = {}
-    for size in sizes:
-        per_round = [statistics.median(r["cpu"]) for r in runs[size]]
-        medians[size] = statistics.median(per_round)
-        warm = [c for r in runs[size] for c in r["warm_cpu"]]
-        first = f"{min(warm):.0f}-{max(warm):.0f}" if warm else "-"
-        faults = statistics.median(f for r in runs[size] for f in r["faults"])
-        spread = f"{min(per_round):.1f}-{max(per_round):.1f}"
-        print(f"| {size} | {medians[size]:.1f} | {spread} | {first} | {faults:.2f} |")
-    smallest = sizes[0]
-    for size in sizes[1:]:
-        print(f"{size} against {smallest}: {medians[size] / medians[smallest]:.3f}x CPU per session")
+    if args.same_process:
+        same_process(sizes, args)
+    elif args.instructions:
+        instructions(sizes, args)
+    else:
+        separate(sizes, args)
 
 
 if __name__ == "__main__":

@@ -85,6 +85,32 @@ async def concurrent(
     }
 
 
+async def alternating(
+    module: str, sizes: list[int], latency: float, rounds: int, warm: int = 1
+) -> dict[str, Any]:
+    """CPU per burst of each of ``sizes`` sessions started at once, the sizes taking turns in this one
+    process (in an order that reverses every round: ABBA), so that each size meets the heap the others
+    leave. ``warm`` rounds go first and are not counted."""
+    fw = await _framework(module, latency)
+    check(module, [await fw.session(-1)], fw.calls)
+    cpus: dict[int, list[float]] = {size: [] for size in sizes}
+    faults: dict[int, list[int]] = {size: [] for size in sizes}
+    start = 0
+    for round_ in range(warm + rounds):
+        for size in sizes if round_ % 2 == 0 else sizes[::-1]:
+            fw.calls.triage = fw.calls.sales = 0
+            gc.collect()
+            cpu, faulted = time.process_time(), _page_faults()
+            outcomes = await asyncio.gather(*(fw.session(start + i) for i in range(size)))
+            if round_ >= warm:
+                cpus[size].append(time.process_time() - cpu)
+                faults[size].append(_page_faults() - faulted)
+            check(module, outcomes, fw.calls)
+            start += size
+    await fw.close()
+    return {"sizes": sizes, "cpus_s": cpus, "page_faults": faults}
+
+
 async def sequential(module: str, sessions: int, warmup: int) -> dict[str, Any]:
     """Median and spread of one session's time, sessions run one after another on zero-latency models."""
     fw = await _framework(module, 0.0)
@@ -122,11 +148,16 @@ async def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--latency", type=float, default=0.05)
     parser.add_argument("--repeats", type=int, default=1, help="concurrent runs; the median wall time counts")
     parser.add_argument("--warm", type=int, default=0, help="concurrent runs before those, not counted")
+    parser.add_argument("--alternate", help="sizes that take turns in this process, comma-separated")
     parser.add_argument("--store", help="a session store for `ours`: a file, :memory: or a PostgreSQL URL")
     args = parser.parse_args(argv)
     global STORE
     STORE = args.store
     result: dict[str, Any] = {}
+    if args.alternate:
+        sizes = [int(size) for size in args.alternate.split(",")]
+        result["alternating"] = await alternating(args.module, sizes, args.latency, args.repeats, args.warm)
+        return result
     if args.concurrent:
         result["concurrent"] = await concurrent(
             args.module, args.concurrent, args.latency, args.repeats, args.warm

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -63,12 +66,47 @@ def test_the_baseline_and_the_peers_run_without_our_package(module: str) -> None
     assert done.returncode == 0, done.stderr
 
 
+def _in_flight(*options: str, timeout: float = 120) -> str:
+    command = [sys.executable, "-m", "benchmarks.in_flight", "--sizes", "20,40", "--latency", "0.01"]
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        [*command, *options], cwd=root, check=True, capture_output=True, text=True, timeout=timeout
+    )
+    return done.stdout
+
+
+def _rows(out: str, columns: int) -> list[str]:
+    rows = [line for line in out.splitlines() if line.startswith("| 20 |") or line.startswith("| 40 |")]
+    assert len(rows) == 2 and all(row.count("|") == columns + 1 for row in rows), out
+    return rows
+
+
 def test_the_in_flight_benchmark_prints_a_row_per_size_and_their_ratio() -> None:
     """Small and fast: what is printed, not how fast (the warm bursts are run and reported apart)."""
-    command = [sys.executable, "-m", "benchmarks.in_flight", "--sizes", "20,40", "--rounds", "1"]
-    command += ["--repeats", "1", "--warm", "1", "--latency", "0.01"]
+    out = _in_flight("--rounds", "2", "--repeats", "1", "--warm", "1")
+    _rows(out, 5)
+    assert re.search(r"^40 against 20: [\d.]+x CPU per session \(pair by pair [\d.]+-[\d.]+\)$", out, re.M)
+
+
+def test_the_in_flight_benchmark_runs_the_sizes_in_turns_in_one_process() -> None:
+    """``--same-process``: one row per size from the bursts of one process, each pair's ratio."""
+    out = _in_flight("--same-process", "--rounds", "2", "--warm", "1")
+    _rows(out, 4)
+    assert re.search(r"^40 against 20: [\d.]+x CPU per session \(pair by pair [\d.]+-[\d.]+\)$", out, re.M)
+
+
+def test_the_in_flight_benchmark_names_what_counting_instructions_needs(tmp_path: Path) -> None:
+    """Without valgrind, ``--instructions`` says what to install instead of failing on a missing file."""
+    command = [sys.executable, "-m", "benchmarks.in_flight", "--instructions"]
     root = Path(__file__).resolve().parent.parent
-    out = subprocess.run(command, cwd=root, check=True, capture_output=True, text=True, timeout=120).stdout
-    rows = [line for line in out.splitlines() if line.startswith("| 20 |") or line.startswith("| 40 |")]
-    assert len(rows) == 2 and all(row.count("|") == 6 for row in rows)
-    assert "40 against 20: " in out and out.rstrip().endswith("x CPU per session")
+    env = {**os.environ, "PATH": str(tmp_path)}  # nothing on it: no valgrind
+    done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and "--instructions needs valgrind" in done.stderr
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="counting instructions needs valgrind")
+def test_the_in_flight_benchmark_counts_instructions_per_session_in_flight() -> None:
+    out = _in_flight("--instructions", timeout=600)
+    for row in _rows(out, 2):
+        assert 100_000 < int(row.split("|")[2].strip().replace(",", "")) < 10_000_000, row
+    assert re.search(r"^40 against 20: [\d.]+x instructions per session$", out, re.M)
