@@ -60,7 +60,7 @@ def test_the_turn_end_union_is_closed_and_each_agent_matches_all_of_it() -> None
     }
     ends = {kind.__name__ for kind in turn._Ended.__subclasses__()}
     assert ends == members  # no kind of end outside the union
-    assert _matched_classes(AIAgent._turn) == members
+    assert _matched_classes(AIAgent._end_turn) == members
     assert _matched_classes(WorkerAgent._result) == members
 
 
