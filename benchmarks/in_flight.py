@@ -30,21 +30,23 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 _MEASURE = [sys.executable, "-m", "benchmarks.measure", "ours", "--sessions", "0"]
 
 
-def _run(command: list[str], timeout: float = 1800) -> dict[str, object]:
+def _run(command: list[str], timeout: float = 1800) -> dict[str, Any]:
+    """What ``benchmarks.measure`` printed (one JSON object)."""
     out = subprocess.run(command, cwd=ROOT, check=True, capture_output=True, text=True, timeout=timeout)
-    result: dict[str, object] = json.loads(out.stdout)
+    result: dict[str, Any] = json.loads(out.stdout)
     return result
 
 
 def burst(size: int, repeats: int, warm: int, latency: float) -> dict[str, list[float]]:
     """One process's bursts of ``size`` sessions: CPU µs per session and page faults per session."""
     command = [*_MEASURE, "--concurrent", str(size), "--repeats", str(repeats), "--warm", str(warm)]
-    run: dict[str, list[float]] = _run([*command, "--latency", str(latency)])["concurrent"]  # type: ignore[assignment]
+    run = _run([*command, "--latency", str(latency)])["concurrent"]
     return {
         "cpu": [c / size * 1e6 for c in run["cpus_s"]],
         "warm_cpu": [c / size * 1e6 for c in run["warm_cpus_s"]],
@@ -63,6 +65,7 @@ def _ratios(sizes: list[int], cpu: dict[int, list[float]]) -> None:
 
 
 def separate(sizes: list[int], args: argparse.Namespace) -> None:
+    """Each size in processes of its own, the sizes alternating round by round."""
     runs: dict[int, list[dict[str, list[float]]]] = {size: [] for size in sizes}
     for round_ in range(args.rounds):
         for size in sizes:
@@ -82,10 +85,9 @@ def separate(sizes: list[int], args: argparse.Namespace) -> None:
 
 
 def same_process(sizes: list[int], args: argparse.Namespace) -> None:
+    """The sizes in turns in one process: each meets the heap the others leave."""
     command = [*_MEASURE, "--alternate", ",".join(map(str, sizes)), "--repeats", str(args.rounds)]
-    run: dict[str, dict[str, list[float]]] = _run(
-        [*command, "--warm", str(args.warm), "--latency", str(args.latency)]
-    )["alternating"]  # type: ignore[assignment]
+    run = _run([*command, "--warm", str(args.warm), "--latency", str(args.latency)])["alternating"]
     print("| in flight | CPU µs/session (median of rounds) | range | page faults/session |")
     print("| ---: | ---: | ---: | ---: |")
     cpu: dict[int, list[float]] = {}
