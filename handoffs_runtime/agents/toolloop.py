@@ -180,7 +180,7 @@ class ToolLoop:
                 return turn.OutOfTime(history, new, usage + tally.usage)
             offer = self._static or await self._enabled_now(context.session_id, history + new)
             try:
-                with model_call_scope(ModelCall(self.name, context.session_id, offer[1])):  # _call_model's
+                with self._scope(context, offer):
                     result = await self._answer(context, history + new, offer, cancellation_token)
             except Exception as exc:
                 try:
@@ -264,7 +264,8 @@ class ToolLoop:
         logger.warning(
             "empty reply from %s in session %s; asking once more in words", self.name, context.session_id
         )
-        result = await self._call_model(context, conversation, offer, cancellation_token, in_words=True)
+        with self._scope(context, offer):
+            result = await self._answer(context, conversation, offer, cancellation_token, in_words=True)
         return self._read(result, context, offer[0])
 
     async def _ask_trimmed(
@@ -283,8 +284,9 @@ class ToolLoop:
             raise failure
         fixed = len(self.system_message.content) + len(json.dumps(offer[0]))
 
-        def ask(conversation: list[LLMMessage]) -> Awaitable[object]:
-            return self._call_model(context, conversation, offer, cancellation_token)
+        async def ask(conversation: list[LLMMessage]) -> object:
+            with self._scope(context, offer):
+                return await self._answer(context, conversation, offer, cancellation_token)
 
         return await answer_trimmed(failure, history, new, fixed, ask, context.session_id, self.name)
 
@@ -401,19 +403,12 @@ class ToolLoop:
             return f"TimeoutError: no answer within {self.model_timeout:g} s"
         return redact(f"{type(exc).__name__}: {exc}")
 
-    async def _call_model(
-        self,
-        context: ToolContext,
-        conversation: list[LLMMessage],
-        offer: tuple[tuple[ToolSchema, ...], frozenset[str]],
-        cancellation_token: CancellationToken,
-        *,
-        in_words: bool = False,
-    ) -> object:
-        """The model's answer to ``conversation`` with the ``offer``'s tools (and handoffs among them);
-        ``in_words``: the tools are shown but may not be chosen (``tool_choice="none"``)."""
-        with model_call_scope(ModelCall(self.name, context.session_id, offer[1])):
-            return await self._answer(context, conversation, offer, cancellation_token, in_words)
+    def _scope(
+        self, context: ToolContext, offer: tuple[tuple[ToolSchema, ...], frozenset[str]]
+    ) -> model_call_scope:
+        """The model call's scope: :func:`~handoffs_runtime.models.local.current_model_call` names the call
+        (its agent, session and the handoffs among the ``offer``'s tools) while :meth:`_answer` is awaited."""
+        return model_call_scope(ModelCall(self.name, context.session_id, offer[1]))
 
     def _answer(
         self,
@@ -423,8 +418,10 @@ class ToolLoop:
         cancellation_token: CancellationToken,
         in_words: bool = False,
     ) -> Awaitable[object]:
-        """What :meth:`_call_model` awaits, inside the call's scope. A function, not a coroutine: the
-        loop's first call awaits the model's own coroutine, one frame fewer per session waiting."""
+        """The model's answer to ``conversation`` with the ``offer``'s tools (and handoffs among them),
+        to await inside the call's :meth:`_scope`; ``in_words``: the tools are shown but may not be chosen
+        (``tool_choice="none"``). A function, not a coroutine: a session waiting for its model awaits the
+        model's own coroutine, one frame fewer."""
         tools = offer[0]
         messages = [self.system_message, *conversation]
         options: dict[str, Any] = {"tool_choice": "none"} if in_words else {}
