@@ -8,7 +8,7 @@ from typing import Any
 
 from autogen_core.models import FunctionExecutionResult, FunctionExecutionResultMessage, LLMMessage
 
-from handoffs_runtime import AgentSpec, TeamPolicy, TeamSpec, tool_call
+from handoffs_runtime import AgentSpec, TeamPolicy, TeamSpec, current_model_call, tool_call
 from handoffs_runtime.agents.ai import EMPTY_REPLY, MODEL_ERROR_REPLY, TOO_MANY_ROUNDS_REPLY
 from handoffs_runtime.agents.replies import MAX_CALLS_PER_RESPONSE
 from handoffs_runtime.channels.memory import ScriptedChannel
@@ -196,3 +196,26 @@ async def test_a_hanging_model_times_out_into_an_apology() -> None:
     channel = ScriptedChannel.for_sessions({"s1": ["hello"]})
     await run_sessions(team(TeamPolicy(model_timeout=0.05)), channel, models={"Front": Hanging([])})
     assert texts(channel) == [("Front", SLOW_MODEL_REPLY)]  # the truth: the model is slow
+
+
+async def test_a_model_whose_create_raises_before_any_await_or_returns_no_awaitable_gets_an_apology() -> None:
+    """The loop calls the model outside a coroutine of its own (one frame fewer per session waiting): a
+    client whose ``create`` raises at once, or hands back something that cannot be awaited, still ends
+    the turn in an apology, with the call's scope set while it ran, and the session goes on."""
+    seen: list[Any] = []
+
+    class RaisesAtOnce(ScriptedModel):
+        def create(self, *args: object, **kwargs: object) -> Any:  # type: ignore[override]
+            seen.append(current_model_call())
+            raise RuntimeError("refused before any await")
+
+    class NotAwaitable(ScriptedModel):
+        def create(self, *args: object, **kwargs: object) -> Any:  # type: ignore[override]
+            return "a string, not a coroutine"
+
+    for model in (RaisesAtOnce([]), NotAwaitable([])):
+        channel = ScriptedChannel.for_sessions({"s1": ["hello", "again"]})
+        await run_sessions(team(), channel, models={"Front": model})
+        assert texts(channel) == [("Front", MODEL_ERROR_REPLY), ("Front", MODEL_ERROR_REPLY)]
+    assert [(call.agent, call.session_id) for call in seen] == [("Front", "s1"), ("Front", "s1")]
+    assert current_model_call() is None
