@@ -21,11 +21,17 @@ from .scenario import Framework, check
 
 STORE: str | None = None
 """The session store ``--store`` names (``ours`` only): a file, ``:memory:`` or a PostgreSQL URL."""
+TUNED_COLLECTOR = False
+"""``--tuned-collector``: the garbage collector set up as our runtime's start sets it, for any framework."""
 
 
 async def _framework(module: str, latency: float) -> Framework:
     mod = importlib.import_module(f"benchmarks.frameworks.{module}")
     framework: Framework = await (mod.create(latency, store=STORE) if STORE else mod.create(latency))
+    if TUNED_COLLECTOR:  # ours did it as its runtime started; the others run under Python's default
+        from handoffs_runtime.runtime.collector import freeze_start_up  # only then: the peers run without it
+
+        freeze_start_up()
     return framework
 
 
@@ -150,9 +156,16 @@ async def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--warm", type=int, default=0, help="concurrent runs before those, not counted")
     parser.add_argument("--alternate", help="sizes that take turns in this process, comma-separated")
     parser.add_argument("--store", help="a session store for `ours`: a file, :memory: or a PostgreSQL URL")
+    parser.add_argument(
+        "--tuned-collector",
+        action="store_true",
+        help="set the garbage collector up as our runtime's start does, whatever the framework",
+    )
     args = parser.parse_args(argv)
     global STORE
     STORE = args.store
+    global TUNED_COLLECTOR
+    TUNED_COLLECTOR = args.tuned_collector
     result: dict[str, Any] = {}
     if args.alternate:
         sizes = [int(size) for size in args.alternate.split(",")]

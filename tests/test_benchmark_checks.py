@@ -76,23 +76,31 @@ def _in_flight(*options: str, timeout: float = 120) -> str:
 
 
 def _rows(out: str, columns: int) -> list[str]:
-    rows = [line for line in out.splitlines() if line.startswith("| 20 |") or line.startswith("| 40 |")]
-    assert len(rows) == 2 and all(row.count("|") == columns + 1 for row in rows), out
+    """The table's rows: one per framework (ours, then the floor) and size, each of ``columns`` cells."""
+    wanted = [f"| {framework} | {size} |" for framework in ("ours", "floor") for size in (20, 40)]
+    rows = [line for line in out.splitlines() if line.startswith(tuple(wanted))]
+    assert [row[: len(w)] for row, w in zip(rows, wanted, strict=False)] == wanted, out
+    assert all(row.count("|") == columns + 1 for row in rows), out
     return rows
+
+
+_CPU_RATIO = r"^{}: 40 against 20: [\d.]+x CPU per session, [-+][\d.]+ µs \(pair by pair [\d.]+-[\d.]+\)$"
 
 
 def test_the_in_flight_benchmark_prints_a_row_per_size_and_their_ratio() -> None:
     """Small and fast: what is printed, not how fast (the warm bursts are run and reported apart)."""
     out = _in_flight("--rounds", "2", "--repeats", "1", "--warm", "1")
-    _rows(out, 5)
-    assert re.search(r"^40 against 20: [\d.]+x CPU per session \(pair by pair [\d.]+-[\d.]+\)$", out, re.M)
+    _rows(out, 6)
+    for framework in ("ours", "floor"):
+        assert re.search(_CPU_RATIO.format(framework), out, re.M), out
 
 
 def test_the_in_flight_benchmark_runs_the_sizes_in_turns_in_one_process() -> None:
     """``--same-process``: one row per size from the bursts of one process, each pair's ratio."""
     out = _in_flight("--same-process", "--rounds", "2", "--warm", "1")
-    _rows(out, 4)
-    assert re.search(r"^40 against 20: [\d.]+x CPU per session \(pair by pair [\d.]+-[\d.]+\)$", out, re.M)
+    _rows(out, 5)
+    for framework in ("ours", "floor"):
+        assert re.search(_CPU_RATIO.format(framework), out, re.M), out
 
 
 def test_the_in_flight_benchmark_names_what_counting_instructions_needs(tmp_path: Path) -> None:
@@ -107,6 +115,28 @@ def test_the_in_flight_benchmark_names_what_counting_instructions_needs(tmp_path
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="counting instructions needs valgrind")
 def test_the_in_flight_benchmark_counts_instructions_per_session_in_flight() -> None:
     out = _in_flight("--instructions", timeout=600)
-    for row in _rows(out, 2):
-        assert 100_000 < int(row.split("|")[2].strip().replace(",", "")) < 10_000_000, row
-    assert re.search(r"^40 against 20: [\d.]+x instructions per session$", out, re.M)
+    for row in _rows(out, 3):
+        assert 100_000 < int(row.split("|")[3].strip().replace(",", "")) < 10_000_000, row
+    for framework in ("ours", "floor"):
+        ratio = rf"^{framework}: 40 against 20: [\d.]+x instructions per session, [-+][\d,]+$"
+        assert re.search(ratio, out, re.M), out
+
+
+@pytest.mark.parametrize("tuned", [False, True], ids=["python-default", "tuned"])
+def test_the_floor_runs_under_the_collector_our_runtime_sets_only_when_asked(tuned: bool) -> None:
+    """``--tuned-collector`` gives any framework the collector our runtime's start sets (start-up frozen,
+    young collections rarer), so that the in-flight benchmark compares like with like; without it the
+    floor and the peers run under Python's default, and without our package."""
+    flag = ", '--tuned-collector'" if tuned else ""
+    run = f"['floor', '--sessions', '0', '--concurrent', '5', '--latency', '0'{flag}]"
+    code = (
+        f"import asyncio, gc, sys; from benchmarks import measure; asyncio.run(measure.main({run})); "
+        "print(gc.get_threshold()[0], gc.get_freeze_count() > 0, 'handoffs_runtime' in sys.modules)"
+    )
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
+    young, frozen, ours_imported = done.stdout.split()
+    if tuned:
+        assert int(young) >= 10_000 and frozen == "True" and ours_imported == "True", done.stdout
+    else:
+        assert (young, frozen, ours_imported) == ("700", "False", "False"), done.stdout
