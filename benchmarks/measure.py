@@ -15,6 +15,7 @@ import resource
 import statistics
 import sys
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from .scenario import Framework, check
@@ -45,6 +46,31 @@ def _page_faults() -> int:
     return usage.ru_minflt + usage.ru_majflt
 
 
+@dataclass(frozen=True, slots=True)
+class Burst:
+    """One burst of sessions started at once: its wall and CPU seconds, page faults and peak memory
+    growth (KiB)."""
+
+    wall_s: float
+    cpu_s: float
+    page_faults: int
+    peak_growth_kib: int
+
+
+async def burst(module: str, fw: Framework, first: int, size: int) -> Burst:
+    """Sessions ``first`` to ``first + size - 1`` started at once, measured, then checked; the collector
+    runs before, outside the count."""
+    fw.calls.triage = fw.calls.sales = 0
+    gc.collect()
+    before = _peak_rss_kib()
+    start, cpu, faulted = time.perf_counter(), time.process_time(), _page_faults()
+    outcomes = await asyncio.gather(*(fw.session(first + i) for i in range(size)))
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - start
+    measured = Burst(wall, cpu, _page_faults() - faulted, _peak_rss_kib() - before)
+    check(module, outcomes, fw.calls)
+    return measured
+
+
 async def concurrent(
     module: str, sessions: int, latency: float, repeats: int = 1, warm: int = 0
 ) -> dict[str, Any]:
@@ -54,23 +80,12 @@ async def concurrent(
     once, not per session (their figures are reported apart)."""
     fw = await _framework(module, latency)
     check(module, [await fw.session(-1)], fw.calls)  # correctness first, and a warm-up
-    walls: list[float] = []
-    cpus: list[float] = []
-    faults: list[int] = []
-    growth = 0.0
-    for run in range(warm + repeats):
-        fw.calls.triage = fw.calls.sales = 0
-        gc.collect()
-        before = _peak_rss_kib()
-        start, cpu, faulted = time.perf_counter(), time.process_time(), _page_faults()
-        outcomes = await asyncio.gather(*(fw.session(run * sessions + i) for i in range(sessions)))
-        walls.append(time.perf_counter() - start)
-        cpus.append(time.process_time() - cpu)
-        faults.append(_page_faults() - faulted)
-        if run == 0:
-            growth = (_peak_rss_kib() - before) / 1024 * 1000 / sessions
-        check(module, outcomes, fw.calls)
+    bursts = [await burst(module, fw, run * sessions, sessions) for run in range(warm + repeats)]
     await fw.close()
+    walls = [b.wall_s for b in bursts]
+    cpus = [b.cpu_s for b in bursts]
+    faults = [b.page_faults for b in bursts]
+    growth = bursts[0].peak_growth_kib / 1024 * 1000 / sessions
     ideal = 2 * latency
     wall = statistics.median(walls[warm:])
     return {
@@ -104,14 +119,10 @@ async def alternating(
     start = 0
     for round_ in range(warm + rounds):
         for size in sizes if round_ % 2 == 0 else sizes[::-1]:
-            fw.calls.triage = fw.calls.sales = 0
-            gc.collect()
-            cpu, faulted = time.process_time(), _page_faults()
-            outcomes = await asyncio.gather(*(fw.session(start + i) for i in range(size)))
+            measured = await burst(module, fw, start, size)
             if round_ >= warm:
-                cpus[size].append(time.process_time() - cpu)
-                faults[size].append(_page_faults() - faulted)
-            check(module, outcomes, fw.calls)
+                cpus[size].append(measured.cpu_s)
+                faults[size].append(measured.page_faults)
             start += size
     await fw.close()
     return {"sizes": sizes, "cpus_s": cpus, "page_faults": faults}
