@@ -181,6 +181,10 @@ def main() -> None:
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     frameworks = args.frameworks.split(",")
+    known = {path.stem for path in (ROOT / "benchmarks" / "frameworks").glob("*.py")} - {"__init__"}
+    unknown = [name for name in frameworks if name not in known]
+    if unknown:
+        parser.error(f"no such framework: {', '.join(unknown)} (see benchmarks/frameworks/)")
     if args.same_process:
         same_process(frameworks, sizes, args)
     elif args.instructions:

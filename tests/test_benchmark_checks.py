@@ -112,6 +112,15 @@ def test_the_in_flight_benchmark_names_what_counting_instructions_needs(tmp_path
     assert done.returncode != 0 and "--instructions needs valgrind" in done.stderr
 
 
+def test_the_in_flight_benchmark_names_a_framework_it_does_not_know() -> None:
+    """A mistyped framework is refused at once, by name, before any process is started."""
+    command = [sys.executable, "-m", "benchmarks.in_flight", "--frameworks", "ours,../measure,flor"]
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "no such framework: ../measure, flor" in done.stderr
+
+
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="counting instructions needs valgrind")
 def test_the_in_flight_benchmark_counts_instructions_per_session_in_flight() -> None:
     out = _in_flight("--instructions", timeout=600)
